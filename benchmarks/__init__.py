@@ -1,0 +1,1 @@
+"""agentladder's benchmarks: each ``bench_*.py`` module measures against a baseline."""

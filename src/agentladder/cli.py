@@ -1,0 +1,100 @@
+"""The ``agentladder`` command line: a thin layer over the library."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from agentladder import __version__
+from agentladder.config import load_settings
+from agentladder.errors import InvalidInput
+from agentladder.examples import cost_example, ranking_examples, validation_rates, xp_example
+
+app = typer.Typer(
+    name="agentladder",
+    help="Reputation, ranking and trust for AI agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+config_app = typer.Typer(help="Work with configuration files.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+console = Console()
+
+
+@app.command()
+def version() -> None:
+    """Print the installed agentladder version."""
+    console.print(__version__)
+
+
+@app.command()
+def demo() -> None:
+    """Run the worked examples of both specifications through the rules and print them."""
+    console.rule("Floor-based promotion: the ranking specification's three deliberations")
+    for example in ranking_examples():
+        table = Table(title=f"Deliberation #{example.number}")
+        for column in ("agent", "rank before", "score", "rank after"):
+            table.add_column(column)
+        for name, score in example.scores.items():
+            after = str(example.ranks_after[name])
+            if name in example.result.promoted:
+                after = f"[bold green]{after} ▲[/]"
+            table.add_row(name, str(example.ranks_before[name]), f"{score:.1f}", after)
+        console.print(table)
+        console.print(
+            f"floor rank {example.result.floor_rank}, floor group "
+            f"{', '.join(example.result.floor_group)}, promoted "
+            f"{', '.join(example.result.promoted) or 'nobody'} ({example.result.reason})"
+        )
+    declared = cost_example()
+    console.rule("Estimated cost per round")
+    console.print(
+        f"{declared.name} ({declared.model_name}, {declared.input_price_per_mtok}/"
+        f"{declared.output_price_per_mtok} per Mtok): "
+        f"{declared.estimated_cost_per_round:.4f} per round"
+    )
+    award = xp_example()
+    console.rule("The Oracle: the level-up specification's judgment")
+    table = Table(title=f"XP awarded: {award.xp_awarded}")
+    table.add_column("event")
+    table.add_column("XP", justify="right")
+    for line in award.breakdown:
+        table.add_row(line.event, f"+{line.xp}")
+    for unlock in award.achievements:
+        table.add_row(f"achievement: {unlock.name}", f"+{unlock.xp}")
+    console.print(table)
+    rates = Table(title="Sentinel validation rate by level")
+    rates.add_column("level")
+    rates.add_column("rate", justify="right")
+    for level, rate in validation_rates().items():
+        rates.add_row(level.value, f"{rate:.2f}")
+    console.print(rates)
+
+
+@config_app.command("check")
+def config_check(
+    path: Annotated[Path, typer.Argument(help="The YAML configuration file to check.")],
+) -> None:
+    """Validate a configuration file and summarize it; exit 1 with the bad field named."""
+    try:
+        settings = load_settings(path)
+    except (InvalidInput, ValidationError) as error:
+        console.print(f"[red]invalid configuration:[/] {error}")
+        raise typer.Exit(code=1) from error
+    console.print(f"[green]ok[/]: {len(settings.agents)} agents, store {settings.store}")
+    for agent in settings.agents:
+        console.print(
+            f"  {agent.name}: {agent.provider_id or '-'} / {agent.model_name or '-'}, "
+            f"{agent.estimated_cost_per_round:.4f} per round"
+        )
+
+
+def main() -> None:
+    """Entry point of the ``agentladder`` console script."""
+    app()

@@ -1,0 +1,91 @@
+"""The YAML configuration: agents, orchestrator, Oracle rule tables and the store.
+
+Read only when asked (``load_settings(path)``), never at import. Every section is
+optional; an empty file is a valid configuration with the specifications' defaults::
+
+    store: sqlite:///agentladder.db
+    agents:
+      - name: audit_expert
+        provider_id: openai
+        model_name: gpt-4o
+    orchestrator:
+      rank_bucket: nsed_agent_ranks
+    oracle:
+      xp:
+        task_completed: 10
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agentladder.domain.agents import AgentConfig, parse_agents
+from agentladder.domain.rules import OracleRules
+from agentladder.errors import InvalidInput
+
+__all__ = ["OrchestratorSettings", "Settings", "load_settings", "parse_settings"]
+
+DEFAULT_STORE = "sqlite:///agentladder.db"
+
+
+class OrchestratorSettings(BaseModel):
+    """How deliberations run and where ranks live."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rank_bucket: str = Field(default="nsed_agent_ranks", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    heartbeat_interval_s: float = Field(default=10.0, gt=0.0, allow_inf_nan=False)
+    scope_rounds: dict[str, int] = Field(
+        default_factory=lambda: {"quick": 1, "standard": 2, "deep": 3}
+    )
+
+    @field_validator("scope_rounds")
+    @classmethod
+    def _at_least_one_round(cls, value: dict[str, int]) -> dict[str, int]:
+        for scope, rounds in value.items():
+            if rounds < 1:
+                raise ValueError(f"scope {scope!r} needs at least 1 round, not {rounds}")
+        return value
+
+
+class Settings(BaseModel):
+    """The whole configuration of one agentladder service."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    store: str = DEFAULT_STORE
+    agents: tuple[AgentConfig, ...] = ()
+    orchestrator: OrchestratorSettings = OrchestratorSettings()
+    oracle: OracleRules = OracleRules()
+
+    def agent(self, name: str) -> AgentConfig | None:
+        """The configured agent called ``name``, if any."""
+        return next((a for a in self.agents if a.name == name), None)
+
+
+def parse_settings(data: object) -> Settings:
+    """Settings from the parsed YAML document (``None`` for an empty file)."""
+    if data is None:
+        return Settings()
+    if not isinstance(data, Mapping):
+        raise InvalidInput("config", type(data).__name__, "must be a mapping of sections")
+    values = dict(data)
+    agents = parse_agents({"agents": values.pop("agents", None) or []})
+    return Settings.model_validate({**values, "agents": agents})
+
+
+def load_settings(path: Path) -> Settings:
+    """Settings from the YAML file at ``path``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise InvalidInput("config", str(path), f"cannot be read ({error.strerror})") from error
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise InvalidInput("config", str(path), f"is not valid YAML ({error})") from error
+    return parse_settings(document)

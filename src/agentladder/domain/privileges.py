@@ -1,0 +1,95 @@
+"""Level privileges and the Sentinels' sampling rule.
+
+With a task type, an agent's standing is its level in that specialization (an expert
+overall who is new to a task type is a rookie at it); without one, its overall level.
+An agent the Oracle has never judged is a rookie.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentladder.domain.levels import Level
+from agentladder.domain.profile import AgentProfile
+from agentladder.domain.rules import Complexity, MaxComplexity, OracleRules
+from agentladder.errors import InvalidInput
+
+__all__ = [
+    "Privileges",
+    "SamplingDecision",
+    "allows_complexity",
+    "privileges_for",
+    "sampling_decision",
+    "standing",
+]
+
+_ORDER = (Complexity.SIMPLE, Complexity.MEDIUM, Complexity.COMPLEX)
+
+
+class Privileges(BaseModel):
+    """What an agent may do at its standing, and how often its work is checked."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    level: Level
+    task_type: str | None
+    validation_rate: float
+    max_complexity: MaxComplexity
+    max_retries: int | None = Field(description="None means unlimited")
+    can_self_correct: bool
+    can_mentor: bool
+
+
+def standing(profile: AgentProfile | None, task_type: str | None = None) -> Level:
+    """The level that decides privileges: the specialization's with a task type."""
+    if profile is None:
+        return Level.ROOKIE
+    if task_type is None:
+        return profile.level
+    spec = profile.specializations.get(task_type)
+    return Level.ROOKIE if spec is None else spec.level
+
+
+def privileges_for(
+    profile: AgentProfile | None, rules: OracleRules, task_type: str | None = None
+) -> Privileges:
+    """The privileges of ``profile`` (overall, or for ``task_type``)."""
+    level = standing(profile, task_type)
+    table = rules.privileges.for_level(level)
+    return Privileges(level=level, task_type=task_type, **table.model_dump())
+
+
+def allows_complexity(max_complexity: MaxComplexity, complexity: Complexity) -> bool:
+    """Whether a level allowed up to ``max_complexity`` may take a ``complexity`` task."""
+    if max_complexity is MaxComplexity.ANY:
+        return True
+    return _ORDER.index(complexity) <= _ORDER.index(Complexity(max_complexity.value))
+
+
+class SamplingDecision(BaseModel):
+    """A Sentinel's decision whether to validate one output."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    validate_output: bool = Field(serialization_alias="validate")
+    reason: str
+    rate: float
+    level: Level
+
+
+def sampling_decision(level: Level, rate: float, draw: float, force: bool) -> SamplingDecision:
+    """Validate on request, or when the uniform ``draw`` in [0, 1) falls below ``rate``.
+
+    A rate of 0 (expert) is never sampled; only ``force`` validates it.
+    """
+    if not (math.isfinite(draw) and 0.0 <= draw < 1.0):
+        raise InvalidInput("draw", draw, "must be a number in [0, 1)")
+    if force:
+        return SamplingDecision(validate_output=True, reason="requested", rate=rate, level=level)
+    if draw < rate:
+        return SamplingDecision(validate_output=True, reason="sampled", rate=rate, level=level)
+    return SamplingDecision(
+        validate_output=False, reason="skipped_by_level", rate=rate, level=level
+    )

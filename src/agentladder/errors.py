@@ -1,0 +1,99 @@
+"""The one exception tree of agentladder.
+
+::
+
+    AgentladderError
+    ├── InvalidInput          bad input: names the field and the value (also a ValueError)
+    ├── NotFound              an agent, profile, deliberation or key that does not exist
+    ├── Conflict              a write that disagrees with what is stored
+    │   ├── RevisionConflict  a compare-and-set lost against a newer revision
+    │   └── PayloadConflict   the same idempotency key with a different payload
+    ├── Refused               an action the caller may not take (e.g. an agent self-promoting)
+    └── StoreError            the store failed or holds data it cannot read
+        ├── StoreUnavailable  the store cannot be reached right now (retry later)
+        └── CorruptRecord     a stored value cannot be decoded; names the key
+
+The API maps these to HTTP status codes in one place; the rules and services raise only
+these (and pydantic's ``ValidationError`` for model validation, which is a ``ValueError``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentladderError",
+    "Conflict",
+    "CorruptRecord",
+    "InvalidInput",
+    "NotFound",
+    "PayloadConflict",
+    "Refused",
+    "RevisionConflict",
+    "StoreError",
+    "StoreUnavailable",
+]
+
+
+class AgentladderError(Exception):
+    """Base of every error agentladder raises on purpose."""
+
+
+class InvalidInput(AgentladderError, ValueError):
+    """A value was refused; ``field`` and ``value`` say which and what."""
+
+    def __init__(self, field: str, value: object, reason: str) -> None:
+        self.field = field
+        self.value = value
+        self.reason = reason
+        super().__init__(f"{field}: {reason}, not {value!r}")
+
+
+class NotFound(AgentladderError, LookupError):
+    """Something asked for by key does not exist."""
+
+    def __init__(self, kind: str, key: str) -> None:
+        self.kind = kind
+        self.key = key
+        super().__init__(f"{kind} {key!r} not found")
+
+
+class Conflict(AgentladderError):
+    """A write disagrees with what is stored."""
+
+
+class RevisionConflict(Conflict):
+    """A compare-and-set found a newer revision than the one it was based on."""
+
+    def __init__(self, key: str, expected: int | None, actual: int | None = None) -> None:
+        self.key = key
+        self.expected = expected
+        self.actual = actual
+        super().__init__(f"{key!r}: expected revision {expected}, found {actual}")
+
+
+class PayloadConflict(Conflict):
+    """The same idempotency key was used again with a different payload."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"{key!r} was already used with a different payload")
+
+
+class Refused(AgentladderError):
+    """The caller may not do this (for example an agent reporting its own rank)."""
+
+
+class StoreError(AgentladderError):
+    """The store failed."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be reached right now; the operation may be retried."""
+
+
+class CorruptRecord(StoreError):
+    """A stored value cannot be decoded."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        self.key = key
+        self.reason = reason
+        super().__init__(f"corrupt record at {key!r}: {reason}")

@@ -1,0 +1,97 @@
+"""Loading the YAML configuration: the specification's example, defaults, named errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from agentladder.config import load_settings, parse_settings
+from agentladder.errors import InvalidInput
+
+SPEC_EXAMPLE = """\
+agents:
+  - name: "audit_expert"
+    provider_id: "openai"
+    model_name: "gpt-4o"
+    description: "Financial audit specialist — compliance, risk, regulatory analysis"
+    capability_tags: ["audit", "compliance", "legal", "financial"]
+    signing_schemes: ["eip712"]    # placeholder for future crypto signing
+    input_price_per_mtok: 2.5
+    output_price_per_mtok: 10.0
+
+orchestrator:
+  rank_bucket: "nsed_agent_ranks"    # NATS KV bucket name (default)
+"""
+
+
+def test_specification_yaml_loads_verbatim(tmp_path: Path) -> None:
+    """The agents and orchestrator sections of the ranking specification load as written."""
+    path = tmp_path / "agents.yaml"
+    path.write_text(SPEC_EXAMPLE, encoding="utf-8")
+    settings = load_settings(path)
+    assert [a.name for a in settings.agents] == ["audit_expert"]
+    assert settings.agents[0].estimated_cost_per_round == pytest.approx(0.025)
+    assert settings.orchestrator.rank_bucket == "nsed_agent_ranks"
+    assert settings.oracle.xp.task_completed == 10
+
+
+def test_empty_file_is_a_valid_configuration(tmp_path: Path) -> None:
+    """An empty file gives every default: no agents, SQLite store, the specs' rule tables."""
+    path = tmp_path / "empty.yaml"
+    path.write_text("", encoding="utf-8")
+    settings = load_settings(path)
+    assert settings.agents == ()
+    assert settings.store == "sqlite:///agentladder.db"
+    assert settings.orchestrator.scope_rounds == {"quick": 1, "standard": 2, "deep": 3}
+
+
+def test_oracle_section_overrides_rule_tables() -> None:
+    """oracle: in the config overrides the XP tables, keeping the rest."""
+    settings = parse_settings({"oracle": {"xp": {"first_try": 7}}})
+    assert settings.oracle.xp.first_try == 7
+    assert settings.oracle.xp.task_completed == 10
+
+
+def test_duplicate_agent_names_are_refused() -> None:
+    """Two agents with the same name are refused naming the second one's path."""
+    with pytest.raises(InvalidInput) as caught:
+        parse_settings({"agents": [{"name": "a"}, {"name": "a"}]})
+    assert caught.value.field == "agents[1].name"
+    assert caught.value.value == "a"
+
+
+def test_unknown_section_is_refused() -> None:
+    """A misspelt top-level section is an error, not silently ignored."""
+    with pytest.raises(ValidationError) as caught:
+        parse_settings({"orchestrater": {}})
+    assert "orchestrater" in str(caught.value)
+
+
+def test_bad_bucket_name_is_refused() -> None:
+    """A rank bucket name that NATS cannot use is refused naming the field."""
+    with pytest.raises(ValidationError) as caught:
+        parse_settings({"orchestrator": {"rank_bucket": "ranks.v1"}})
+    assert "rank_bucket" in str(caught.value)
+    assert "ranks.v1" in str(caught.value)
+
+
+def test_unreadable_and_malformed_files_name_the_path(tmp_path: Path) -> None:
+    """A missing file and invalid YAML are InvalidInput errors naming the file."""
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(InvalidInput) as caught:
+        load_settings(missing)
+    assert caught.value.field == "config"
+    assert str(missing) in str(caught.value)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("agents: [", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="not valid YAML"):
+        load_settings(broken)
+
+
+def test_a_document_that_is_not_a_mapping_is_refused() -> None:
+    """A YAML list at the top level is refused."""
+    with pytest.raises(InvalidInput) as caught:
+        parse_settings(["agents"])
+    assert caught.value.field == "config"

@@ -1,0 +1,27 @@
+"""The README's two commands are the ones a newcomer and CI use."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_shows_the_two_commands_first() -> None:
+    """The first code block of the README is `make demo` then `make test`."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```sh\n(.*?)```", readme, re.S)
+    assert block is not None
+    commands = [line.split("#")[0].strip() for line in block.group(1).splitlines()]
+    assert commands == ["make demo", "make test"]
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    """.ci/run calls `make test`, and the Makefile's test target runs lint, mypy and pytest."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^make test$", ci, re.M)
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^test: lint typecheck unit$", makefile, re.M)
+    assert "mypy src" in makefile
+    assert "pytest" in makefile
