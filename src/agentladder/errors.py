@@ -7,6 +7,7 @@
     ├── NotFound              an agent, profile, deliberation or key that does not exist
     ├── Conflict              a write that disagrees with what is stored
     │   ├── RevisionConflict  a compare-and-set lost against a newer revision
+    │   ├── AlreadyApplied    an idempotent write whose key was applied before (holds it)
     │   └── PayloadConflict   the same idempotency key with a different payload
     ├── Refused               an action the caller may not take (e.g. an agent self-promoting)
     └── StoreError            the store failed or holds data it cannot read
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 __all__ = [
     "AgentladderError",
+    "AlreadyApplied",
     "Conflict",
     "CorruptRecord",
     "InvalidInput",
@@ -68,6 +70,15 @@ class RevisionConflict(Conflict):
         self.expected = expected
         self.actual = actual
         super().__init__(f"{key!r}: expected revision {expected}, found {actual}")
+
+
+class AlreadyApplied(Conflict):
+    """An idempotent write found its key applied before; ``existing`` is what was stored."""
+
+    def __init__(self, key: str, existing: object = None) -> None:
+        self.key = key
+        self.existing = existing
+        super().__init__(f"{key!r} was applied before")
 
 
 class PayloadConflict(Conflict):

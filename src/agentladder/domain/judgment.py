@@ -37,6 +37,8 @@ class Judgment(BaseModel):
     budget: float | None = Field(default=None, ge=0.0)
     time_limit_ms: float | None = Field(default=None, ge=0.0)
     complexity: Complexity | None = None
+    provider: str = Field(default="", max_length=128)
+    model: str = Field(default="", max_length=128)
 
     @field_validator("contract_id")
     @classmethod

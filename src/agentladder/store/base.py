@@ -1,0 +1,144 @@
+"""The one storage contract every backend implements: memory, SQLite and NATS.
+
+Revisions are part of the interface. Every write of a versioned value names the revision
+it was computed from (0: the key must not exist yet) and fails with ``RevisionConflict``
+when another writer got there first; ``agentladder.store.retry`` retries in one place.
+Writes that must happen once carry an idempotency key and fail with ``AlreadyApplied``
+(holding what was stored) when repeated. Every multi-value write is atomic: all or nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from agentladder.domain.profile import AgentProfile
+from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.store.records import (
+    DeliberationDoc,
+    LeaderboardRow,
+    OracleCommit,
+    OracleEvent,
+    Registration,
+    Versioned,
+)
+
+__all__ = ["LedgerEntry", "StatsUpdate", "Store"]
+
+StatsUpdate = tuple[AgentPerformanceStats, int]
+"""New stats and the revision they were computed from (0: the agent has none yet)."""
+
+
+class LedgerEntry(BaseModel):
+    """One line of the xp_history ledger."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: int
+    agent_id: str
+    event: str
+    xp_awarded: int
+    contract_id: str
+    timestamp: str
+
+
+class Store(Protocol):
+    """Everything agentladder persists."""
+
+    @property
+    def url(self) -> str:
+        """Where this store keeps its data (credentials left out)."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections; the store cannot be used afterwards."""
+
+    async def ping(self) -> None:
+        """Return when the store answers; raise ``StoreUnavailable`` when it does not."""
+
+    # Rank stats, key agent_id, value the specification's AgentPerformanceStats.
+    async def get_stats(self, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
+        """One agent's stats, or None when it has none."""
+        ...
+
+    async def list_stats(self) -> dict[str, Versioned[AgentPerformanceStats]]:
+        """Every agent's stats."""
+        ...
+
+    async def commit_stats(
+        self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
+    ) -> dict[str, int]:
+        """Write several agents' stats at once, each compare-and-set on its revision.
+
+        With ``marker`` (a deliberation id), the write happens once: a second commit with
+        the same marker raises ``AlreadyApplied``. Returns the new revisions.
+        """
+        ...
+
+    async def marker_applied(self, marker: str) -> bool:
+        """Whether a ``commit_stats`` with this marker was applied."""
+        ...
+
+    # The Oracle: profiles, the event log (idempotency and replay) and the ledger.
+    async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
+        """One agent's Oracle profile, or None when it was never judged."""
+        ...
+
+    async def list_profiles(self) -> list[AgentProfile]:
+        """Every profile, ordered by agent id."""
+        ...
+
+    async def commit_oracle(self, commit: OracleCommit, expected_revision: int) -> int:
+        """Atomically append the event and its ledger lines and replace the profile.
+
+        Raises ``AlreadyApplied`` (with the stored event) when the agent already has an
+        event with the same key, ``RevisionConflict`` when the profile's revision is not
+        ``expected_revision``. Returns the profile's new revision.
+        """
+        ...
+
+    async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
+        """The applied event of ``agent_id`` with idempotency ``key``, if any."""
+        ...
+
+    async def events(self, agent_id: str) -> list[OracleEvent]:
+        """One agent's events in the order they were applied."""
+        ...
+
+    async def ledger(
+        self, agent_id: str, *, offset: int = 0, limit: int = 100
+    ) -> list[LedgerEntry]:
+        """One agent's xp_history lines, oldest first."""
+        ...
+
+    async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
+        """Top profiles by XP (ties: higher average score, then agent id), overall or per type."""
+        ...
+
+    # The registry.
+    async def put_registration(self, registration: Registration) -> None:
+        """Insert or replace an agent's registration."""
+
+    async def get_registration(self, agent_id: str) -> Registration | None:
+        """One registration, or None."""
+        ...
+
+    async def list_registrations(self) -> list[Registration]:
+        """Every registration, ordered by agent id."""
+        ...
+
+    # Deliberation records.
+    async def put_deliberation(self, doc: DeliberationDoc) -> None:
+        """Insert or replace a deliberation record."""
+
+    async def get_deliberation(self, deliberation_id: str) -> DeliberationDoc | None:
+        """One deliberation record, or None."""
+        ...
+
+    async def list_deliberations(
+        self, *, limit: int = 50, offset: int = 0
+    ) -> Sequence[DeliberationDoc]:
+        """Deliberation records, newest first."""
+        ...

@@ -1,0 +1,32 @@
+"""Decoding stored JSON into models; a bad value is a ``CorruptRecord`` naming its key."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from agentladder.errors import CorruptRecord
+
+__all__ = ["decode", "loads"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def decode(model: type[M], data: str | bytes, key: str) -> M:
+    """``model`` from its JSON ``data``; ``CorruptRecord(key, ...)`` when it cannot be read."""
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "value"
+        raise CorruptRecord(key, f"{model.__name__} {where}: {first['msg']}") from None
+
+
+def loads(data: str | bytes, key: str) -> Any:
+    """Parsed JSON ``data``; ``CorruptRecord(key, ...)`` when it is not JSON."""
+    try:
+        return json.loads(data)
+    except (ValueError, TypeError) as error:
+        raise CorruptRecord(key, f"not JSON: {error}") from None

@@ -1,0 +1,170 @@
+"""The in-memory reference store: the contract's semantics with nothing to set up.
+
+It ships with the package so that users' own tests need no server. Every method does its
+work without awaiting in between, so under asyncio each call is atomic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from agentladder.domain.profile import AgentProfile
+from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.errors import AlreadyApplied, RevisionConflict
+from agentladder.store.base import LedgerEntry, StatsUpdate
+from agentladder.store.leaderboard import leaderboard_rows
+from agentladder.store.records import (
+    DeliberationDoc,
+    LeaderboardRow,
+    OracleCommit,
+    OracleEvent,
+    Registration,
+    Versioned,
+)
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """A ``Store`` kept in dictionaries; lost when the process ends."""
+
+    def __init__(self) -> None:
+        self._revision = 0
+        self._stats: dict[str, Versioned[AgentPerformanceStats]] = {}
+        self._markers: set[str] = set()
+        self._profiles: dict[str, Versioned[AgentProfile]] = {}
+        self._events: dict[str, list[OracleEvent]] = {}
+        self._ledger: dict[str, list[LedgerEntry]] = {}
+        self._ledger_id = 0
+        self._registrations: dict[str, Registration] = {}
+        self._deliberations: dict[str, DeliberationDoc] = {}
+
+    @property
+    def url(self) -> str:
+        """Always ``memory://``."""
+        return "memory://"
+
+    async def close(self) -> None:
+        """Nothing to release."""
+
+    async def ping(self) -> None:
+        """Always answers."""
+
+    def _next_revision(self) -> int:
+        self._revision += 1
+        return self._revision
+
+    async def get_stats(self, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
+        """One agent's stats."""
+        return self._stats.get(agent_id)
+
+    async def list_stats(self) -> dict[str, Versioned[AgentPerformanceStats]]:
+        """Every agent's stats."""
+        return dict(sorted(self._stats.items()))
+
+    async def commit_stats(
+        self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
+    ) -> dict[str, int]:
+        """Check every revision and the marker first, then write all."""
+        if marker is not None and marker in self._markers:
+            raise AlreadyApplied(marker)
+        for agent_id, (_, expected) in updates.items():
+            current = self._stats.get(agent_id)
+            actual = 0 if current is None else current.revision
+            if actual != expected:
+                raise RevisionConflict(agent_id, expected, actual)
+        revisions = {}
+        for agent_id, (stats, _) in updates.items():
+            revisions[agent_id] = self._next_revision()
+            self._stats[agent_id] = Versioned(stats, revisions[agent_id])
+        if marker is not None:
+            self._markers.add(marker)
+        return revisions
+
+    async def marker_applied(self, marker: str) -> bool:
+        """Whether the marker was committed."""
+        return marker in self._markers
+
+    async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
+        """One profile."""
+        return self._profiles.get(agent_id)
+
+    async def list_profiles(self) -> list[AgentProfile]:
+        """Every profile by agent id."""
+        return [v.value for _, v in sorted(self._profiles.items())]
+
+    async def commit_oracle(self, commit: OracleCommit, expected_revision: int) -> int:
+        """Append the event and its lines and replace the profile, or change nothing."""
+        event = commit.event
+        agent_events = self._events.get(event.agent_id, [])
+        for stored in agent_events:
+            if stored.key == event.key:
+                raise AlreadyApplied(f"{event.agent_id}/{event.key}", stored)
+        current = self._profiles.get(event.agent_id)
+        actual = 0 if current is None else current.revision
+        if actual != expected_revision:
+            raise RevisionConflict(event.agent_id, expected_revision, actual)
+        stored_event = event.model_copy(update={"seq": len(agent_events) + 1})
+        self._events[event.agent_id] = [*agent_events, stored_event]
+        lines = self._ledger.setdefault(event.agent_id, [])
+        contract_id = str(event.payload.get("contract_id", event.key))
+        for line in event.lines:
+            self._ledger_id += 1
+            lines.append(
+                LedgerEntry(
+                    id=self._ledger_id,
+                    agent_id=event.agent_id,
+                    event=line.event,
+                    xp_awarded=line.xp,
+                    contract_id=contract_id,
+                    timestamp=event.at,
+                )
+            )
+        revision = self._next_revision()
+        self._profiles[event.agent_id] = Versioned(commit.profile, revision)
+        return revision
+
+    async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
+        """The agent's event with this key."""
+        return next((e for e in self._events.get(agent_id, []) if e.key == key), None)
+
+    async def events(self, agent_id: str) -> list[OracleEvent]:
+        """The agent's events in order."""
+        return list(self._events.get(agent_id, []))
+
+    async def ledger(
+        self, agent_id: str, *, offset: int = 0, limit: int = 100
+    ) -> list[LedgerEntry]:
+        """A page of the agent's ledger."""
+        return self._ledger.get(agent_id, [])[offset : offset + limit]
+
+    async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
+        """Sorted in Python from every profile."""
+        return leaderboard_rows((v.value for v in self._profiles.values()), task_type, limit)
+
+    async def put_registration(self, registration: Registration) -> None:
+        """Insert or replace."""
+        self._registrations[registration.agent_id] = registration
+
+    async def get_registration(self, agent_id: str) -> Registration | None:
+        """One registration."""
+        return self._registrations.get(agent_id)
+
+    async def list_registrations(self) -> list[Registration]:
+        """By agent id."""
+        return [r for _, r in sorted(self._registrations.items())]
+
+    async def put_deliberation(self, doc: DeliberationDoc) -> None:
+        """Insert or replace."""
+        self._deliberations[doc.id] = doc
+
+    async def get_deliberation(self, deliberation_id: str) -> DeliberationDoc | None:
+        """One record."""
+        return self._deliberations.get(deliberation_id)
+
+    async def list_deliberations(
+        self, *, limit: int = 50, offset: int = 0
+    ) -> Sequence[DeliberationDoc]:
+        """Newest first."""
+        docs = sorted(self._deliberations.values(), key=lambda d: (-d.created_at, d.id))
+        return docs[offset : offset + limit]

@@ -1,0 +1,125 @@
+"""The values the stores keep, beside the domain models they wrap.
+
+A store never computes a rule: services fold values with ``agentladder.domain`` and hand
+the results to the store, which keeps them atomically and returns them as they were.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentladder.domain.agents import AgentConfig
+from agentladder.domain.levels import Level
+from agentladder.domain.profile import AgentProfile
+from agentladder.domain.xp import XPLine
+
+__all__ = [
+    "DeliberationDoc",
+    "LeaderboardRow",
+    "OracleCommit",
+    "OracleEvent",
+    "OracleEventKind",
+    "Registration",
+    "Versioned",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Versioned(Generic[T]):
+    """A stored value with the revision a compare-and-set must name to replace it."""
+
+    value: T
+    revision: int
+
+
+class OracleEventKind(StrEnum):
+    """What changed an Oracle profile."""
+
+    JUDGMENT = "judgment"
+    RAW_AWARD = "raw_award"
+    VALIDATION = "validation"
+
+
+class OracleEvent(BaseModel):
+    """One applied Oracle event: its input, its result and the ledger lines it wrote.
+
+    ``key`` makes the event idempotent per agent: a judgment's contract_id, a
+    validation's ``validation:<contract_id>``, a raw award's event id. ``payload`` is the
+    input as given (what replay folds), ``result`` the response returned to the caller
+    (returned again, unchanged, for a duplicate).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: str
+    key: str
+    kind: OracleEventKind
+    payload: dict[str, Any]
+    payload_hash: str
+    result: dict[str, Any]
+    lines: tuple[XPLine, ...] = ()
+    at: str
+    seq: int = Field(default=0, description="per-agent order, 1-based; set by the store")
+
+
+class OracleCommit(BaseModel):
+    """One atomic Oracle write: an event, the profile after it, and its ledger lines."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    event: OracleEvent
+    profile: AgentProfile
+
+
+class LeaderboardRow(BaseModel):
+    """One row of a leaderboard, overall or for one task type."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    position: int
+    agent_id: str
+    provider: str
+    model: str
+    xp: int
+    level: Level
+    tasks: int
+    average_score: float
+    task_type: str | None = None
+    specialization_xp: int | None = None
+    specialization_level: Level | None = None
+    specialization_tasks: int | None = None
+    specialization_avg_score: float | None = None
+    specialization_best_score: float | None = None
+
+
+class Registration(BaseModel):
+    """An agent known to the registry: its declared fields and when it was heard from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    config: AgentConfig
+    first_seen: float
+    last_seen: float
+    remote: bool = False
+
+    @property
+    def agent_id(self) -> str:
+        """The agent's id: its configured name."""
+        return self.config.name
+
+
+class DeliberationDoc(BaseModel):
+    """A deliberation record as stored: indexed fields plus the orchestrator's document."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    status: str
+    created_at: float
+    body: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,283 @@
+"""The embedded default store: one SQLite file in WAL mode.
+
+Writes go through one connection on one thread, each a ``BEGIN IMMEDIATE`` transaction,
+so the file's write lock is taken before any revision is read: two threads, tasks or OS
+processes writing the same file serialize on it and lose nothing. Reads use a second
+connection on a second thread and see the last committed snapshot, never blocking writes.
+
+``sqlite:///path.db?synchronous=normal`` trades durability on power loss for speed; the
+default ``full`` syncs every commit, so an acknowledged write survives a crash of the
+process and of the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from agentladder.domain.profile import AgentProfile
+from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.errors import StoreUnavailable
+from agentladder.store import sqlite_ops as ops
+from agentladder.store.base import LedgerEntry, StatsUpdate
+from agentladder.store.codec import decode
+from agentladder.store.leaderboard import check_limit
+from agentladder.store.records import (
+    DeliberationDoc,
+    LeaderboardRow,
+    OracleCommit,
+    OracleEvent,
+    Registration,
+    Versioned,
+)
+from agentladder.store.sqlite_schema import migrate
+
+__all__ = ["SqliteStore"]
+
+T = TypeVar("T")
+_SYNC_MODES = ("full", "normal", "extra", "off")
+
+
+def _connect(path: str, synchronous: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA busy_timeout = 60000")
+    return conn
+
+
+class SqliteStore:
+    """A ``Store`` in one SQLite file."""
+
+    def __init__(self, path: str | Path, *, synchronous: str = "full") -> None:
+        if synchronous not in _SYNC_MODES:
+            raise ValueError(f"synchronous must be one of {_SYNC_MODES}, not {synchronous!r}")
+        self.path = str(path)
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="agentladder-sqlite-w")
+        self._reader = ThreadPoolExecutor(1, thread_name_prefix="agentladder-sqlite-r")
+        self._write_conn = _connect(self.path, synchronous)
+        migrate(self._write_conn)
+        self._read_conn = _connect(self.path, synchronous)
+        self._closed = False
+
+    @property
+    def url(self) -> str:
+        """``sqlite:///`` and the file's path."""
+        return f"sqlite:///{self.path}"
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._closed:
+            raise StoreUnavailable("the store is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._writer, fn, self._write_conn)
+
+    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._closed:
+            raise StoreUnavailable("the store is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reader, ops.run_read, self._read_conn, fn)
+
+    async def close(self) -> None:
+        """Finish pending work and close both connections."""
+        if self._closed:
+            return
+        self._closed = True
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._writer, self._write_conn.close)
+        await loop.run_in_executor(self._reader, self._read_conn.close)
+        self._writer.shutdown(wait=True)
+        self._reader.shutdown(wait=True)
+
+    async def ping(self) -> None:
+        """Run a trivial query."""
+        try:
+            await self._read(lambda c: c.execute("SELECT 1").fetchone())
+        except sqlite3.Error as error:
+            raise StoreUnavailable(f"sqlite {self.path}: {error}") from error
+
+    async def get_stats(self, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
+        """One agent's stats."""
+        return await self._read(lambda c: ops.get_stats(c, agent_id))
+
+    async def list_stats(self) -> dict[str, Versioned[AgentPerformanceStats]]:
+        """Every agent's stats, by agent id."""
+
+        def run(conn: sqlite3.Connection) -> dict[str, Versioned[AgentPerformanceStats]]:
+            rows = conn.execute(
+                "SELECT agent_id, stats_json, revision FROM rank_stats ORDER BY agent_id"
+            )
+            return {
+                agent: Versioned(decode(AgentPerformanceStats, data, f"rank_stats/{agent}"), rev)
+                for agent, data, rev in rows
+            }
+
+        return await self._read(run)
+
+    async def commit_stats(
+        self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
+    ) -> dict[str, int]:
+        """All compare-and-sets and the marker in one transaction."""
+        return await self._write(lambda c: ops.commit_stats(c, updates, marker))
+
+    async def marker_applied(self, marker: str) -> bool:
+        """Whether the marker was committed."""
+        return await self._read(
+            lambda c: (
+                c.execute("SELECT 1 FROM ranking_markers WHERE marker = ?", (marker,)).fetchone()
+                is not None
+            )
+        )
+
+    async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
+        """One profile."""
+        return await self._read(lambda c: ops.get_profile(c, agent_id))
+
+    async def list_profiles(self) -> list[AgentProfile]:
+        """Every profile by agent id."""
+
+        def run(conn: sqlite3.Connection) -> list[AgentProfile]:
+            rows = conn.execute("SELECT id, profile_json FROM agent_profiles ORDER BY id")
+            return [decode(AgentProfile, data, f"agent_profiles/{agent}") for agent, data in rows]
+
+        return await self._read(run)
+
+    async def commit_oracle(self, commit: OracleCommit, expected_revision: int) -> int:
+        """Event, ledger lines and profile in one transaction."""
+        return await self._write(lambda c: ops.commit_oracle(c, commit, expected_revision))
+
+    async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
+        """The agent's event with this key."""
+        return await self._read(lambda c: ops.get_event(c, agent_id, key))
+
+    async def events(self, agent_id: str) -> list[OracleEvent]:
+        """The agent's events in order."""
+
+        def run(conn: sqlite3.Connection) -> list[OracleEvent]:
+            rows = conn.execute(
+                "SELECT agent_id, key, seq, kind, payload, payload_hash, result, lines, at"
+                " FROM oracle_events WHERE agent_id = ? ORDER BY seq",
+                (agent_id,),
+            )
+            return [ops.event_from_row(row) for row in rows]
+
+        return await self._read(run)
+
+    async def ledger(
+        self, agent_id: str, *, offset: int = 0, limit: int = 100
+    ) -> list[LedgerEntry]:
+        """A page of the agent's xp_history, oldest first."""
+
+        def run(conn: sqlite3.Connection) -> list[LedgerEntry]:
+            rows = conn.execute(
+                "SELECT id, agent_id, event, xp_awarded, contract_id, timestamp FROM xp_history"
+                " WHERE agent_id = ? ORDER BY id LIMIT ? OFFSET ?",
+                (agent_id, limit, offset),
+            )
+            return [ops.ledger_entry(row) for row in rows]
+
+        return await self._read(run)
+
+    async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
+        """From the leaderboard indexes."""
+        check_limit(limit)
+        return await self._read(lambda c: ops.leaderboard(c, task_type, limit))
+
+    async def put_registration(self, registration: Registration) -> None:
+        """Insert or replace."""
+
+        def run(conn: sqlite3.Connection) -> None:
+            with ops.transaction(conn):
+                conn.execute(
+                    "INSERT INTO registrations (agent_id, last_seen, doc) VALUES (?,?,?)"
+                    " ON CONFLICT (agent_id) DO UPDATE SET last_seen = excluded.last_seen,"
+                    " doc = excluded.doc",
+                    (
+                        registration.agent_id,
+                        registration.last_seen,
+                        registration.model_dump_json(),
+                    ),
+                )
+
+        await self._write(run)
+
+    async def get_registration(self, agent_id: str) -> Registration | None:
+        """One registration."""
+
+        def run(conn: sqlite3.Connection) -> Registration | None:
+            found = conn.execute(
+                "SELECT doc FROM registrations WHERE agent_id = ?", (agent_id,)
+            ).fetchone()
+            return (
+                None
+                if found is None
+                else decode(Registration, found[0], f"registrations/{agent_id}")
+            )
+
+        return await self._read(run)
+
+    async def list_registrations(self) -> list[Registration]:
+        """By agent id."""
+
+        def run(conn: sqlite3.Connection) -> list[Registration]:
+            rows = conn.execute("SELECT agent_id, doc FROM registrations ORDER BY agent_id")
+            return [decode(Registration, doc, f"registrations/{agent}") for agent, doc in rows]
+
+        return await self._read(run)
+
+    async def put_deliberation(self, doc: DeliberationDoc) -> None:
+        """Insert or replace."""
+
+        def run(conn: sqlite3.Connection) -> None:
+            with ops.transaction(conn):
+                conn.execute(
+                    "INSERT INTO deliberations (id, status, created_at, doc) VALUES (?,?,?,?)"
+                    " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
+                    " created_at = excluded.created_at, doc = excluded.doc",
+                    (doc.id, doc.status, doc.created_at, json.dumps(doc.body)),
+                )
+
+        await self._write(run)
+
+    async def get_deliberation(self, deliberation_id: str) -> DeliberationDoc | None:
+        """One record."""
+
+        def run(conn: sqlite3.Connection) -> DeliberationDoc | None:
+            found = conn.execute(
+                "SELECT id, status, created_at, doc FROM deliberations WHERE id = ?",
+                (deliberation_id,),
+            ).fetchone()
+            return None if found is None else _deliberation(found)
+
+        return await self._read(run)
+
+    async def list_deliberations(
+        self, *, limit: int = 50, offset: int = 0
+    ) -> Sequence[DeliberationDoc]:
+        """Newest first."""
+
+        def run(conn: sqlite3.Connection) -> list[DeliberationDoc]:
+            rows = conn.execute(
+                "SELECT id, status, created_at, doc FROM deliberations"
+                " ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
+                (limit, offset),
+            )
+            return [_deliberation(row) for row in rows]
+
+        return await self._read(run)
+
+
+def _deliberation(row: tuple[str, str, float, str]) -> DeliberationDoc:
+    identifier, status, created_at, body = row
+    return decode(
+        DeliberationDoc,
+        json.dumps(
+            {"id": identifier, "status": status, "created_at": created_at, "body": json.loads(body)}
+        ),
+        f"deliberations/{identifier}",
+    )

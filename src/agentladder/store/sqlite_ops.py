@@ -1,0 +1,237 @@
+"""The SQL of the SQLite store, as plain synchronous functions over a connection.
+
+Every write is one transaction opened with ``BEGIN IMMEDIATE`` (the write lock first, so
+two processes never both read a revision and then both write).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import TypeVar
+
+from agentladder.domain.profile import AgentProfile
+from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.errors import AlreadyApplied, RevisionConflict
+from agentladder.store.base import LedgerEntry, StatsUpdate
+from agentladder.store.codec import decode, loads
+from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent, Versioned
+
+__all__ = [
+    "commit_oracle",
+    "commit_stats",
+    "get_event",
+    "get_profile",
+    "get_stats",
+    "leaderboard",
+    "transaction",
+]
+
+T = TypeVar("T")
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def get_stats(conn: sqlite3.Connection, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
+    """One agent's rank stats."""
+    found = conn.execute(
+        "SELECT stats_json, revision FROM rank_stats WHERE agent_id = ?", (agent_id,)
+    ).fetchone()
+    if found is None:
+        return None
+    return Versioned(decode(AgentPerformanceStats, found[0], f"rank_stats/{agent_id}"), found[1])
+
+
+def commit_stats(
+    conn: sqlite3.Connection, updates: Mapping[str, StatsUpdate], marker: str | None
+) -> dict[str, int]:
+    """Compare-and-set every agent's stats and record the marker, in one transaction."""
+    revisions: dict[str, int] = {}
+    with transaction(conn):
+        if marker is not None:
+            applied = conn.execute(
+                "SELECT 1 FROM ranking_markers WHERE marker = ?", (marker,)
+            ).fetchone()
+            if applied is not None:
+                raise AlreadyApplied(marker)
+            conn.execute("INSERT INTO ranking_markers (marker) VALUES (?)", (marker,))
+        for agent_id, (stats, expected) in updates.items():
+            found = conn.execute(
+                "SELECT revision FROM rank_stats WHERE agent_id = ?", (agent_id,)
+            ).fetchone()
+            actual = 0 if found is None else int(found[0])
+            if actual != expected:
+                raise RevisionConflict(agent_id, expected, actual)
+            conn.execute(
+                "INSERT INTO rank_stats (agent_id, revision, rank, stats_json) VALUES (?,?,?,?)"
+                " ON CONFLICT (agent_id) DO UPDATE SET revision = excluded.revision,"
+                " rank = excluded.rank, stats_json = excluded.stats_json",
+                (agent_id, actual + 1, stats.rank, stats.model_dump_json()),
+            )
+            revisions[agent_id] = actual + 1
+    return revisions
+
+
+def get_profile(conn: sqlite3.Connection, agent_id: str) -> Versioned[AgentProfile] | None:
+    """One Oracle profile, from its JSON column."""
+    found = conn.execute(
+        "SELECT profile_json, revision FROM agent_profiles WHERE id = ?", (agent_id,)
+    ).fetchone()
+    if found is None:
+        return None
+    return Versioned(decode(AgentProfile, found[0], f"agent_profiles/{agent_id}"), found[1])
+
+
+_EVENT_COLUMNS = "agent_id, key, seq, kind, payload, payload_hash, result, lines, at"
+
+
+def event_from_row(row: tuple[object, ...]) -> OracleEvent:
+    """An ``OracleEvent`` from a row of ``oracle_events``."""
+    names = _EVENT_COLUMNS.split(", ")
+    values = dict(zip(names, row, strict=True))
+    key = f"oracle_events/{values['agent_id']}/{values['key']}"
+    for name in ("payload", "result", "lines"):
+        values[name] = loads(str(values[name]), key)
+    return decode(OracleEvent, json.dumps(values), key)
+
+
+def get_event(conn: sqlite3.Connection, agent_id: str, key: str) -> OracleEvent | None:
+    """The agent's event with this idempotency key."""
+    found = conn.execute(
+        f"SELECT {_EVENT_COLUMNS} FROM oracle_events WHERE agent_id = ? AND key = ?",
+        (agent_id, key),
+    ).fetchone()
+    return None if found is None else event_from_row(found)
+
+
+def _write_profile(conn: sqlite3.Connection, profile: AgentProfile, revision: int) -> None:
+    s = profile.stats
+    conn.execute(
+        "INSERT INTO agent_profiles (id, provider, model, xp, level, total_tasks,"
+        " total_xp_earned, total_cost, average_score, success_rate, revision, profile_json)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET"
+        " provider = excluded.provider, model = excluded.model, xp = excluded.xp,"
+        " level = excluded.level, total_tasks = excluded.total_tasks,"
+        " total_xp_earned = excluded.total_xp_earned, total_cost = excluded.total_cost,"
+        " average_score = excluded.average_score, success_rate = excluded.success_rate,"
+        " revision = excluded.revision, profile_json = excluded.profile_json,"
+        " updated_at = CURRENT_TIMESTAMP",
+        (
+            profile.id, profile.provider, profile.model, profile.xp, profile.level.value,
+            s.total_tasks, s.total_xp_earned, s.total_cost_incurred, s.average_score,
+            s.success_rate, revision, profile.model_dump_json(),
+        ),
+    )  # fmt: skip
+    conn.executemany(
+        "INSERT INTO specializations (agent_id, task_type, xp, level, tasks_completed,"
+        " avg_score, best_score, current_streak, tasks_judged) VALUES (?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT (agent_id, task_type) DO UPDATE SET xp = excluded.xp,"
+        " level = excluded.level, tasks_completed = excluded.tasks_completed,"
+        " avg_score = excluded.avg_score, best_score = excluded.best_score,"
+        " current_streak = excluded.current_streak, tasks_judged = excluded.tasks_judged",
+        [
+            (profile.id, task_type, sp.xp, sp.level.value, sp.tasks_completed, sp.avg_score,
+             sp.best_score, sp.current_streak, sp.tasks_judged)
+            for task_type, sp in profile.specializations.items()
+        ],
+    )  # fmt: skip
+    conn.executemany(
+        "INSERT OR IGNORE INTO achievements (agent_id, achievement, awarded_at, xp)"
+        " VALUES (?,?,?,?)",
+        [(profile.id, a.name, a.awarded_at, a.xp) for a in profile.achievements],
+    )
+
+
+def commit_oracle(conn: sqlite3.Connection, commit: OracleCommit, expected: int) -> int:
+    """Append the event and its ledger lines and replace the profile, in one transaction."""
+    event = commit.event
+    with transaction(conn):
+        existing = get_event(conn, event.agent_id, event.key)
+        if existing is not None:
+            raise AlreadyApplied(f"{event.agent_id}/{event.key}", existing)
+        found = conn.execute(
+            "SELECT revision FROM agent_profiles WHERE id = ?", (event.agent_id,)
+        ).fetchone()
+        actual = 0 if found is None else int(found[0])
+        if actual != expected:
+            raise RevisionConflict(event.agent_id, expected, actual)
+        _write_profile(conn, commit.profile, actual + 1)
+        seq = conn.execute(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM oracle_events WHERE agent_id = ?",
+            (event.agent_id,),
+        ).fetchone()[0]
+        conn.execute(
+            f"INSERT INTO oracle_events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                event.agent_id, event.key, seq, event.kind.value, json.dumps(event.payload),
+                event.payload_hash, json.dumps(event.result),
+                json.dumps([line.model_dump() for line in event.lines]), event.at,
+            ),
+        )  # fmt: skip
+        contract_id = str(event.payload.get("contract_id", event.key))
+        conn.executemany(
+            "INSERT INTO xp_history (agent_id, event, xp_awarded, contract_id, timestamp)"
+            " VALUES (?,?,?,?,?)",
+            [(event.agent_id, ln.event, ln.xp, contract_id, event.at) for ln in event.lines],
+        )
+    return actual + 1
+
+
+def ledger_entry(row: tuple[object, ...]) -> LedgerEntry:
+    """A ``LedgerEntry`` from a row of ``xp_history``."""
+    keys = ("id", "agent_id", "event", "xp_awarded", "contract_id", "timestamp")
+    return LedgerEntry.model_validate(dict(zip(keys, row, strict=True)))
+
+
+def leaderboard(
+    conn: sqlite3.Connection, task_type: str | None, limit: int
+) -> list[LeaderboardRow]:
+    """Top profiles from the leaderboard indexes, overall or for one task type."""
+    base = "p.id, p.provider, p.model, p.xp, p.level, p.total_tasks, p.average_score"
+    if task_type is None:
+        rows = conn.execute(
+            f"SELECT {base} FROM agent_profiles p"
+            " ORDER BY p.xp DESC, p.average_score DESC, p.id LIMIT ?",
+            (limit,),
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            f"SELECT {base}, s.xp, s.level, s.tasks_judged, s.avg_score, s.best_score"
+            " FROM specializations s JOIN agent_profiles p ON p.id = s.agent_id"
+            " WHERE s.task_type = ? ORDER BY s.xp DESC, s.avg_score DESC, s.agent_id LIMIT ?",
+            (task_type, limit),
+        ).fetchall()
+    keys = ["agent_id", "provider", "model", "xp", "level", "tasks", "average_score"]
+    if task_type is not None:
+        keys += [
+            "specialization_xp", "specialization_level", "specialization_tasks",
+            "specialization_avg_score", "specialization_best_score",
+        ]  # fmt: skip
+    out = []
+    for position, row in enumerate(rows, start=1):
+        values: dict[str, object] = dict(zip(keys, row, strict=True))
+        out.append(
+            LeaderboardRow.model_validate({**values, "position": position, "task_type": task_type})
+        )
+    return out
+
+
+def run_read(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """Run a read in a deferred transaction, so it sees one snapshot."""
+    conn.execute("BEGIN")
+    try:
+        return fn(conn)
+    finally:
+        conn.execute("COMMIT")

@@ -1,0 +1,146 @@
+"""The SQLite schema, as numbered migrations recorded in the database.
+
+The level-up specification's four tables keep exactly its names and columns
+(``agent_profiles``, ``specializations``, ``achievements``, ``xp_history``); agentladder adds
+columns to them (revisions, the profile as JSON, extra counters) and its own tables: rank
+stats, ranking markers, Oracle events (judgments and other events, the idempotency keys),
+registrations and deliberations.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+_V1 = """
+CREATE TABLE agent_profiles (
+  id TEXT PRIMARY KEY,
+  provider TEXT NOT NULL,
+  model TEXT NOT NULL,
+  xp INTEGER DEFAULT 0,
+  level TEXT DEFAULT 'rookie',
+  total_tasks INTEGER DEFAULT 0,
+  total_xp_earned INTEGER DEFAULT 0,
+  total_cost REAL DEFAULT 0,
+  average_score REAL DEFAULT 0,
+  success_rate REAL DEFAULT 0,
+  created_at TEXT DEFAULT CURRENT_TIMESTAMP,
+  updated_at TEXT DEFAULT CURRENT_TIMESTAMP,
+  revision INTEGER NOT NULL DEFAULT 1,
+  profile_json TEXT NOT NULL
+);
+CREATE INDEX agent_profiles_leaderboard ON agent_profiles (xp DESC, average_score DESC, id);
+
+CREATE TABLE specializations (
+  agent_id TEXT,
+  task_type TEXT,
+  xp INTEGER DEFAULT 0,
+  level TEXT DEFAULT 'rookie',
+  tasks_completed INTEGER DEFAULT 0,
+  avg_score REAL DEFAULT 0,
+  best_score REAL DEFAULT 0,
+  current_streak INTEGER DEFAULT 0,
+  tasks_judged INTEGER DEFAULT 0,
+  PRIMARY KEY (agent_id, task_type),
+  FOREIGN KEY (agent_id) REFERENCES agent_profiles(id)
+);
+CREATE INDEX specializations_leaderboard
+  ON specializations (task_type, xp DESC, avg_score DESC, agent_id);
+
+CREATE TABLE achievements (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  agent_id TEXT,
+  achievement TEXT,
+  awarded_at TEXT DEFAULT CURRENT_TIMESTAMP,
+  xp INTEGER DEFAULT 0,
+  FOREIGN KEY (agent_id) REFERENCES agent_profiles(id)
+);
+CREATE UNIQUE INDEX achievements_once ON achievements (agent_id, achievement);
+
+CREATE TABLE xp_history (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  agent_id TEXT,
+  event TEXT,
+  xp_awarded INTEGER,
+  contract_id TEXT,
+  timestamp TEXT DEFAULT CURRENT_TIMESTAMP,
+  FOREIGN KEY (agent_id) REFERENCES agent_profiles(id)
+);
+CREATE INDEX xp_history_agent ON xp_history (agent_id, id);
+
+CREATE TABLE oracle_events (
+  agent_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  payload_hash TEXT NOT NULL,
+  result TEXT NOT NULL,
+  lines TEXT NOT NULL,
+  at TEXT NOT NULL,
+  PRIMARY KEY (agent_id, key),
+  UNIQUE (agent_id, seq)
+);
+
+CREATE TABLE rank_stats (
+  agent_id TEXT PRIMARY KEY,
+  revision INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  stats_json TEXT NOT NULL
+);
+
+CREATE TABLE ranking_markers (
+  marker TEXT PRIMARY KEY,
+  applied_at TEXT DEFAULT CURRENT_TIMESTAMP
+);
+
+CREATE TABLE registrations (
+  agent_id TEXT PRIMARY KEY,
+  last_seen REAL NOT NULL,
+  doc TEXT NOT NULL
+);
+
+CREATE TABLE deliberations (
+  id TEXT PRIMARY KEY,
+  status TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  doc TEXT NOT NULL
+);
+CREATE INDEX deliberations_newest ON deliberations (created_at DESC, id);
+"""
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = ((1, "initial schema", _V1),)
+
+
+def migrate(conn: sqlite3.Connection) -> list[int]:
+    """Apply every migration the database lacks, each in its own transaction.
+
+    Safe when several processes open the same new file at once: the check and the
+    migration run under one write lock (BEGIN IMMEDIATE). Returns the versions applied.
+    """
+    applied: list[int] = []
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " applied_at TEXT DEFAULT CURRENT_TIMESTAMP)"
+    )
+    for version, name, script in MIGRATIONS:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = conn.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
+            ).fetchone()
+            if done is None:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name)
+                )
+                applied.append(version)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return applied

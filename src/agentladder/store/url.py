@@ -1,0 +1,40 @@
+"""Open a store from its URL: ``memory://``, ``sqlite:///path.db``, ``nats://host:port,...``."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+from agentladder.errors import InvalidInput
+from agentladder.store.base import Store
+
+__all__ = ["DEFAULT_URL", "open_store"]
+
+DEFAULT_URL = "sqlite:///agentladder.db"
+
+
+async def open_store(url: str = DEFAULT_URL) -> Store:
+    """The store ``url`` names, opened and ready (schema migrated, buckets created)."""
+    parts = urlsplit(url)
+    options = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    if parts.scheme == "memory":
+        from agentladder.store.memory import MemoryStore  # noqa: PLC0415 (load on use)
+
+        return MemoryStore()
+    if parts.scheme == "sqlite":
+        from agentladder.store.sqlite import SqliteStore  # noqa: PLC0415
+
+        path = parts.path[1:] if parts.path.startswith("/") else parts.path
+        if parts.netloc or not path:
+            raise InvalidInput(
+                "store", url, "must look like sqlite:///relative.db or sqlite:////abs.db"
+            )
+        unknown = set(options) - {"synchronous"}
+        if unknown:
+            raise InvalidInput("store", url, f"has unknown options {sorted(unknown)}")
+        try:
+            return SqliteStore(path, synchronous=options.get("synchronous", "full"))
+        except ValueError as error:
+            raise InvalidInput("store", url, str(error)) from error
+    if parts.scheme in ("nats", "tls"):
+        raise InvalidInput("store", url, "the NATS JetStream store is not in this build yet")
+    raise InvalidInput("store", url, "must start with memory://, sqlite:/// or nats://")

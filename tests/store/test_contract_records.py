@@ -1,0 +1,67 @@
+"""Store contract, registry and deliberation records: insert, replace, list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentladder.domain.agents import AgentConfig
+from agentladder.store.base import Store
+from agentladder.store.records import DeliberationDoc, Registration
+
+
+def registration(name: str, last_seen: float, **fields: Any) -> Registration:
+    return Registration(
+        config=AgentConfig(name=name, **fields), first_seen=1.0, last_seen=last_seen
+    )
+
+
+def test_registrations_insert_replace_and_list(with_store: Any) -> None:
+    """A registration is stored, replaced by a newer heartbeat, listed by agent id."""
+
+    async def body(store: Store) -> None:
+        assert await store.get_registration("a") is None
+        await store.put_registration(registration("b", 5.0, capability_tags=("sql",)))
+        await store.put_registration(registration("a", 5.0))
+        await store.put_registration(registration("a", 9.0, model_name="gpt-4o"))
+        got = await store.get_registration("a")
+        assert got is not None
+        assert got.last_seen == 9.0
+        assert got.config.model_name == "gpt-4o"
+        assert [r.agent_id for r in await store.list_registrations()] == ["a", "b"]
+        b = await store.get_registration("b")
+        assert b is not None
+        assert b.config.capability_tags == ("sql",)
+
+    with_store(body)
+
+
+def test_deliberations_newest_first_with_paging(with_store: Any) -> None:
+    """Deliberation records round-trip, replace by id, and list newest first in pages."""
+
+    async def body(store: Store) -> None:
+        for i in range(5):
+            await store.put_deliberation(
+                DeliberationDoc(id=f"d{i}", status="queued", created_at=float(i), body={"n": i})
+            )
+        await store.put_deliberation(
+            DeliberationDoc(id="d2", status="completed", created_at=2.0, body={"result": [1, 2]})
+        )
+        got = await store.get_deliberation("d2")
+        assert got is not None
+        assert got.status == "completed"
+        assert got.body == {"result": [1, 2]}
+        assert await store.get_deliberation("nope") is None
+        listed = await store.list_deliberations(limit=2)
+        assert [d.id for d in listed] == ["d4", "d3"]
+        assert [d.id for d in await store.list_deliberations(limit=10, offset=3)] == ["d1", "d0"]
+
+    with_store(body)
+
+
+def test_ping_answers(with_store: Any) -> None:
+    """A reachable store answers ping."""
+
+    async def body(store: Store) -> None:
+        await store.ping()
+
+    with_store(body)

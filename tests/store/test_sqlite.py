@@ -1,0 +1,125 @@
+"""SQLite specifics: the schema, migrations, restart, corrupt rows, URLs."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+from tests.store.builders import award, judgment
+
+from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.errors import CorruptRecord, InvalidInput
+from agentladder.store.sqlite import SqliteStore
+from agentladder.store.sqlite_schema import MIGRATIONS
+from agentladder.store.url import open_store
+
+SPEC_COLUMNS = {
+    "agent_profiles": [
+        "id", "provider", "model", "xp", "level", "total_tasks", "total_xp_earned",
+        "total_cost", "average_score", "success_rate", "created_at", "updated_at",
+    ],
+    "specializations": [
+        "agent_id", "task_type", "xp", "level", "tasks_completed", "avg_score", "best_score",
+        "current_streak",
+    ],
+    "achievements": ["id", "agent_id", "achievement", "awarded_at"],
+    "xp_history": ["id", "agent_id", "event", "xp_awarded", "contract_id", "timestamp"],
+}  # fmt: skip
+
+
+def test_specification_tables_have_its_columns(tmp_path: Path) -> None:
+    """The four tables of the level-up spec exist with its columns, in its order, first."""
+    db = tmp_path / "s.db"
+    asyncio.run(_open_close(db))
+    conn = sqlite3.connect(db)
+    for table, columns in SPEC_COLUMNS.items():
+        names = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+        assert names[: len(columns)] == columns, table
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    versions = [row[0] for row in conn.execute("SELECT version FROM schema_migrations")]
+    assert versions == [m[0] for m in MIGRATIONS]
+    conn.close()
+
+
+async def _open_close(db: Path) -> None:
+    store = await open_store(f"sqlite:///{db}")
+    await store.close()
+
+
+def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
+    """Stats, profiles, events and the ledger are all there after reopening the file."""
+    db = tmp_path / "r.db"
+
+    async def write() -> None:
+        store = await open_store(f"sqlite:///{db}")
+        await store.commit_stats({"a1": (AgentPerformanceStats(rank=2), 0)}, marker="d1")
+        for i in range(3):
+            await award(store, judgment("a1", f"c-{i}"))
+        await store.close()
+
+    async def read() -> None:
+        store = await open_store(f"sqlite:///{db}")
+        stats = await store.get_stats("a1")
+        assert stats is not None
+        assert stats.value.rank == 2
+        assert await store.marker_applied("d1")
+        profile = await store.get_profile("a1")
+        assert profile is not None
+        assert profile.value.stats.total_tasks == 3
+        assert len(await store.events("a1")) == 3
+        assert len(await store.ledger("a1")) >= 6
+        await store.close()
+
+    asyncio.run(write())
+    asyncio.run(read())
+
+
+def test_reopening_does_not_migrate_twice(tmp_path: Path) -> None:
+    """A second open finds every migration recorded and applies none."""
+    db = tmp_path / "m.db"
+    SqliteStore(db)._write_conn.close()
+    store = SqliteStore(db)
+    count = store._write_conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0]
+    assert count == len(MIGRATIONS)
+    asyncio.run(store.close())
+
+
+def test_corrupt_row_is_reported_with_its_key(tmp_path: Path) -> None:
+    """Bad JSON in one rank row raises CorruptRecord naming the key; other rows still read."""
+    db = tmp_path / "c.db"
+
+    async def main() -> None:
+        store = await open_store(f"sqlite:///{db}")
+        await store.commit_stats(
+            {"good": (AgentPerformanceStats(), 0), "bad": (AgentPerformanceStats(), 0)}
+        )
+        raw = sqlite3.connect(db)
+        raw.execute("UPDATE rank_stats SET stats_json = '{\"rank\": -1' WHERE agent_id = 'bad'")
+        raw.commit()
+        raw.close()
+        with pytest.raises(CorruptRecord) as caught:
+            await store.get_stats("bad")
+        assert caught.value.key == "rank_stats/bad"
+        assert await store.get_stats("good") is not None
+        await store.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite://",
+        "sqlite://host/x.db",
+        "sqlite:///x.db?synchronous=fast",
+        "sqlite:///x.db?cache=1",
+        "ftp://x",
+    ],
+)
+def test_bad_store_urls_are_refused(url: str) -> None:
+    """Malformed URLs, unknown options and schemes are refused naming the store field."""
+    with pytest.raises(InvalidInput) as caught:
+        asyncio.run(open_store(url))
+    assert caught.value.field == "store"
