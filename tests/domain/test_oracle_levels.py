@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from tests.domain.oracle_helpers import NOW, RULES, judgment, run
 
 from agentladder.domain.award import apply_raw_award, settle
 from agentladder.domain.levels import Level, LevelThresholds, level_for_xp, level_number
 from agentladder.domain.profile import AgentProfile, Specialization, new_profile
 from agentladder.domain.rules import OracleRules
+from tests.domain.oracle_helpers import NOW, RULES, judgment, run
 
 
 @pytest.mark.parametrize(

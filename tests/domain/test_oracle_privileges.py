@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from tests.domain.oracle_helpers import RULES
 
 from agentladder.domain.levels import Level
 from agentladder.domain.privileges import (
@@ -15,6 +14,7 @@ from agentladder.domain.privileges import (
 from agentladder.domain.profile import AgentProfile, Specialization
 from agentladder.domain.rules import Complexity, MaxComplexity
 from agentladder.errors import InvalidInput
+from tests.domain.oracle_helpers import RULES
 
 
 def profile_at(level: Level, **specs: Level) -> AgentProfile:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.domain.oracle_helpers import NOW, RULES
 
 from agentladder.domain.award import apply_judgment
 from agentladder.domain.judgment import Judgment
 from agentladder.domain.levels import LEVELS
 from agentladder.domain.profile import new_profile
+from tests.domain.oracle_helpers import NOW, RULES
 
 scores = st.none() | st.floats(min_value=0.0, max_value=10.0, allow_nan=False)
 maybe_ms = st.none() | st.floats(min_value=0.0, max_value=1e6, allow_nan=False)

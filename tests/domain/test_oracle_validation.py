@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from tests.domain.oracle_helpers import judgment, run
-
 from agentladder.domain.award import apply_validation_failure
+from tests.domain.oracle_helpers import judgment, run
 
 
 def test_failed_validation_cuts_streaks_and_success_but_keeps_xp() -> None:

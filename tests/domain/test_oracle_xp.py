@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tests.domain.oracle_helpers import judgment, run
 
 from agentladder.domain.rules import XPTable
 from agentladder.domain.xp import task_xp_lines
+from tests.domain.oracle_helpers import judgment, run
 
 TABLE = XPTable()
 

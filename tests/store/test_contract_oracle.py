@@ -6,12 +6,12 @@ import asyncio
 from typing import Any
 
 import pytest
-from tests.store.builders import RULES, award, judgment, judgment_commit
 
 from agentladder.domain.replay import ReplayStep, replay
 from agentladder.errors import AlreadyApplied, InvalidInput, RevisionConflict
 from agentladder.store.base import Store
 from agentladder.store.retry import retry_on_conflict
+from tests.store.builders import RULES, award, judgment, judgment_commit
 
 
 def test_first_commit_creates_the_profile_event_and_ledger(with_store: Any) -> None:

@@ -7,13 +7,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from tests.store.builders import award, judgment
 
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import CorruptRecord, InvalidInput
 from agentladder.store.sqlite import SqliteStore
 from agentladder.store.sqlite_schema import MIGRATIONS
 from agentladder.store.url import open_store
+from tests.store.builders import award, judgment
 
 SPEC_COLUMNS = {
     "agent_profiles": [
