@@ -155,38 +155,46 @@ def _write_profile(conn: sqlite3.Connection, profile: AgentProfile, revision: in
 
 
 def commit_oracle(conn: sqlite3.Connection, commit: OracleCommit, expected: int) -> int:
-    """Append the event and its ledger lines and replace the profile, in one transaction."""
+    """Append the event and its ledger lines and replace the profile, in one transaction.
+
+    The profile's revision counts its events, so the event's per-agent ``seq`` is the
+    new revision. The event's primary key (agent_id, key) refuses a repeated key.
+    """
     event = commit.event
+    revision = expected + 1
     with transaction(conn):
-        existing = get_event(conn, event.agent_id, event.key)
-        if existing is not None:
-            raise AlreadyApplied(f"{event.agent_id}/{event.key}", existing)
+        try:
+            conn.execute(
+                f"INSERT INTO oracle_events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    event.agent_id, event.key, revision, event.kind.value,
+                    json.dumps(event.payload), event.payload_hash, json.dumps(event.result),
+                    json.dumps([line.model_dump() for line in event.lines]), event.at,
+                ),
+            )  # fmt: skip
+        except sqlite3.IntegrityError:
+            existing = get_event(conn, event.agent_id, event.key)
+            if existing is not None:
+                raise AlreadyApplied(f"{event.agent_id}/{event.key}", existing) from None
+            raise _conflict(conn, event.agent_id, expected) from None
         found = conn.execute(
             "SELECT revision FROM agent_profiles WHERE id = ?", (event.agent_id,)
         ).fetchone()
-        actual = 0 if found is None else int(found[0])
-        if actual != expected:
-            raise RevisionConflict(event.agent_id, expected, actual)
-        _write_profile(conn, commit.profile, actual + 1)
-        seq = conn.execute(
-            "SELECT COALESCE(MAX(seq), 0) + 1 FROM oracle_events WHERE agent_id = ?",
-            (event.agent_id,),
-        ).fetchone()[0]
-        conn.execute(
-            f"INSERT INTO oracle_events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                event.agent_id, event.key, seq, event.kind.value, json.dumps(event.payload),
-                event.payload_hash, json.dumps(event.result),
-                json.dumps([line.model_dump() for line in event.lines]), event.at,
-            ),
-        )  # fmt: skip
+        if (0 if found is None else int(found[0])) != expected:
+            raise _conflict(conn, event.agent_id, expected)
+        _write_profile(conn, commit.profile, revision)
         contract_id = str(event.payload.get("contract_id", event.key))
         conn.executemany(
             "INSERT INTO xp_history (agent_id, event, xp_awarded, contract_id, timestamp)"
             " VALUES (?,?,?,?,?)",
             [(event.agent_id, ln.event, ln.xp, contract_id, event.at) for ln in event.lines],
         )
-    return actual + 1
+    return revision
+
+
+def _conflict(conn: sqlite3.Connection, agent_id: str, expected: int) -> RevisionConflict:
+    found = conn.execute("SELECT revision FROM agent_profiles WHERE id = ?", (agent_id,)).fetchone()
+    return RevisionConflict(agent_id, expected, 0 if found is None else int(found[0]))
 
 
 def ledger_entry(row: tuple[object, ...]) -> LedgerEntry:
