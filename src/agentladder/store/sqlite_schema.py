@@ -79,9 +79,9 @@ CREATE TABLE oracle_events (
   result TEXT NOT NULL,
   lines TEXT NOT NULL,
   at TEXT NOT NULL,
-  PRIMARY KEY (agent_id, key),
-  UNIQUE (agent_id, seq)
-);
+  PRIMARY KEY (agent_id, seq),
+  UNIQUE (agent_id, key)
+) WITHOUT ROWID;
 
 CREATE TABLE rank_stats (
   agent_id TEXT PRIMARY KEY,
