@@ -44,6 +44,7 @@ class OracleEventKind(StrEnum):
     JUDGMENT = "judgment"
     RAW_AWARD = "raw_award"
     VALIDATION = "validation"
+    SETTLE = "settle"
 
 
 class OracleEvent(BaseModel):

@@ -36,5 +36,7 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
         except ValueError as error:
             raise InvalidInput("store", url, str(error)) from error
     if parts.scheme in ("nats", "tls"):
-        raise InvalidInput("store", url, "the NATS JetStream store is not in this build yet")
+        from agentladder.store.nats import open_nats_store  # noqa: PLC0415
+
+        return await open_nats_store(url)
     raise InvalidInput("store", url, "must start with memory://, sqlite:/// or nats://")

@@ -1,0 +1,224 @@
+"""The distributed store: NATS JetStream KV buckets and one stream (see docs/storage-nats.md).
+
+``open_nats_store("nats://host:port[,host:port...]?replicas=1&rank_bucket=...&prefix=...")``
+
+- rank stats: KV bucket ``<rank_bucket>`` (``nats_ranks``), compare-and-set by revision
+  in atomic batches, published on ``<prefix>.ranks.updated.<agent_id>``;
+- the Oracle: stream ``<PREFIX>_ORACLE`` (``nats_oracle``), event + idempotency claim
+  in one atomic batch; leaderboards from an in-memory index fed by it (``nats_index``);
+- registrations and deliberations: KV buckets ``<prefix>_registrations`` and
+  ``<prefix>_deliberations`` (``nats_records``).
+
+Several service instances on several machines can share one store: every write is a
+compare-and-set or idempotent, checked by the server. An unreachable server, a timeout or
+no responders raise ``StoreUnavailable``; other JetStream errors raise ``StoreError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+
+import nats.errors
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+
+from agentladder.domain.profile import AgentProfile
+from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.errors import StoreUnavailable
+from agentladder.store.base import LedgerEntry, StatsUpdate
+from agentladder.store.leaderboard import check_limit
+from agentladder.store.nats_config import NatsOptions, nats_errors, parse_nats_url
+from agentladder.store.nats_index import LeaderboardIndex
+from agentladder.store.nats_io import (
+    REQUEST_TIMEOUT,
+    connect,
+    ensure_kv,
+    ensure_oracle_stream,
+)
+from agentladder.store.nats_oracle import OracleLog
+from agentladder.store.nats_ranks import RankStats
+from agentladder.store.nats_records import KvDocuments
+from agentladder.store.records import (
+    DeliberationDoc,
+    LeaderboardRow,
+    OracleCommit,
+    OracleEvent,
+    Registration,
+    Versioned,
+)
+
+__all__ = ["LEADERBOARD_WAIT", "NatsStore", "open_nats_store"]
+
+LEADERBOARD_WAIT = 5.0
+"""How long a leaderboard query waits for the index to catch up before StoreUnavailable."""
+
+
+async def open_nats_store(url: str) -> NatsStore:
+    """Connect, create or bind the buckets and the stream, start the leaderboard index."""
+    options = parse_nats_url(url)
+    nc = await connect(options)
+    try:
+        with nats_errors("open"):
+            js = nc.jetstream(timeout=REQUEST_TIMEOUT)
+            await js.account_info()
+            replicas = options.replicas
+            ranks = await ensure_kv(js, options.rank_bucket, replicas, atomic=True)
+            registrations = await ensure_kv(js, options.registrations_bucket, replicas)
+            deliberations = await ensure_kv(js, options.deliberations_bucket, replicas)
+            await ensure_oracle_stream(js, options)
+            index = LeaderboardIndex(js, options.oracle_stream, options.event_prefix)
+            await index.start()
+    except BaseException:
+        await nc.close()
+        raise
+    docs = KvDocuments(
+        js,
+        registrations,
+        deliberations,
+        options.registrations_bucket,
+        options.deliberations_bucket,
+    )
+    return NatsStore(
+        nc, js, options, RankStats(nc, js, ranks, options), OracleLog(nc, js, options), docs, index
+    )
+
+
+class NatsStore:
+    """A ``Store`` in NATS JetStream; open it with ``open_nats_store``."""
+
+    def __init__(
+        self,
+        nc: Client,
+        js: JetStreamContext,
+        options: NatsOptions,
+        ranks: RankStats,
+        oracle: OracleLog,
+        docs: KvDocuments,
+        index: LeaderboardIndex,
+    ) -> None:
+        self._nc = nc
+        self._js = js
+        self.options = options
+        self._ranks = ranks
+        self._oracle = oracle
+        self._docs = docs
+        self._index = index
+        self._closed = False
+
+    @property
+    def url(self) -> str:
+        """The servers and options, without credentials."""
+        return self.options.url
+
+    async def close(self) -> None:
+        """Stop the index, flush pending publishes and close the connection."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(nats.errors.Error, OSError):
+            await self._index.stop()
+        try:
+            await self._nc.drain()
+        except (nats.errors.Error, OSError):  # includes TimeoutError
+            await self._nc.close()
+
+    async def ping(self) -> None:
+        """Ask JetStream for the account's info; fail at once while disconnected."""
+        if not self._nc.is_connected:
+            raise StoreUnavailable(f"NATS {self.url}: not connected (reconnecting or closed)")
+        with nats_errors("ping"):
+            await self._js.account_info()
+
+    async def get_stats(self, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
+        """One agent's stats from the rank bucket."""
+        with nats_errors("get_stats"):
+            return await self._ranks.get(agent_id)
+
+    async def list_stats(self) -> dict[str, Versioned[AgentPerformanceStats]]:
+        """Every agent's stats (marker entries skipped)."""
+        with nats_errors("list_stats"):
+            return await self._ranks.list_all()
+
+    async def commit_stats(
+        self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
+    ) -> dict[str, int]:
+        """One atomic batch of compare-and-set puts, plus the marker entry."""
+        with nats_errors("commit_stats"):
+            return await self._ranks.commit(updates, marker)
+
+    async def marker_applied(self, marker: str) -> bool:
+        """Whether the marker entry exists."""
+        with nats_errors("marker_applied"):
+            return await self._ranks.marker_applied(marker)
+
+    async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
+        """The profile in the agent's last event message."""
+        with nats_errors("get_profile"):
+            return await self._oracle.get_profile(agent_id)
+
+    async def list_profiles(self) -> list[AgentProfile]:
+        """Every agent's profile, by agent id."""
+        with nats_errors("list_profiles"):
+            return await self._oracle.list_profiles()
+
+    async def commit_oracle(self, commit: OracleCommit, expected_revision: int) -> int:
+        """The idempotency claim and the event in one atomic batch."""
+        with nats_errors("commit_oracle"):
+            return await self._oracle.commit(commit, expected_revision)
+
+    async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
+        """The event held by the key's claim."""
+        with nats_errors("get_event"):
+            return await self._oracle.get_event(agent_id, key)
+
+    async def events(self, agent_id: str) -> list[OracleEvent]:
+        """The agent's events in order."""
+        with nats_errors("events"):
+            return await self._oracle.events(agent_id)
+
+    async def ledger(
+        self, agent_id: str, *, offset: int = 0, limit: int = 100
+    ) -> list[LedgerEntry]:
+        """A page of the agent's ledger lines, oldest first."""
+        with nats_errors("ledger"):
+            return await self._oracle.ledger(agent_id, offset, limit)
+
+    async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
+        """From the in-memory index, once it has applied every event committed so far."""
+        check_limit(limit)
+        with nats_errors("leaderboard"):
+            await self._index.wait_for(await self._oracle.last_event_seq(), LEADERBOARD_WAIT)
+            return self._index.rows(task_type, limit)
+
+    async def put_registration(self, registration: Registration) -> None:
+        """Insert or replace."""
+        with nats_errors("put_registration"):
+            await self._docs.put_registration(registration)
+
+    async def get_registration(self, agent_id: str) -> Registration | None:
+        """One registration."""
+        with nats_errors("get_registration"):
+            return await self._docs.get_registration(agent_id)
+
+    async def list_registrations(self) -> list[Registration]:
+        """By agent id."""
+        with nats_errors("list_registrations"):
+            return await self._docs.list_registrations()
+
+    async def put_deliberation(self, doc: DeliberationDoc) -> None:
+        """Insert or replace."""
+        with nats_errors("put_deliberation"):
+            await self._docs.put_deliberation(doc)
+
+    async def get_deliberation(self, deliberation_id: str) -> DeliberationDoc | None:
+        """One record."""
+        with nats_errors("get_deliberation"):
+            return await self._docs.get_deliberation(deliberation_id)
+
+    async def list_deliberations(
+        self, *, limit: int = 50, offset: int = 0
+    ) -> Sequence[DeliberationDoc]:
+        """Newest first."""
+        with nats_errors("list_deliberations"):
+            return await self._docs.list_deliberations(limit, offset)

@@ -1,0 +1,170 @@
+"""The NATS store's options and names, and how nats-py errors become agentladder errors.
+
+``nats://host:port[,host:port...]?replicas=1&rank_bucket=nsed_agent_ranks&prefix=agentladder``
+
+- ``rank_bucket``: the KV bucket of rank stats (the specification's ``nsed_agent_ranks``).
+- ``prefix``: names everything else: the KV buckets ``<prefix>_registrations`` and
+  ``<prefix>_deliberations``, the stream ``<PREFIX>_ORACLE`` (upper case) on the subjects
+  ``<prefix>.oracle.>``, and the rank update subjects ``<prefix>.ranks.updated.<agent_id>``.
+- ``replicas``: the JetStream replicas of every bucket and stream this store creates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
+
+import nats.errors
+import nats.js.errors
+
+from agentladder.errors import AgentladderError, InvalidInput, StoreError, StoreUnavailable
+
+__all__ = [
+    "DEFAULT_PREFIX",
+    "DEFAULT_RANK_BUCKET",
+    "MARKER_PREFIX",
+    "NatsOptions",
+    "claim_token",
+    "kv_key_ok",
+    "marker_key",
+    "nats_errors",
+    "parse_nats_url",
+]
+
+DEFAULT_RANK_BUCKET = "nsed_agent_ranks"
+DEFAULT_PREFIX = "agentladder"
+MARKER_PREFIX = "=applied="
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_KV_KEY = re.compile(r"[-/_=.A-Za-z0-9]{1,1024}")
+_MAX_REPLICAS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class NatsOptions:
+    """Where the store connects and how it names its buckets, stream and subjects."""
+
+    servers: tuple[str, ...]
+    url: str
+    replicas: int = 1
+    rank_bucket: str = DEFAULT_RANK_BUCKET
+    prefix: str = DEFAULT_PREFIX
+
+    @property
+    def registrations_bucket(self) -> str:
+        """KV bucket of registrations."""
+        return f"{self.prefix}_registrations"
+
+    @property
+    def deliberations_bucket(self) -> str:
+        """KV bucket of deliberation records."""
+        return f"{self.prefix}_deliberations"
+
+    @property
+    def oracle_stream(self) -> str:
+        """The stream of Oracle events and idempotency claims."""
+        return f"{self.prefix.upper()}_ORACLE"
+
+    @property
+    def oracle_subjects(self) -> str:
+        """Every subject of the Oracle stream."""
+        return f"{self.prefix}.oracle.>"
+
+    @property
+    def event_prefix(self) -> str:
+        """``<prefix>.oracle.event.``: followed by an agent id, its event subject."""
+        return f"{self.prefix}.oracle.event."
+
+    def event_subject(self, agent_id: str) -> str:
+        """The subject of one agent's events (its last message is its profile)."""
+        return f"{self.event_prefix}{agent_id}"
+
+    def claim_subject(self, agent_id: str, key: str) -> str:
+        """The subject of the idempotency claim of one event key of one agent."""
+        return f"{self.prefix}.oracle.key.{agent_id}.{claim_token(key)}"
+
+    def rank_update_subject(self, agent_id: str) -> str:
+        """Core NATS subject on which an agent's new stats are published after a commit."""
+        return f"{self.prefix}.ranks.updated.{agent_id}"
+
+
+def claim_token(key: str) -> str:
+    """A subject-safe token for an event key: the first 40 hex digits of its SHA-256."""
+    return hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+def marker_key(marker: str) -> str:
+    """The rank bucket key of a ``commit_stats`` marker: ``=applied=<token>``."""
+    token = marker if _NAME.fullmatch(marker) else hashlib.sha256(marker.encode()).hexdigest()
+    return f"{MARKER_PREFIX}{token}"
+
+
+def kv_key_ok(key: str) -> bool:
+    """Whether ``key`` is a valid KV key (``[-/_=.A-Za-z0-9]+``, no leading or trailing dot)."""
+    return bool(_KV_KEY.fullmatch(key)) and not key.startswith(".") and not key.endswith(".")
+
+
+def parse_nats_url(url: str) -> NatsOptions:
+    """``NatsOptions`` from a ``nats://`` (or ``tls://``) URL; ``InvalidInput("store")`` if bad."""
+    parts = urlsplit(url)
+    hosts = [host for host in parts.netloc.split(",") if host]
+    if parts.scheme not in ("nats", "tls") or not hosts or parts.path not in ("", "/"):
+        raise InvalidInput("store", url, "must look like nats://host:port[,host:port...]")
+    options = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    unknown = set(options) - {"replicas", "rank_bucket", "prefix"}
+    if unknown:
+        raise InvalidInput("store", url, f"has unknown options {sorted(unknown)}")
+    replicas_text = options.get("replicas", "1")
+    if not replicas_text.isdigit() or not 1 <= int(replicas_text) <= _MAX_REPLICAS:
+        raise InvalidInput("store", url, f"replicas must be 1 to {_MAX_REPLICAS}")
+    rank_bucket = options.get("rank_bucket", DEFAULT_RANK_BUCKET)
+    prefix = options.get("prefix", DEFAULT_PREFIX)
+    for name, value in (("rank_bucket", rank_bucket), ("prefix", prefix)):
+        if not _NAME.fullmatch(value):
+            raise InvalidInput("store", url, f"{name} must be 1 to 64 of A-Z a-z 0-9 _ -")
+    shown = ",".join(host.rpartition("@")[2] for host in hosts)
+    query = f"?replicas={replicas_text}&rank_bucket={rank_bucket}&prefix={prefix}"
+    return NatsOptions(
+        servers=tuple(f"{parts.scheme}://{host}" for host in hosts),
+        url=f"{parts.scheme}://{shown}{query}",
+        replicas=int(replicas_text),
+        rank_bucket=rank_bucket,
+        prefix=prefix,
+    )
+
+
+_UNAVAILABLE = (
+    nats.errors.TimeoutError,
+    nats.errors.NoRespondersError,
+    nats.errors.ConnectionClosedError,
+    nats.errors.ConnectionDrainingError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.StaleConnectionError,
+    nats.errors.OutboundBufferLimitError,
+    nats.errors.NoServersError,
+    nats.js.errors.ServiceUnavailableError,
+    OSError,
+)
+
+
+@contextmanager
+def nats_errors(what: str) -> Iterator[None]:
+    """Turn nats-py errors raised inside into ``StoreUnavailable`` or ``StoreError``.
+
+    Unreachable, timed out, no responders, closed: ``StoreUnavailable``. Any other
+    JetStream API error: ``StoreError`` with its code. agentladder's own errors pass.
+    """
+    try:
+        yield
+    except AgentladderError:
+        raise
+    except _UNAVAILABLE as error:
+        raise StoreUnavailable(f"NATS {what}: {error!r}") from error
+    except nats.js.errors.APIError as error:
+        text = f"NATS {what}: JetStream error {error.err_code}: {error.description}"
+        raise StoreError(text) from error
+    except nats.errors.Error as error:
+        raise StoreError(f"NATS {what}: {error!r}") from error

@@ -1,0 +1,121 @@
+"""The leaderboard index of the NATS store: sorted in memory, fed by the Oracle stream.
+
+An ephemeral ordered consumer on ``<prefix>.oracle.event.>`` delivers the last event
+message of every agent (deliver policy last-per-subject), then every new one live. Each
+message replaces the agent's profile and moves it in the sorted orders, overall and per
+task type (``bisect``, ordering and rows as in ``store/leaderboard.py``). A query is
+served from memory after waiting, bounded, until the index has applied everything up to
+a given stream sequence (read-your-writes). A message that cannot be decoded is logged
+and skipped; the index keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import logging
+
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import DeliverPolicy
+
+from agentladder.domain.profile import AgentProfile
+from agentladder.errors import CorruptRecord, StoreUnavailable
+from agentladder.store.codec import decode
+from agentladder.store.leaderboard import row, sort_key
+from agentladder.store.records import LeaderboardRow, OracleCommit
+
+__all__ = ["LeaderboardIndex"]
+
+log = logging.getLogger(__name__)
+
+_Key = tuple[int, float, str, str]  # sort_key(profile, task_type) + (agent id,)
+_IDLE_HEARTBEAT = 2.0
+
+
+class LeaderboardIndex:
+    """Every agent's latest profile, kept sorted overall and per task type."""
+
+    def __init__(self, js: JetStreamContext, stream: str, event_prefix: str) -> None:
+        self._js = js
+        self._stream = stream
+        self._prefix = event_prefix
+        self._profiles: dict[str, AgentProfile] = {}
+        self._keys: dict[str, dict[str | None, _Key]] = {}
+        self._orders: dict[str | None, list[_Key]] = {None: []}
+        self._applied = 0
+        self._progress = asyncio.Condition()
+        self._sub: JetStreamContext.PushSubscription | None = None
+
+    @property
+    def applied(self) -> int:
+        """The stream sequence of the last event message applied (0: none yet)."""
+        return self._applied
+
+    async def start(self) -> None:
+        """Subscribe: the current profiles first, then live updates."""
+        self._sub = await self._js.subscribe(
+            f"{self._prefix}>",
+            stream=self._stream,
+            cb=self._on_message,
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+            idle_heartbeat=_IDLE_HEARTBEAT,
+        )
+
+    async def stop(self) -> None:
+        """Unsubscribe; the index no longer changes."""
+        sub, self._sub = self._sub, None
+        if sub is not None:
+            await sub.unsubscribe()
+
+    async def _on_message(self, msg: Msg) -> None:
+        seq = msg.metadata.sequence.stream
+        if seq <= self._applied:  # an ordered consumer reset may deliver again
+            return
+        agent_id = msg.subject.removeprefix(self._prefix)
+        try:
+            record = decode(OracleCommit, msg.data, msg.subject)
+        except CorruptRecord as error:
+            log.warning("leaderboard index skips stream sequence %d: %s", seq, error)
+        else:
+            self._apply(agent_id, record.profile)
+        self._applied = seq
+        async with self._progress:
+            self._progress.notify_all()
+
+    def _apply(self, agent_id: str, profile: AgentProfile) -> None:
+        for task_type, key in self._keys.pop(agent_id, {}).items():
+            order = self._orders[task_type]
+            del order[bisect.bisect_left(order, key)]
+        keys: dict[str | None, _Key] = {}
+        for task_type in (None, *profile.specializations):
+            key = (*sort_key(profile, task_type), agent_id)
+            bisect.insort(self._orders.setdefault(task_type, []), key)
+            keys[task_type] = key
+        self._keys[agent_id] = keys
+        self._profiles[agent_id] = profile
+
+    async def wait_for(self, seq: int, timeout: float) -> None:
+        """Return once every event message up to ``seq`` is applied; else StoreUnavailable."""
+        if self._applied >= seq:
+            return
+        if self._sub is None:
+            raise StoreUnavailable("the leaderboard index is stopped")
+        try:
+            async with self._progress:
+                await asyncio.wait_for(
+                    self._progress.wait_for(lambda: self._applied >= seq), timeout
+                )
+        except TimeoutError as error:
+            raise StoreUnavailable(
+                f"leaderboard index at stream sequence {self._applied}, not {seq} after {timeout} s"
+            ) from error
+
+    def rows(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
+        """The top ``limit`` rows, overall (None) or for one task type."""
+        order = self._orders.get(task_type, [])
+        return [
+            row(position, self._profiles[key[3]], task_type)
+            for position, key in enumerate(order[:limit], start=1)
+        ]

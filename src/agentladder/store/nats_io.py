@@ -1,0 +1,200 @@
+"""JetStream plumbing of the NATS store: connecting, creating buckets and streams, reading.
+
+- ``connect``: one nats-py connection that reconnects forever once it was established,
+  but fails fast (``StoreUnavailable``) when no server answers at start.
+- ``ensure_kv`` / ``ensure_oracle_stream``: create or bind, safe when several processes
+  start at once; ``allow_atomic`` is switched on where atomic batches are published.
+- ``scan``: read a consistent run of messages (all of a subject, or the last of each
+  subject matching a wildcard) through one ephemeral ordered consumer, instead of one
+  request per message.
+- ``last_msg``: the last message on a subject (or None), by the stream's message get.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import cast
+
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
+from nats.js.kv import KeyValue
+
+from agentladder.errors import StoreError, StoreUnavailable
+from agentladder.store.nats_batch import enable_atomic
+from agentladder.store.nats_config import NatsOptions
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "REQUEST_TIMEOUT",
+    "connect",
+    "ensure_kv",
+    "ensure_oracle_stream",
+    "is_deleted",
+    "last_msg",
+    "scan",
+]
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT = 2
+REQUEST_TIMEOUT = 5.0
+RECONNECT_WAIT = cast("int", 0.25)  # nats-py annotates int but sleeps any float
+STREAM_NAME_IN_USE = 10058
+_KV_OPERATION = "KV-Operation"
+
+
+class _ConnectionLog:
+    """Log connection trouble once per outage (a reconnect loop retries every 0.25 s)."""
+
+    def __init__(self, url: str, nc: Client) -> None:
+        self.url = url
+        self.nc = nc
+        self.quiet = False
+
+    async def error(self, error: Exception) -> None:
+        log.log(logging.DEBUG if self.quiet else logging.WARNING, "NATS %s: %r", self.url, error)
+        self.quiet = True
+
+    async def disconnected(self) -> None:
+        closing = self.nc.is_closed or self.nc.is_draining
+        log.log(logging.DEBUG if closing else logging.WARNING, "NATS %s: disconnected", self.url)
+        self.quiet = True
+
+    async def reconnected(self) -> None:
+        log.warning("NATS %s: reconnected", self.url)
+        self.quiet = False
+
+
+async def connect(options: NatsOptions) -> Client:
+    """Connect to the first server that answers; ``StoreUnavailable`` if none does."""
+    nc = Client()
+    events = _ConnectionLog(options.url, nc)
+    try:
+        await nc.connect(
+            servers=list(options.servers),
+            name="agentladder",
+            connect_timeout=CONNECT_TIMEOUT,
+            reconnect_time_wait=RECONNECT_WAIT,
+            max_reconnect_attempts=1,  # at start: try each server twice, then give up
+            drain_timeout=int(REQUEST_TIMEOUT),
+            error_cb=events.error,
+            disconnected_cb=events.disconnected,
+            reconnected_cb=events.reconnected,
+        )
+    except (nats.errors.Error, OSError) as error:
+        await nc.close()
+        cause = nc.last_error or error
+        raise StoreUnavailable(f"cannot connect to NATS at {options.url}: {cause!r}") from error
+    nc.options["max_reconnect_attempts"] = -1  # once connected, reconnect forever
+    return nc
+
+
+async def ensure_kv(
+    js: JetStreamContext, bucket: str, replicas: int, *, atomic: bool = False
+) -> KeyValue:
+    """Bind the KV bucket, creating it (history 1) if it does not exist yet."""
+    try:
+        await js.key_value(bucket)
+    except nats.js.errors.BucketNotFoundError:
+        try:
+            await js.create_key_value(bucket=bucket, history=1, replicas=replicas)
+        except nats.js.errors.APIError as error:
+            if error.err_code != STREAM_NAME_IN_USE:  # else another process created it first
+                raise
+            await js.key_value(bucket)
+    if atomic:
+        await enable_atomic(js, f"KV_{bucket}")
+    # Reads go to the stream leader even if the bucket allows direct gets (which followers
+    # may serve a little behind): a read after a write sees it, with any replicas.
+    return KeyValue(name=bucket, stream=f"KV_{bucket}", pre=f"$KV.{bucket}.", js=js, direct=False)
+
+
+async def ensure_oracle_stream(js: JetStreamContext, options: NatsOptions) -> None:
+    """Create the Oracle stream (file storage, allow_atomic, no deletes) or bind to it."""
+    name = options.oracle_stream
+    config = StreamConfig(
+        name=name,
+        description="agentladder Oracle: per-agent events and idempotency claims",
+        subjects=[options.oracle_subjects],
+        storage=StorageType.FILE,
+        num_replicas=options.replicas,
+        allow_atomic=True,
+        deny_delete=True,
+        deny_purge=True,
+    )
+    try:
+        await js.add_stream(config)
+        return
+    except nats.js.errors.APIError as error:
+        if error.err_code != STREAM_NAME_IN_USE:
+            raise
+    info = await js.stream_info(name)
+    if options.oracle_subjects not in (info.config.subjects or []):
+        raise StoreError(
+            f"stream {name!r} exists with subjects {info.config.subjects}, "
+            f"not {options.oracle_subjects!r}: choose another prefix"
+        )
+    await enable_atomic(js, name)
+
+
+async def last_msg(js: JetStreamContext, stream: str, subject: str) -> RawStreamMsg | None:
+    """The last message on ``subject`` (wildcards allowed), or None when there is none."""
+    try:
+        return await js.get_msg(stream, subject=subject)
+    except nats.js.errors.NotFoundError:
+        return None
+
+
+def is_deleted(msg: Msg) -> bool:
+    """Whether a KV stream message is a delete or purge marker rather than a value."""
+    return bool(msg.headers) and (msg.headers or {}).get(_KV_OPERATION) in ("DEL", "PURGE")
+
+
+async def scan(
+    js: JetStreamContext,
+    stream: str,
+    subject: str,
+    *,
+    last_per_subject: bool,
+    timeout: float = REQUEST_TIMEOUT,
+) -> list[Msg]:
+    """Every message on ``subject`` in stream order (or the last one of each subject).
+
+    Reads through one ephemeral ordered consumer until it reports nothing pending, so the
+    result is the stream as of some moment during the call. ``StoreUnavailable`` when a
+    message does not arrive within ``timeout``.
+    """
+    queue: asyncio.Queue[Msg] = asyncio.Queue()
+
+    async def collect(msg: Msg) -> None:
+        queue.put_nowait(msg)
+
+    policy = DeliverPolicy.LAST_PER_SUBJECT if last_per_subject else DeliverPolicy.ALL
+    sub = await js.subscribe(
+        subject, stream=stream, cb=collect, ordered_consumer=True, deliver_policy=policy
+    )
+    try:
+        info = await sub.consumer_info()
+        delivered = info.delivered.consumer_seq if info.delivered else 0
+        if not info.num_pending and not delivered:
+            return []
+        messages: list[Msg] = []
+        last_seq = 0
+        while True:
+            try:
+                msg = await asyncio.wait_for(queue.get(), timeout)
+            except TimeoutError as error:
+                raise StoreUnavailable(f"reading {subject!r} stalled for {timeout} s") from error
+            metadata = msg.metadata
+            if metadata.sequence.stream > last_seq:  # an ordered consumer reset may repeat
+                last_seq = metadata.sequence.stream
+                messages.append(msg)
+            if metadata.num_pending == 0:
+                return messages
+    finally:
+        await sub.unsubscribe()

@@ -1,0 +1,102 @@
+"""Registrations and deliberation records in two JetStream KV buckets.
+
+- ``<prefix>_registrations``: key agent id, value the ``Registration`` JSON.
+- ``<prefix>_deliberations``: key deliberation id (it must be a valid KV key), value the
+  ``DeliberationDoc`` JSON. Listing reads every entry (one ordered consumer, last value
+  per key) and sorts newest first in memory: fine for thousands, not for millions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+import nats.js.errors
+from nats.js import JetStreamContext
+from nats.js.kv import KeyValue
+from pydantic import BaseModel
+
+from agentladder.errors import InvalidInput
+from agentladder.store.codec import decode
+from agentladder.store.nats_config import kv_key_ok
+from agentladder.store.nats_io import is_deleted, scan
+from agentladder.store.records import DeliberationDoc, Registration
+
+__all__ = ["KvDocuments"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def _get(kv: KeyValue, bucket: str, model: type[M], key: str) -> M | None:
+    if not kv_key_ok(key):
+        return None
+    try:
+        entry = await kv.get(key)
+    except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+        return None
+    return decode(model, entry.value or b"", f"{bucket}/{key}")
+
+
+async def _all(js: JetStreamContext, bucket: str, model: type[M]) -> dict[str, M]:
+    prefix = f"$KV.{bucket}."
+    messages = await scan(js, f"KV_{bucket}", f"{prefix}>", last_per_subject=True)
+    found = {}
+    for msg in messages:
+        key = msg.subject.removeprefix(prefix)
+        if not is_deleted(msg):
+            found[key] = decode(model, msg.data, f"{bucket}/{key}")
+    return found
+
+
+class KvDocuments:
+    """The registry and the deliberation records."""
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        registrations: KeyValue,
+        deliberations: KeyValue,
+        registrations_bucket: str,
+        deliberations_bucket: str,
+    ) -> None:
+        self._js = js
+        self._registrations = registrations
+        self._deliberations = deliberations
+        self._registrations_bucket = registrations_bucket
+        self._deliberations_bucket = deliberations_bucket
+
+    async def put_registration(self, registration: Registration) -> None:
+        """Insert or replace (last writer wins)."""
+        key = registration.agent_id
+        if not kv_key_ok(key):
+            raise InvalidInput("agent_id", key, "must be a valid agent name")
+        await self._registrations.put(key, registration.model_dump_json().encode())
+
+    async def get_registration(self, agent_id: str) -> Registration | None:
+        """One registration, or None."""
+        return await _get(self._registrations, self._registrations_bucket, Registration, agent_id)
+
+    async def list_registrations(self) -> list[Registration]:
+        """Every registration by agent id."""
+        found = await _all(self._js, self._registrations_bucket, Registration)
+        return [value for _, value in sorted(found.items())]
+
+    async def put_deliberation(self, doc: DeliberationDoc) -> None:
+        """Insert or replace (last writer wins); the id must be a valid KV key."""
+        if not kv_key_ok(doc.id):
+            raise InvalidInput(
+                "deliberation_id", doc.id, "must be 1 to 1024 of A-Z a-z 0-9 - _ = / ."
+            )
+        await self._deliberations.put(doc.id, doc.model_dump_json().encode())
+
+    async def get_deliberation(self, deliberation_id: str) -> DeliberationDoc | None:
+        """One record, or None."""
+        return await _get(
+            self._deliberations, self._deliberations_bucket, DeliberationDoc, deliberation_id
+        )
+
+    async def list_deliberations(self, limit: int, offset: int) -> Sequence[DeliberationDoc]:
+        """Newest first (created_at descending, then id)."""
+        found = await _all(self._js, self._deliberations_bucket, DeliberationDoc)
+        docs = sorted(found.values(), key=lambda d: (-d.created_at, d.id))
+        return docs[offset : offset + limit]
