@@ -12,7 +12,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentladder.domain.award import apply_judgment, apply_raw_award, apply_validation_failure
+from agentladder.domain.award import (
+    apply_judgment,
+    apply_raw_award,
+    apply_validation_failure,
+    settle,
+)
 from agentladder.domain.judgment import Judgment, TaskPosition
 from agentladder.domain.profile import AgentProfile, new_profile
 from agentladder.domain.rules import OracleRules
@@ -36,7 +41,8 @@ def replay(
     """The profile and the ledger lines that ``steps`` produce, folded in order.
 
     A judgment payload is a ``Judgment``; a raw award's is ``{"event", "xp"}``; a
-    validation's is ``{"passed", "judgment", "position"}``.
+    validation's is ``{"passed", "judgment", "position"}``; a settle (levels and
+    achievements brought up to the rules in force) has none.
     """
     profile: AgentProfile | None = None
     lines: list[XPLine] = []
@@ -55,6 +61,10 @@ def replay(
             profile = raw.profile
             lines.append(raw.line)
             lines.extend(XPLine(event=a.event, xp=a.xp) for a in raw.achievements)
+        elif step.kind == "settle":
+            if profile is not None:
+                profile, unlocked = settle(profile, rules, step.at)
+                lines.extend(XPLine(event=a.event, xp=a.xp) for a in unlocked)
         elif step.kind == "validation":
             if profile is not None and not step.payload["passed"]:
                 judged = Judgment.model_validate(step.payload["judgment"])

@@ -1,4 +1,4 @@
-"""The contract suite runs unchanged against every backend: one fixture per store URL.
+"""Fixtures shared by the suites: every store backend through one fixture (`with_store`).
 
 The NATS backend runs against one real nats-server (JetStream in a temporary folder) for
 the whole session; each test gets its own prefix and rank bucket, so tests are isolated.

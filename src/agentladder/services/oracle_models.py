@@ -1,0 +1,114 @@
+"""What the Oracle service takes and returns, and the idempotency fingerprint of a request."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentladder.domain.agents import AgentName
+from agentladder.domain.award import AchievementUnlock, LevelChange, SpecializationLevelChange
+from agentladder.domain.judgment import Judgment
+from agentladder.domain.levels import Level
+from agentladder.domain.profile import AgentProfile
+from agentladder.domain.xp import XPLine
+
+__all__ = [
+    "JudgmentRequest",
+    "JudgmentResult",
+    "RawAwardResult",
+    "ValidationResult",
+    "VerifyReport",
+    "fingerprint",
+]
+
+MAX_OUTPUT = 1_000_000
+
+
+class JudgmentRequest(Judgment):
+    """A judged task as submitted: the judgment plus the output a judge may score."""
+
+    output: str | None = Field(default=None, max_length=MAX_OUTPUT)
+
+    def judgment(self, **resolved: object) -> Judgment:
+        """The judgment without the output, with resolved fields (score, provider, model)."""
+        values = self.model_dump(exclude={"output"})
+        values.update(resolved)
+        return Judgment.model_validate(values)
+
+
+def fingerprint(values: BaseModel | Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of ``values``: same request, same fingerprint."""
+    plain = values.model_dump(mode="json") if isinstance(values, BaseModel) else dict(values)
+    canonical = json.dumps(plain, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class JudgmentResult(BaseModel):
+    """The award of one judgment. A repeated contract returns the first one, duplicate=true."""
+
+    model_config = _FROZEN
+
+    agent_id: str
+    contract_id: str
+    task_type: str
+    score: float | None
+    judged_by: str | None = Field(description="the judge that scored it, if a judge did")
+    xp_awarded: int = Field(description="task XP; achievement XP is listed in achievements")
+    total_xp: int = Field(description="task XP plus achievement XP")
+    breakdown: tuple[XPLine, ...]
+    level_up: LevelChange | None
+    specialization_level_up: SpecializationLevelChange | None
+    achievements: tuple[AchievementUnlock, ...]
+    duplicate: bool = False
+    profile: AgentProfile
+
+
+class RawAwardResult(BaseModel):
+    """XP awarded for a named event outside a judged task."""
+
+    model_config = _FROZEN
+
+    agent_id: str
+    event_id: str
+    event: str
+    xp_awarded: int
+    achievements: tuple[AchievementUnlock, ...]
+    level_up: LevelChange | None
+    duplicate: bool = False
+    profile: AgentProfile
+
+
+class ValidationResult(BaseModel):
+    """A Sentinel's verdict on one judged task, as recorded."""
+
+    model_config = _FROZEN
+
+    agent_id: AgentName
+    contract_id: str
+    passed: bool
+    notes: str
+    counted_as_failure: bool = Field(description="the task now counts as failed")
+    duplicate: bool = False
+    level: Level
+
+
+class VerifyReport(BaseModel):
+    """The result of rebuilding every profile from its events."""
+
+    model_config = _FROZEN
+
+    agents_checked: int
+    events_replayed: int
+    differences: dict[str, dict[str, tuple[object, object]]]
+
+    @property
+    def ok(self) -> bool:
+        """True when every stored profile and ledger equals its replay."""
+        return not self.differences
