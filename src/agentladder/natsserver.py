@@ -16,6 +16,7 @@ time raises ``StoreUnavailable`` with the end of its log.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -153,6 +154,25 @@ class NatsServer:
             f"nats-server not ready after {self.startup_timeout} s:\n{self.log_tail()}"
         )
 
+    def wait_meta_leader(self) -> None:
+        """Wait until this server knows the JetStream meta leader (a cluster has quorum).
+
+        ``/healthz`` can answer 200 before a new cluster has elected its meta leader, and
+        JetStream API requests made meanwhile get no responders.
+        """
+        deadline = time.monotonic() + self.startup_timeout
+        url = f"http://{HOST}:{self.monitor_port}/jsz"
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(url, timeout=1.0) as response:
+                    meta = json.loads(response.read()).get("meta_cluster") or {}
+                if meta.get("leader"):
+                    return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.1)
+        raise StoreUnavailable(f"no JetStream meta leader after {self.startup_timeout} s")
+
     def _accepts_clients(self) -> bool:
         try:
             with socket.create_connection((HOST, self.port), timeout=0.5):
@@ -254,4 +274,6 @@ def cluster(n: int = 3, *, name: str = "agentladder") -> Iterator[list[NatsServe
             servers.append(server.start(wait=False))
         for server in servers:
             server.wait_ready()
+        for server in servers:
+            server.wait_meta_leader()
         yield servers

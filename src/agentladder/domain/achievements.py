@@ -77,8 +77,9 @@ _CONDITIONS: dict[Achievement, _Condition] = {
 
 def due_achievements(profile: AgentProfile, table: AchievementTable) -> tuple[Achievement, ...]:
     """Achievements whose condition ``profile`` meets and that it does not hold yet."""
+    held = {record.name for record in profile.achievements}
     return tuple(
         achievement
         for achievement, condition in _CONDITIONS.items()
-        if not profile.has_achievement(display_name(achievement)) and condition(profile, table)
+        if _NAMES[achievement] not in held and condition(profile, table)
     )

@@ -110,24 +110,28 @@ def _change(before: Level, after: Level) -> LevelChange | None:
     return None if before == after else LevelChange(from_level=before, to_level=after)
 
 
+def _levels_settled(profile: AgentProfile, rules: OracleRules) -> AgentProfile:
+    """``profile`` with every level brought up to its XP (copied only where one changes)."""
+    changed = {}
+    for task_type, spec in profile.specializations.items():
+        level = _higher(spec.level, spec.xp, rules.specialization_levels)
+        if level != spec.level:
+            changed[task_type] = spec.model_copy(update={"level": level})
+    level = _higher(profile.level, profile.xp, rules.levels)
+    if not changed and level == profile.level:
+        return profile
+    return profile.model_copy(
+        update={"level": level, "specializations": {**profile.specializations, **changed}}
+    )
+
+
 def settle(
     profile: AgentProfile, rules: OracleRules, awarded_at: str
 ) -> tuple[AgentProfile, tuple[AchievementUnlock, ...]]:
     """Bring levels up to the XP and award every due achievement, until nothing changes."""
     unlocked: list[AchievementUnlock] = []
     while True:
-        specializations = {
-            task_type: spec.model_copy(
-                update={"level": _higher(spec.level, spec.xp, rules.specialization_levels)}
-            )
-            for task_type, spec in profile.specializations.items()
-        }
-        profile = profile.model_copy(
-            update={
-                "level": _higher(profile.level, profile.xp, rules.levels),
-                "specializations": specializations,
-            }
-        )
+        profile = _levels_settled(profile, rules)
         due = due_achievements(profile, rules.achievements)
         if not due:
             return profile, tuple(unlocked)

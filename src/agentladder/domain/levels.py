@@ -64,8 +64,10 @@ class LevelThresholds(BaseModel):
 
 def level_for_xp(xp: int, thresholds: LevelThresholds) -> Level:
     """The highest level whose threshold ``xp`` reaches."""
-    reached = Level.ROOKIE
-    for level in LEVELS:
-        if xp >= thresholds.xp_for(level):
-            reached = level
-    return reached
+    if xp >= thresholds.expert:
+        return Level.EXPERT
+    if xp >= thresholds.trusted:
+        return Level.TRUSTED
+    if xp >= thresholds.reliable:
+        return Level.RELIABLE
+    return Level.ROOKIE

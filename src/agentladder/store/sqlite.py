@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -45,11 +46,25 @@ _SYNC_MODES = ("full", "normal", "extra", "off")
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode = WAL")
+    _enable_wal(conn)
     conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA busy_timeout = 60000")
     return conn
+
+
+def _enable_wal(conn: sqlite3.Connection, timeout: float = 60.0) -> None:
+    """Switch to WAL. The switch needs the file alone for a moment and SQLite does not
+    wait for it (no busy handler), so when another process holds it, retry briefly."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 class SqliteStore:

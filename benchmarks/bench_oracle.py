@@ -1,0 +1,78 @@
+"""Judgments per second through ``Oracle.submit_for_judgment`` on SQLite, against plain sqlite3.
+
+Each judgment goes the whole way: idempotency check, fold with the rules, commit of event
++ ledger lines + profile in one transaction, result. Run sequentially (one submitter)
+and with 32 concurrent submitters over 10 agents. The baseline is the storage
+benchmark's plain sqlite3 loop (one upsert and one insert per transaction), run in this
+process on the same settings. Medians of several runs. Target: ratio >= 0.4.
+
+Run: ``make bench`` or ``.venv/bin/python -m benchmarks oracle``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from agentladder.services.oracle import Oracle
+from agentladder.services.oracle_models import JudgmentRequest
+from agentladder.store.sqlite import SqliteStore
+from benchmarks.bench_sqlite_store import baseline
+from benchmarks.common import median_rate, report_ratio
+
+JUDGMENTS = 1200
+RUNS = 5
+CONCURRENCY = 32
+
+
+def through_oracle(path: Path, synchronous: str, count: int, concurrency: int) -> int:
+    """Submit ``count`` judgments over 10 agents with ``concurrency`` submitters."""
+
+    async def run() -> None:
+        store = SqliteStore(path, synchronous=synchronous)
+        oracle = Oracle(store)
+        queue: Iterator[int] = iter(range(count))
+
+        async def submitter() -> None:
+            for i in queue:
+                await oracle.submit_for_judgment(
+                    JudgmentRequest(
+                        agent_id=f"agent-{i % 10}", contract_id=f"c-{i}", task_type=f"t{i % 3}",
+                        score=8.5, cost=0.01, budget=0.02,
+                    )
+                )  # fmt: skip
+
+        try:
+            await asyncio.gather(*(submitter() for _ in range(concurrency)))
+        finally:
+            await store.close()
+
+    asyncio.run(run())
+    return count
+
+
+def main() -> None:
+    """Print rates and ratios for NORMAL and FULL synchronous, sequential and concurrent."""
+    for synchronous, count in (("normal", JUDGMENTS), ("full", JUDGMENTS // 3)):
+        with tempfile.TemporaryDirectory() as folder:
+            names = iter(range(1000))
+
+            def fresh(kind: str, folder: str = folder, names: Iterator[int] = names) -> Path:
+                return Path(folder) / f"{kind}-{next(names)}.db"
+
+            base, _ = median_rate(lambda s=synchronous, n=count: baseline(fresh("b"), s, n), RUNS)
+            for concurrency in (1, CONCURRENCY):
+                rate, runs = median_rate(
+                    lambda s=synchronous, n=count, c=concurrency: through_oracle(
+                        fresh("o"), s, n, c
+                    ),
+                    RUNS,
+                )
+                report_ratio(
+                    f"submit_for_judgment/s (synchronous={synchronous}, {concurrency} submitters,"
+                    f" {count} x {RUNS} runs)",
+                    rate, base, "judgments/s", 0.4,
+                )  # fmt: skip
+                print(f"  runs {[round(r) for r in runs]}")
