@@ -30,7 +30,7 @@ TASK_TYPES = ("sql", "poetry", "vision", "audit", "code")
 
 def populate(path: Path, count: int) -> None:
     """``count`` profiles and one specialization each, in batches of 50,000."""
-    SqliteStore(path)._write_conn.close()
+    asyncio.run(SqliteStore(path).close())
     rng = random.Random(7)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous = OFF")

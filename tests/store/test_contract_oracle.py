@@ -159,3 +159,52 @@ def test_leaderboard_limit_is_1_to_1000(with_store: Any, limit: int) -> None:
         assert caught.value.field == "limit"
 
     with_store(body)
+
+
+def test_apply_oracle_folds_once_per_key(with_store: Any) -> None:
+    """apply_oracle commits a new key, returns the stored event for a repeat without folding."""
+
+    async def body(store: Store) -> None:
+        calls: list[str] = []
+
+        def fold_for(contract: str) -> Any:
+            def fold(profile: Any) -> Any:
+                calls.append(contract)
+                return judgment_commit(profile, judgment("a1", contract))
+
+            return fold
+
+        first = await store.apply_oracle("a1", "c-1", fold_for("c-1"))
+        assert first is not None
+        assert first.created
+        assert first.event.seq == 1
+        again = await store.apply_oracle("a1", "c-1", fold_for("c-1"))
+        assert again is not None
+        assert not again.created
+        assert again.event == first.event
+        assert again.profile == first.profile
+        assert calls == ["c-1"]
+        assert await store.apply_oracle("a1", "c-2", lambda profile: None) is None
+        assert [e.key for e in await store.events("a1")] == ["c-1"]
+
+    with_store(body)
+
+
+def test_apply_oracle_under_concurrency_loses_nothing(with_store: Any) -> None:
+    """30 concurrent applies on one agent (some repeated keys): each key once, profile == replay."""
+
+    async def body(store: Store) -> None:
+        def fold_for(contract: str) -> Any:
+            return lambda profile: judgment_commit(profile, judgment("a1", contract))
+
+        keys = [f"c-{i % 20}" for i in range(30)]
+        results = await asyncio.gather(*(store.apply_oracle("a1", k, fold_for(k)) for k in keys))
+        assert sum(1 for r in results if r is not None and r.created) == 20
+        events = await store.events("a1")
+        assert sorted(e.key for e in events) == sorted({*keys})
+        rebuilt, _ = replay("a1", [ReplayStep(e.kind, e.payload, e.at) for e in events], RULES)
+        stored = await store.get_profile("a1")
+        assert stored is not None
+        assert stored.value == rebuilt
+
+    with_store(body)

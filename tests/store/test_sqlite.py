@@ -79,11 +79,12 @@ def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
 def test_reopening_does_not_migrate_twice(tmp_path: Path) -> None:
     """A second open finds every migration recorded and applies none."""
     db = tmp_path / "m.db"
-    SqliteStore(db)._write_conn.close()
-    store = SqliteStore(db)
-    count = store._write_conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0]
-    assert count == len(MIGRATIONS)
-    asyncio.run(store.close())
+    asyncio.run(SqliteStore(db).close())
+    asyncio.run(SqliteStore(db).close())
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT version, applied_at FROM schema_migrations").fetchall()
+    conn.close()
+    assert [version for version, _ in rows] == [m[0] for m in MIGRATIONS]
 
 
 def test_corrupt_row_is_reported_with_its_key(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from agentladder.domain.agents import AgentConfig, validate_agent_name
@@ -23,12 +23,12 @@ from agentladder.domain.award import (
     apply_raw_award,
     settle,
 )
-from agentladder.domain.judgment import TASK_TYPE_PATTERN, Judgment
+from agentladder.domain.judgment import CONTRACT_ID_MAX, TASK_TYPE_PATTERN, Judgment
 from agentladder.domain.privileges import Privileges, privileges_for
 from agentladder.domain.profile import AgentProfile, new_profile
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.xp import XPLine
-from agentladder.errors import AlreadyApplied, InvalidInput, NotFound, PayloadConflict
+from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock, iso
 from agentladder.services.judges import Judge, check_not_own
 from agentladder.services.oracle_models import (
@@ -37,14 +37,14 @@ from agentladder.services.oracle_models import (
     RawAwardResult,
     fingerprint,
 )
-from agentladder.store.base import Store
+from agentladder.store.base import OracleApplied, OracleFold, Store
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent, OracleEventKind
-from agentladder.store.retry import retry_on_conflict
 
-__all__ = ["Oracle", "committed_event", "judgment_key", "stored_event"]
+__all__ = ["Oracle", "judgment_key"]
 
 _TASK_TYPE = re.compile(TASK_TYPE_PATTERN)
+_EVENT_NAME = re.compile(r"[a-z0-9_.:-]{1,64}")
 
 
 def judgment_key(contract_id: str) -> str:
@@ -88,40 +88,26 @@ class Oracle:
         found = await self.store.get_profile(validate_agent_name(agent_id, "agent_id"))
         return None if found is None else found.value
 
-    async def commit_event(
-        self,
-        agent_id: str,
-        fold: Callable[[AgentProfile | None], tuple[AgentProfile, OracleEvent] | None],
-    ) -> OracleEvent | None:
-        """Read, fold and commit under retry; None when ``fold`` has nothing to write.
-
-        ``AlreadyApplied`` from a racing writer propagates with the stored event.
-        """
-
-        async def attempt() -> OracleEvent | None:
-            current = await self.store.get_profile(agent_id)
-            folded = fold(None if current is None else current.value)
-            if folded is None:
-                return None
-            profile, event = folded
-            revision = 0 if current is None else current.revision
-            await self.store.commit_oracle(OracleCommit(event=event, profile=profile), revision)
-            return event
-
-        return await retry_on_conflict(attempt)
+    async def apply(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied:
+        """Apply the event ``fold`` builds, once per (agent_id, key); the stored outcome."""
+        applied = await self.store.apply_oracle(agent_id, key, fold)
+        if applied is None:
+            raise TypeError(f"the fold of {agent_id}/{key} wrote nothing")
+        return applied
 
     async def submit_for_judgment(self, request: JudgmentRequest) -> JudgmentResult:
         """The specification's award process for one judged task, exactly once per contract."""
         digest = fingerprint(request)
         key = judgment_key(request.contract_id)
-        existing = await self.store.get_event(request.agent_id, key)
-        if existing is not None:
-            return await self._repeat(existing, digest, request.contract_id)
+        if request.score is None and self.judge is not None:
+            existing = await self.store.get_event(request.agent_id, key)
+            if existing is not None:  # answer a repeat without judging it again
+                return self._repeat(existing, await self.get_profile(request.agent_id), digest)
         judgment, judged_by = await self._resolve(request)
         at = iso(self.clock.now())
         folded: list[JudgmentResult] = []
 
-        def fold(profile: AgentProfile | None) -> tuple[AgentProfile, OracleEvent]:
+        def fold(profile: AgentProfile | None) -> OracleCommit:
             start = profile or new_profile(judgment.agent_id, judgment.provider, judgment.model)
             award = apply_judgment(start, judgment, self.rules, at)
             result = JudgmentResult(
@@ -151,13 +137,12 @@ class Oracle:
                 lines=award.ledger_lines,
                 at=at,
             )
-            return award.profile, event
+            return OracleCommit(event=event, profile=award.profile)
 
-        try:
-            committed_event(await self.commit_event(judgment.agent_id, fold))
-        except AlreadyApplied as raced:
-            return await self._repeat(stored_event(raced), digest, request.contract_id)
-        return folded[-1]  # the fold of the attempt that committed
+        applied = await self.apply(judgment.agent_id, key, fold)
+        if not applied.created:
+            return self._repeat(applied.event, applied.profile, digest)
+        return folded[-1]  # the fold that was committed
 
     async def _resolve(self, request: JudgmentRequest) -> tuple[Judgment, str | None]:
         """Fill in the score (from the judge) and provider and model (from the config)."""
@@ -174,58 +159,50 @@ class Oracle:
             judged_by = self.judge.name
         return request.judgment(**resolved), judged_by
 
-    async def _repeat(self, existing: OracleEvent, digest: str, what: str) -> JudgmentResult:
+    def _repeat(self, existing: OracleEvent, profile: AgentProfile, digest: str) -> JudgmentResult:
+        """The first result of a repeated contract, or ``PayloadConflict`` for another payload."""
         if existing.payload_hash != digest:
-            raise PayloadConflict(f"{existing.agent_id}/{what}")
-        return await self._result(existing, duplicate=True)
-
-    async def _result(self, event: OracleEvent, *, duplicate: bool) -> JudgmentResult:
-        profile = await self.get_profile(event.agent_id)
-        values = {k: v for k, v in event.result.items() if k != "position"}
-        return JudgmentResult.model_validate({**values, "duplicate": duplicate, "profile": profile})
+            raise PayloadConflict(f"{existing.agent_id}/{existing.key}")
+        values = {k: v for k, v in existing.result.items() if k != "position"}
+        return JudgmentResult.model_validate({**values, "duplicate": True, "profile": profile})
 
     async def award_xp(
         self, agent_id: str, event_name: str, xp: int, event_id: str
     ) -> RawAwardResult:
         """Award ``xp`` for a named event (overall XP only), once per ``event_id``."""
         validate_agent_name(agent_id, "agent_id")
-        check_task_type(event_name.replace(":", "_"))
+        if not _EVENT_NAME.fullmatch(event_name):
+            raise InvalidInput("event", event_name, "must match [a-z0-9_.:-]{1,64}")
         if isinstance(xp, bool) or not isinstance(xp, int) or xp < 0:
             raise InvalidInput("xp", xp, "must be an integer >= 0 (XP is never taken away)")
-        if not event_id.strip():
-            raise InvalidInput("event_id", event_id, "must not be blank")
+        if not event_id.strip() or len(event_id) > CONTRACT_ID_MAX:
+            raise InvalidInput("event_id", event_id, "must be 1 to 256 characters, not blank")
         key = f"award:{event_id}"
         payload = {"event": event_name, "xp": xp, "event_id": event_id}
         digest = fingerprint(payload)
         at = iso(self.clock.now())
 
-        def fold(profile: AgentProfile | None) -> tuple[AgentProfile, OracleEvent]:
+        def fold(profile: AgentProfile | None) -> OracleCommit:
             raw = apply_raw_award(profile or new_profile(agent_id), event_name, xp, self.rules, at)
-            lines = (raw.line, *(_line(a) for a in raw.achievements))
             result = {
                 "event": event_name,
                 "xp_awarded": xp,
                 "achievements": [a.model_dump() for a in raw.achievements],
                 "level_up": None if raw.level_up is None else raw.level_up.model_dump(mode="json"),
             }
-            return raw.profile, OracleEvent(
+            event = OracleEvent(
                 agent_id=agent_id, key=key, kind=OracleEventKind.RAW_AWARD, payload=payload,
-                payload_hash=digest, result=result, lines=lines, at=at,
+                payload_hash=digest, result=result,
+                lines=(raw.line, *(_line(a) for a in raw.achievements)), at=at,
             )  # fmt: skip
+            return OracleCommit(event=event, profile=raw.profile)
 
-        existing = await self.store.get_event(agent_id, key)
-        duplicate = existing is not None
-        if existing is None:
-            try:
-                existing = await self.commit_event(agent_id, fold)
-            except AlreadyApplied as raced:
-                existing, duplicate = stored_event(raced), True
-        existing = committed_event(existing)
-        if existing.payload_hash != digest:
+        applied = await self.apply(agent_id, key, fold)
+        if applied.event.payload_hash != digest:
             raise PayloadConflict(f"{agent_id}/{key}")
         return RawAwardResult.model_validate(
-            {**existing.result, "agent_id": agent_id, "event_id": event_id,
-             "duplicate": duplicate, "profile": await self.get_profile(agent_id)}
+            {**applied.event.result, "agent_id": agent_id, "event_id": event_id,
+             "duplicate": not applied.created, "profile": applied.profile}
         )  # fmt: skip
 
     async def check_level_up(self, agent_id: str) -> LevelChange | None:
@@ -241,30 +218,30 @@ class Oracle:
     async def _settle_now(
         self, agent_id: str
     ) -> tuple[LevelChange | None, list[AchievementUnlock]]:
+        """Commit a ``settle`` event when the rules in force raise a level or an achievement."""
+        validate_agent_name(agent_id, "agent_id")
         at = iso(self.clock.now())
-        outcome: dict[str, Any] = {"change": None, "unlocked": []}
+        key = f"settle:{uuid.uuid4().hex}"
+        outcome: list[tuple[LevelChange | None, list[AchievementUnlock]]] = []
 
-        def fold(profile: AgentProfile | None) -> tuple[AgentProfile, OracleEvent] | None:
+        def fold(profile: AgentProfile | None) -> OracleCommit | None:
             if profile is None:
                 raise NotFound("profile", agent_id)
             settled, unlocked = settle(profile, self.rules, at)
             if settled == profile:
                 return None
-            change = (
-                None
-                if settled.level == profile.level
-                else LevelChange(from_level=profile.level, to_level=settled.level)
-            )
-            outcome.update(change=change, unlocked=list(unlocked))
-            key = f"settle:{uuid.uuid4().hex}"
-            return settled, OracleEvent(
+            change = None
+            if settled.level != profile.level:
+                change = LevelChange(from_level=profile.level, to_level=settled.level)
+            outcome.append((change, list(unlocked)))
+            event = OracleEvent(
                 agent_id=agent_id, key=key, kind=OracleEventKind.SETTLE, payload={},
                 payload_hash="", result={}, lines=tuple(_line(a) for a in unlocked), at=at,
             )  # fmt: skip
+            return OracleCommit(event=event, profile=settled)
 
-        validate_agent_name(agent_id, "agent_id")
-        await self.commit_event(agent_id, fold)
-        return outcome["change"], outcome["unlocked"]
+        applied = await self.store.apply_oracle(agent_id, key, fold)
+        return outcome[-1] if applied is not None else (None, [])
 
     async def get_privileges(self, agent_id: str, task_type: str | None = None) -> Privileges:
         """The agent's privileges, overall or for a task type (a never-judged agent: rookie)."""
@@ -281,19 +258,6 @@ class Oracle:
         """Top agents by XP, overall or in one task type."""
         check_task_type(task_type)
         return await self.store.leaderboard(task_type, check_limit(limit))
-
-
-def stored_event(raced: AlreadyApplied) -> OracleEvent:
-    """The event a racing writer stored first."""
-    if not isinstance(raced.existing, OracleEvent):
-        raise TypeError(f"the store reported {raced.key!r} applied without its event")
-    return raced.existing
-
-
-def committed_event(event: OracleEvent | None) -> OracleEvent:
-    if event is None:
-        raise TypeError("an award fold wrote nothing")
-    return event
 
 
 def _line(unlock: AchievementUnlock) -> XPLine:

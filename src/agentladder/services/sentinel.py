@@ -17,11 +17,11 @@ from agentladder.domain.award import apply_validation_failure
 from agentladder.domain.judgment import Judgment, TaskPosition
 from agentladder.domain.privileges import SamplingDecision, sampling_decision
 from agentladder.domain.profile import AgentProfile
-from agentladder.errors import AlreadyApplied, InvalidInput, NotFound, PayloadConflict
+from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import iso
-from agentladder.services.oracle import Oracle, committed_event, judgment_key, stored_event
+from agentladder.services.oracle import Oracle, judgment_key
 from agentladder.services.oracle_models import ValidationResult, fingerprint
-from agentladder.store.records import OracleEvent, OracleEventKind
+from agentladder.store.records import OracleCommit, OracleEvent, OracleEventKind
 
 __all__ = ["MAX_NOTES", "Sentinel"]
 
@@ -62,7 +62,7 @@ class Sentinel:
         counted = not passed and judgment.success
         at = iso(self.oracle.clock.now())
 
-        def fold(profile: AgentProfile | None) -> tuple[AgentProfile, OracleEvent]:
+        def fold(profile: AgentProfile | None) -> OracleCommit:
             if profile is None:
                 raise NotFound("profile", agent_id)
             after = apply_validation_failure(profile, judgment, position) if counted else profile
@@ -77,19 +77,12 @@ class Sentinel:
                 agent_id=agent_id, key=key, kind=OracleEventKind.VALIDATION, payload=payload,
                 payload_hash=digest, result=result, at=at,
             )  # fmt: skip
-            return after, event
+            return OracleCommit(event=event, profile=after)
 
-        existing = await store.get_event(agent_id, key)
-        duplicate = existing is not None
-        if existing is None:
-            try:
-                existing = committed_event(await self.oracle.commit_event(agent_id, fold))
-            except AlreadyApplied as raced:
-                existing, duplicate = stored_event(raced), True
-        if existing.payload_hash != digest:
+        applied = await self.oracle.apply(agent_id, key, fold)
+        if applied.event.payload_hash != digest:
             raise PayloadConflict(f"{agent_id}/{key}")
-        profile = await self.oracle.get_profile(agent_id)
         return ValidationResult.model_validate(
-            {**existing.result, "agent_id": agent_id, "contract_id": contract_id,
-             "duplicate": duplicate, "level": profile.level}
+            {**applied.event.result, "agent_id": agent_id, "contract_id": contract_id,
+             "duplicate": not applied.created, "level": applied.profile.level}
         )  # fmt: skip

@@ -9,7 +9,8 @@ Writes that must happen once carry an idempotency key and fail with ``AlreadyApp
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -29,6 +30,20 @@ __all__ = ["LedgerEntry", "StatsUpdate", "Store"]
 
 StatsUpdate = tuple[AgentPerformanceStats, int]
 """New stats and the revision they were computed from (0: the agent has none yet)."""
+
+
+OracleFold = Callable[[AgentProfile | None], OracleCommit | None]
+"""Builds the commit of one Oracle event from the agent's current profile (None: new
+agent), or returns None when there is nothing to write. Pure: it may run more than once."""
+
+
+@dataclass(frozen=True, slots=True)
+class OracleApplied:
+    """The event stored under a key, the agent's profile after it, and whether it is new."""
+
+    event: OracleEvent
+    profile: AgentProfile
+    created: bool
 
 
 class LedgerEntry(BaseModel):
@@ -96,6 +111,16 @@ class Store(Protocol):
         Raises ``AlreadyApplied`` (with the stored event) when the agent already has an
         event with the same key, ``RevisionConflict`` when the profile's revision is not
         ``expected_revision``. Returns the profile's new revision.
+        """
+        ...
+
+    async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
+        """Apply the event ``fold`` builds, once per (agent_id, key), atomically.
+
+        When the agent already has an event with ``key``, returns it with the agent's
+        current profile (``created=False``) without calling ``fold``. Otherwise folds the
+        current profile and commits the result, retrying on conflict, and returns it
+        (``created=True``); ``None`` when ``fold`` had nothing to write.
         """
         ...
 

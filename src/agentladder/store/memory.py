@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, RevisionConflict
-from agentladder.store.base import LedgerEntry, StatsUpdate
+from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
 from agentladder.store.leaderboard import leaderboard_rows
 from agentladder.store.records import (
     DeliberationDoc,
@@ -123,6 +123,19 @@ class MemoryStore:
         revision = self._next_revision()
         self._profiles[event.agent_id] = Versioned(commit.profile, revision)
         return revision
+
+    async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
+        """Check, fold and commit without awaiting in between: atomic under asyncio."""
+        stored = await self.get_event(agent_id, key)
+        current = self._profiles.get(agent_id)
+        if stored is not None and current is not None:
+            return OracleApplied(stored, current.value, created=False)
+        commit = fold(None if current is None else current.value)
+        if commit is None:
+            return None
+        await self.commit_oracle(commit, 0 if current is None else current.revision)
+        event = self._events[agent_id][-1]
+        return OracleApplied(event, commit.profile, created=True)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The agent's event with this key."""

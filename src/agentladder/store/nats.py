@@ -26,7 +26,8 @@ from nats.js import JetStreamContext
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import StoreUnavailable
-from agentladder.store.base import LedgerEntry, StatsUpdate
+from agentladder.store.apply import apply_by_compare_and_set
+from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.nats_config import NatsOptions, nats_errors, parse_nats_url
 from agentladder.store.nats_index import LeaderboardIndex
@@ -166,6 +167,10 @@ class NatsStore:
         """The idempotency claim and the event in one atomic batch."""
         with nats_errors("commit_oracle"):
             return await self._oracle.commit(commit, expected_revision)
+
+    async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
+        """Read, fold and compare-and-set, retried on conflict."""
+        return await apply_by_compare_and_set(self, agent_id, key, fold)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The event held by the key's claim."""

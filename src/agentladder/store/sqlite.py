@@ -1,8 +1,10 @@
 """The embedded default store: one SQLite file in WAL mode.
 
-Writes go through one connection on one thread, each a ``BEGIN IMMEDIATE`` transaction,
-so the file's write lock is taken before any revision is read: two threads, tasks or OS
-processes writing the same file serialize on it and lose nothing. Reads use a second
+Writes go through one connection on one thread (``sqlite_writer.GroupWriter``), in
+``BEGIN IMMEDIATE`` transactions, so the file's write lock is taken before any revision is
+read: two threads, tasks or OS processes writing the same file serialize on it and lose
+nothing. Writes waiting together share one transaction (one savepoint each) and one
+commit, acknowledged only after it. Reads use a second
 connection on a second thread and see the last committed snapshot, never blocking writes.
 
 ``sqlite:///path.db?synchronous=normal`` trades durability on power loss for speed; the
@@ -25,7 +27,7 @@ from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import StoreUnavailable
 from agentladder.store import sqlite_ops as ops
-from agentladder.store.base import LedgerEntry, StatsUpdate
+from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
 from agentladder.store.codec import decode
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.records import (
@@ -37,6 +39,7 @@ from agentladder.store.records import (
     Versioned,
 )
 from agentladder.store.sqlite_schema import migrate
+from agentladder.store.sqlite_writer import GroupWriter
 
 __all__ = ["SqliteStore"]
 
@@ -74,11 +77,14 @@ class SqliteStore:
         if synchronous not in _SYNC_MODES:
             raise ValueError(f"synchronous must be one of {_SYNC_MODES}, not {synchronous!r}")
         self.path = str(path)
-        self._writer = ThreadPoolExecutor(1, thread_name_prefix="agentladder-sqlite-w")
         self._reader = ThreadPoolExecutor(1, thread_name_prefix="agentladder-sqlite-r")
         self._write_conn = _connect(self.path, synchronous)
         migrate(self._write_conn)
+        self._writer = GroupWriter(self._write_conn)
         self._read_conn = _connect(self.path, synchronous)
+        # Profiles as last committed by this writer, by revision: a read finding the same
+        # revision in the file skips decoding (another process's write changes it).
+        self._profiles: dict[str, tuple[int, AgentProfile]] = {}
         self._closed = False
 
     @property
@@ -89,8 +95,7 @@ class SqliteStore:
     async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
             raise StoreUnavailable("the store is closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._writer, fn, self._write_conn)
+        return await asyncio.wrap_future(self._writer.submit(fn))
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
@@ -104,9 +109,8 @@ class SqliteStore:
             return
         self._closed = True
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._writer, self._write_conn.close)
+        await loop.run_in_executor(None, self._writer.close)
         await loop.run_in_executor(self._reader, self._read_conn.close)
-        self._writer.shutdown(wait=True)
         self._reader.shutdown(wait=True)
 
     async def ping(self) -> None:
@@ -137,7 +141,7 @@ class SqliteStore:
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
     ) -> dict[str, int]:
-        """All compare-and-sets and the marker in one transaction."""
+        """All compare-and-sets and the marker in one job of the writer: all or nothing."""
         return await self._write(lambda c: ops.commit_stats(c, updates, marker))
 
     async def marker_applied(self, marker: str) -> bool:
@@ -163,8 +167,27 @@ class SqliteStore:
         return await self._read(run)
 
     async def commit_oracle(self, commit: OracleCommit, expected_revision: int) -> int:
-        """Event, ledger lines and profile in one transaction."""
+        """Event, ledger lines and profile in one job of the writer: all or nothing."""
         return await self._write(lambda c: ops.commit_oracle(c, commit, expected_revision))
+
+    async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
+        """Check, read, fold and write in one job of the writer: no conflict is possible."""
+
+        def run(conn: sqlite3.Connection) -> OracleApplied | None:
+            stored = ops.get_event(conn, agent_id, key)
+            current = ops.get_profile(conn, agent_id, self._profiles.get(agent_id))
+            if stored is not None and current is not None:
+                return OracleApplied(stored, current.value, created=False)
+            commit = fold(None if current is None else current.value)
+            if commit is None:
+                return None
+            revision = ops.commit_oracle(conn, commit, 0 if current is None else current.revision)
+            remember = (revision, commit.profile)
+            self._writer.after_commit(lambda: self._profiles.__setitem__(agent_id, remember))
+            event = commit.event.model_copy(update={"seq": revision})
+            return OracleApplied(event, commit.profile, created=True)
+
+        return await self._write(run)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The agent's event with this key."""
@@ -207,17 +230,12 @@ class SqliteStore:
         """Insert or replace."""
 
         def run(conn: sqlite3.Connection) -> None:
-            with ops.transaction(conn):
-                conn.execute(
-                    "INSERT INTO registrations (agent_id, last_seen, doc) VALUES (?,?,?)"
-                    " ON CONFLICT (agent_id) DO UPDATE SET last_seen = excluded.last_seen,"
-                    " doc = excluded.doc",
-                    (
-                        registration.agent_id,
-                        registration.last_seen,
-                        registration.model_dump_json(),
-                    ),
-                )
+            conn.execute(
+                "INSERT INTO registrations (agent_id, last_seen, doc) VALUES (?,?,?)"
+                " ON CONFLICT (agent_id) DO UPDATE SET last_seen = excluded.last_seen,"
+                " doc = excluded.doc",
+                (registration.agent_id, registration.last_seen, registration.model_dump_json()),
+            )
 
         await self._write(run)
 
@@ -249,13 +267,12 @@ class SqliteStore:
         """Insert or replace."""
 
         def run(conn: sqlite3.Connection) -> None:
-            with ops.transaction(conn):
-                conn.execute(
-                    "INSERT INTO deliberations (id, status, created_at, doc) VALUES (?,?,?,?)"
-                    " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
-                    " created_at = excluded.created_at, doc = excluded.doc",
-                    (doc.id, doc.status, doc.created_at, json.dumps(doc.body)),
-                )
+            conn.execute(
+                "INSERT INTO deliberations (id, status, created_at, doc) VALUES (?,?,?,?)"
+                " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
+                " created_at = excluded.created_at, doc = excluded.doc",
+                (doc.id, doc.status, doc.created_at, json.dumps(doc.body)),
+            )
 
         await self._write(run)
 

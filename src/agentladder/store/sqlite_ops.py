@@ -1,15 +1,15 @@
 """The SQL of the SQLite store, as plain synchronous functions over a connection.
 
-Every write is one transaction opened with ``BEGIN IMMEDIATE`` (the write lock first, so
-two processes never both read a revision and then both write).
+Write functions run inside the writer's transaction (``sqlite_writer.GroupWriter``: BEGIN
+IMMEDIATE, one savepoint per write), so the file's write lock is held before any revision
+is read: two processes never both read a revision and then both write.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from agentladder.domain.profile import AgentProfile
@@ -26,22 +26,9 @@ __all__ = [
     "get_profile",
     "get_stats",
     "leaderboard",
-    "transaction",
 ]
 
 T = TypeVar("T")
-
-
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any error."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 def get_stats(conn: sqlite3.Connection, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
@@ -59,39 +46,43 @@ def commit_stats(
 ) -> dict[str, int]:
     """Compare-and-set every agent's stats and record the marker, in one transaction."""
     revisions: dict[str, int] = {}
-    with transaction(conn):
-        if marker is not None:
-            applied = conn.execute(
-                "SELECT 1 FROM ranking_markers WHERE marker = ?", (marker,)
-            ).fetchone()
-            if applied is not None:
-                raise AlreadyApplied(marker)
-            conn.execute("INSERT INTO ranking_markers (marker) VALUES (?)", (marker,))
-        for agent_id, (stats, expected) in updates.items():
-            found = conn.execute(
-                "SELECT revision FROM rank_stats WHERE agent_id = ?", (agent_id,)
-            ).fetchone()
-            actual = 0 if found is None else int(found[0])
-            if actual != expected:
-                raise RevisionConflict(agent_id, expected, actual)
-            conn.execute(
-                "INSERT INTO rank_stats (agent_id, revision, rank, stats_json) VALUES (?,?,?,?)"
-                " ON CONFLICT (agent_id) DO UPDATE SET revision = excluded.revision,"
-                " rank = excluded.rank, stats_json = excluded.stats_json",
-                (agent_id, actual + 1, stats.rank, stats.model_dump_json()),
-            )
-            revisions[agent_id] = actual + 1
+    if marker is not None:
+        applied = conn.execute(
+            "SELECT 1 FROM ranking_markers WHERE marker = ?", (marker,)
+        ).fetchone()
+        if applied is not None:
+            raise AlreadyApplied(marker)
+        conn.execute("INSERT INTO ranking_markers (marker) VALUES (?)", (marker,))
+    for agent_id, (stats, expected) in updates.items():
+        found = conn.execute(
+            "SELECT revision FROM rank_stats WHERE agent_id = ?", (agent_id,)
+        ).fetchone()
+        actual = 0 if found is None else int(found[0])
+        if actual != expected:
+            raise RevisionConflict(agent_id, expected, actual)
+        conn.execute(
+            "INSERT INTO rank_stats (agent_id, revision, rank, stats_json) VALUES (?,?,?,?)"
+            " ON CONFLICT (agent_id) DO UPDATE SET revision = excluded.revision,"
+            " rank = excluded.rank, stats_json = excluded.stats_json",
+            (agent_id, actual + 1, stats.rank, stats.model_dump_json()),
+        )
+        revisions[agent_id] = actual + 1
     return revisions
 
 
-def get_profile(conn: sqlite3.Connection, agent_id: str) -> Versioned[AgentProfile] | None:
-    """One Oracle profile, from its JSON column."""
-    found = conn.execute(
-        "SELECT profile_json, revision FROM agent_profiles WHERE id = ?", (agent_id,)
-    ).fetchone()
+def get_profile(
+    conn: sqlite3.Connection, agent_id: str, known: tuple[int, AgentProfile] | None = None
+) -> Versioned[AgentProfile] | None:
+    """One Oracle profile, from its JSON column; ``known`` (revision, profile) skips decoding."""
+    found = conn.execute("SELECT revision FROM agent_profiles WHERE id = ?", (agent_id,)).fetchone()
     if found is None:
         return None
-    return Versioned(decode(AgentProfile, found[0], f"agent_profiles/{agent_id}"), found[1])
+    if known is not None and known[0] == found[0]:
+        return Versioned(known[1], found[0])
+    data = conn.execute("SELECT profile_json FROM agent_profiles WHERE id = ?", (agent_id,))
+    return Versioned(
+        decode(AgentProfile, data.fetchone()[0], f"agent_profiles/{agent_id}"), found[0]
+    )
 
 
 _EVENT_COLUMNS = "agent_id, key, seq, kind, payload, payload_hash, result, lines, at"
@@ -162,33 +153,32 @@ def commit_oracle(conn: sqlite3.Connection, commit: OracleCommit, expected: int)
     """
     event = commit.event
     revision = expected + 1
-    with transaction(conn):
-        try:
-            conn.execute(
-                f"INSERT INTO oracle_events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-                (
-                    event.agent_id, event.key, revision, event.kind.value,
-                    json.dumps(event.payload), event.payload_hash, json.dumps(event.result),
-                    json.dumps([line.model_dump() for line in event.lines]), event.at,
-                ),
-            )  # fmt: skip
-        except sqlite3.IntegrityError:
-            existing = get_event(conn, event.agent_id, event.key)
-            if existing is not None:
-                raise AlreadyApplied(f"{event.agent_id}/{event.key}", existing) from None
-            raise _conflict(conn, event.agent_id, expected) from None
-        found = conn.execute(
-            "SELECT revision FROM agent_profiles WHERE id = ?", (event.agent_id,)
-        ).fetchone()
-        if (0 if found is None else int(found[0])) != expected:
-            raise _conflict(conn, event.agent_id, expected)
-        _write_profile(conn, commit.profile, revision)
-        contract_id = str(event.payload.get("contract_id", event.key))
-        conn.executemany(
-            "INSERT INTO xp_history (agent_id, event, xp_awarded, contract_id, timestamp)"
-            " VALUES (?,?,?,?,?)",
-            [(event.agent_id, ln.event, ln.xp, contract_id, event.at) for ln in event.lines],
-        )
+    try:
+        conn.execute(
+            f"INSERT INTO oracle_events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                event.agent_id, event.key, revision, event.kind.value,
+                json.dumps(event.payload), event.payload_hash, json.dumps(event.result),
+                json.dumps([line.model_dump() for line in event.lines]), event.at,
+            ),
+        )  # fmt: skip
+    except sqlite3.IntegrityError:
+        existing = get_event(conn, event.agent_id, event.key)
+        if existing is not None:
+            raise AlreadyApplied(f"{event.agent_id}/{event.key}", existing) from None
+        raise _conflict(conn, event.agent_id, expected) from None
+    found = conn.execute(
+        "SELECT revision FROM agent_profiles WHERE id = ?", (event.agent_id,)
+    ).fetchone()
+    if (0 if found is None else int(found[0])) != expected:
+        raise _conflict(conn, event.agent_id, expected)
+    _write_profile(conn, commit.profile, revision)
+    contract_id = str(event.payload.get("contract_id", event.key))
+    conn.executemany(
+        "INSERT INTO xp_history (agent_id, event, xp_awarded, contract_id, timestamp)"
+        " VALUES (?,?,?,?,?)",
+        [(event.agent_id, ln.event, ln.xp, contract_id, event.at) for ln in event.lines],
+    )
     return revision
 
 

@@ -1,0 +1,57 @@
+"""The SQLite group writer: a failing write is rolled back alone; others commit together."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agentladder.store.sqlite_writer import GroupWriter
+
+
+def test_failed_job_rolls_back_alone_and_others_commit(tmp_path: Path) -> None:
+    """Queued jobs share one transaction; the one that raises leaves no trace."""
+    conn = sqlite3.connect(tmp_path / "w.db", isolation_level=None, check_same_thread=False)
+    conn.execute("CREATE TABLE t (v INTEGER)")
+    writer = GroupWriter(conn)
+
+    def good(value: int) -> object:
+        return lambda c: c.execute("INSERT INTO t VALUES (?)", (value,)).rowcount
+
+    def bad(c: sqlite3.Connection) -> None:
+        c.execute("INSERT INTO t VALUES (99)")
+        raise ValueError("refused")
+
+    futures = [writer.submit(good(1)), writer.submit(bad), writer.submit(good(2))]
+    assert futures[0].result(timeout=10) == 1
+    with pytest.raises(ValueError, match="refused"):
+        futures[1].result(timeout=10)
+    assert futures[2].result(timeout=10) == 1
+    writer.close()
+    check = sqlite3.connect(tmp_path / "w.db")
+    assert sorted(v for (v,) in check.execute("SELECT v FROM t")) == [1, 2]
+    check.close()
+
+
+def test_after_commit_actions_run_only_for_committed_jobs(tmp_path: Path) -> None:
+    """An action registered by a job that then fails is dropped with its savepoint."""
+    conn = sqlite3.connect(tmp_path / "a.db", isolation_level=None, check_same_thread=False)
+    writer = GroupWriter(conn)
+    seen: list[str] = []
+
+    def registers(name: str, fail: bool) -> object:
+        def job(c: sqlite3.Connection) -> None:
+            writer.after_commit(lambda: seen.append(name))
+            if fail:
+                raise RuntimeError(name)
+
+        return job
+
+    ok = writer.submit(registers("kept", fail=False))
+    failed = writer.submit(registers("dropped", fail=True))
+    ok.result(timeout=10)
+    with pytest.raises(RuntimeError):
+        failed.result(timeout=10)
+    writer.close()
+    assert seen == ["kept"]
