@@ -3,9 +3,10 @@
 ``open_nats_store("nats://host:port[,host:port...]?replicas=1&rank_bucket=...&prefix=...")``
 
 - rank stats: KV bucket ``<rank_bucket>`` (``nats_ranks``), compare-and-set by revision
-  in atomic batches, published on ``<prefix>.ranks.updated.<agent_id>``;
-- the Oracle: stream ``<PREFIX>_ORACLE`` (``nats_oracle``), event + idempotency claim
-  in one atomic batch; leaderboards from an in-memory index fed by it (``nats_index``);
+  (several agents in one atomic batch), published on ``<prefix>.ranks.updated.<agent_id>``;
+- the Oracle: stream ``<PREFIX>_ORACLE`` (``nats_oracle``), events applied once by
+  compare-and-set plus idempotency claims; leaderboards from an in-memory index fed by it
+  (``nats_index``);
 - registrations and deliberations: KV buckets ``<prefix>_registrations`` and
   ``<prefix>_deliberations`` (``nats_records``).
 
@@ -23,10 +24,10 @@ import nats.errors
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from agentladder.domain.agents import validate_agent_name
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import StoreUnavailable
-from agentladder.store.apply import apply_by_compare_and_set
 from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.nats_config import NatsOptions, nats_errors, parse_nats_url
@@ -48,6 +49,7 @@ from agentladder.store.records import (
     Registration,
     Versioned,
 )
+from agentladder.store.retry import retry_on_conflict
 
 __all__ = ["LEADERBOARD_WAIT", "NatsStore", "open_nats_store"]
 
@@ -164,13 +166,19 @@ class NatsStore:
             return await self._oracle.list_profiles()
 
     async def commit_oracle(self, commit: OracleCommit, expected_revision: int) -> int:
-        """The idempotency claim and the event in one atomic batch."""
+        """Append the event on ``expected_revision``, once per key (see ``nats_oracle``)."""
         with nats_errors("commit_oracle"):
             return await self._oracle.commit(commit, expected_revision)
 
     async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
         """Read, fold and compare-and-set, retried on conflict."""
-        return await apply_by_compare_and_set(self, agent_id, key, fold)
+        validate_agent_name(agent_id, "agent_id")
+
+        async def attempt() -> OracleApplied | None:
+            with nats_errors("apply_oracle"):
+                return await self._oracle.apply(agent_id, key, fold)
+
+        return await retry_on_conflict(attempt)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The event held by the key's claim."""

@@ -8,14 +8,29 @@
 - ``<prefix>.oracle.key.<agent_id>.<token>``: the idempotency claim of one event key
   (token: 40 hex digits of the key's SHA-256), holding the ``OracleEvent`` JSON.
 
-``commit`` is ONE atomic batch: the claim (expected: no message yet on its subject), then
-the event (expected last subject sequence: the agent's current revision). Either both are
-stored or neither, so an event is applied exactly once, also when two writers race or a
-writer dies mid-commit. The event message is last, so the batch ack's sequence is the new
-revision.
+An event is applied exactly once without a batch (whose commit makes the server sync its
+store, several times the cost of a plain publish):
+
+1. The event message is published with the expected last subject sequence = the revision
+   its profile was folded from: one compare-and-set, atomic by itself. Its stream
+   sequence is the new revision.
+2. Invariant: before event n+1 is published, the claim of event n exists (expected: no
+   message yet on the claim subject; one that exists is left as it is). The writer of
+   n+1 makes sure of it (it knows event n: it folded from it), in the same round trip as
+   it checks that its own key has no claim, and it refuses a key that is event n's.
+3. So every key but the agent's LAST event's has its claim, and ``get_event`` looks at
+   the claim, then at the last event. The last event's claim is written by the next
+   commit for the agent, whoever makes it.
+
+A writer killed at any point leaves either no event or a stored event that ``get_event``
+finds; nothing is half-applied, and no key can be applied twice.
 """
 
 from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
 
 from nats.aio.client import Client
 from nats.js import JetStreamContext
@@ -23,20 +38,23 @@ from nats.js.errors import NotFoundError
 
 from agentladder.domain.agents import validate_agent_name
 from agentladder.domain.profile import AgentProfile
-from agentladder.errors import AlreadyApplied, InvalidInput, RevisionConflict
-from agentladder.store.base import LedgerEntry
+from agentladder.errors import AlreadyApplied, InvalidInput, RevisionConflict, StoreError
+from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold
 from agentladder.store.codec import decode
-from agentladder.store.nats_batch import BatchMessage, publish_atomic
+from agentladder.store.nats_batch import BatchMessage, publish_expected
 from agentladder.store.nats_config import NatsOptions
 from agentladder.store.nats_io import REQUEST_TIMEOUT, last_msg, scan
 from agentladder.store.records import OracleCommit, OracleEvent, Versioned
 
 __all__ = ["LINES_PER_EVENT", "OracleLog"]
 
+log = logging.getLogger(__name__)
+
 LINES_PER_EVENT = 1000
 """Ledger ids are ``stream sequence * 1000 + line index``: at most 1000 lines per event."""
 
 _CACHE_LIMIT = 100_000
+_RECORD_CACHE = 10_000
 
 
 def _agent_ok(agent_id: str) -> bool:
@@ -56,16 +74,25 @@ class OracleLog:
         self._js = js
         self._options = options
         self._stream = options.oracle_stream
-        self._event_seqs: dict[int, tuple[str, int]] = {}  # stream seq -> (agent, event seq)
+        self._events: dict[int, OracleEvent] = {}  # stream seq -> the event stored there
+        self._claimed: set[tuple[str, str]] = set()  # (agent, key) whose claim exists
+        self._decoded: dict[int, OracleCommit] = {}  # stream seq -> decoded event message
 
-    def _remember(self, stream_seq: int, agent_id: str, event_seq: int) -> None:
-        if len(self._event_seqs) >= _CACHE_LIMIT:
-            self._event_seqs.clear()
-        self._event_seqs[stream_seq] = (agent_id, event_seq)
+    def _remember(self, stream_seq: int, event: OracleEvent) -> None:
+        if len(self._events) >= _CACHE_LIMIT:
+            self._events.clear()
+        self._events[stream_seq] = event
 
     def _record(self, agent_id: str, stream_seq: int, data: bytes | None) -> OracleCommit:
+        """The event message at ``stream_seq`` (messages never change: decoded once)."""
+        cached = self._decoded.get(stream_seq)
+        if cached is not None and cached.event.agent_id == agent_id:
+            return cached
         record = decode(OracleCommit, data or b"", self._options.event_subject(agent_id))
-        self._remember(stream_seq, agent_id, record.event.seq)
+        self._remember(stream_seq, record.event)
+        if len(self._decoded) >= _RECORD_CACHE:
+            self._decoded.clear()
+        self._decoded[stream_seq] = record
         return record
 
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
@@ -92,20 +119,18 @@ class OracleLog:
         msg = await last_msg(self._js, self._stream, f"{self._options.event_prefix}>")
         return 0 if msg is None else int(msg.seq or 0)
 
-    async def _event_seq_at(self, agent_id: str, revision: int) -> int | None:
-        """The event seq of ``agent_id``'s event stored at ``revision`` (None: not one)."""
-        if revision == 0:
-            return 0
-        cached = self._event_seqs.get(revision)
+    async def _event_at(self, agent_id: str, revision: int) -> OracleEvent | None:
+        """``agent_id``'s event stored at stream sequence ``revision`` (None: not one)."""
+        cached = self._events.get(revision)
         if cached is not None:
-            return cached[1] if cached[0] == agent_id else None
+            return cached if cached.agent_id == agent_id else None
         try:
             msg = await self._js.get_msg(self._stream, seq=revision)
         except NotFoundError:
             return None
         if msg.subject != self._options.event_subject(agent_id):
             return None
-        return self._record(agent_id, revision, msg.data).event.seq
+        return self._record(agent_id, revision, msg.data).event
 
     async def _refusal(
         self, event: OracleEvent, expected: int
@@ -119,42 +144,104 @@ class OracleLog:
             event.agent_id, expected, 0 if current is None else current.revision
         )
 
-    async def commit(self, commit: OracleCommit, expected: int) -> int:
-        """Claim the event's key and append the event with the new profile, atomically."""
+    async def _claim(self, event: OracleEvent) -> None:
+        """Write the claim of a stored event (it may exist already: then nothing changes)."""
+        marker = (event.agent_id, event.key)
+        if marker in self._claimed:
+            return
+        subject = self._options.claim_subject(event.agent_id, event.key)
+        message = BatchMessage(subject, event.model_dump_json().encode(), 0)
+        with contextlib.suppress(RevisionConflict):  # claimed before: nothing to do
+            await publish_expected(self._nc, message, timeout=REQUEST_TIMEOUT)
+        if len(self._claimed) >= _CACHE_LIMIT:
+            self._claimed.clear()
+        self._claimed.add(marker)
+
+    async def apply(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
+        """One attempt of ``Store.apply_oracle``: read, fold, commit (``RevisionConflict``
+        when another writer got there first; the caller retries)."""
+        msg = await last_msg(self._js, self._stream, self._options.event_subject(agent_id))
+        last = None if msg is None or msg.seq is None else self._record(agent_id, msg.seq, msg.data)
+        if last is not None and last.event.key == key:
+            return OracleApplied(last.event, last.profile, created=False)
+        claim = self._options.claim_subject(agent_id, key)
+        lookups = [last_msg(self._js, self._stream, claim)]
+        if last is not None:
+            lookups.append(self._claim(last.event))
+        claimed = (await asyncio.gather(*lookups))[0]
+        if claimed is not None:
+            if last is None:
+                raise StoreError(f"{claim} exists but {agent_id} has no event")
+            return OracleApplied(
+                decode(OracleEvent, claimed.data or b"", claim), last.profile, created=False
+            )
+        commit = fold(None if last is None else last.profile)
+        if commit is None:
+            return None
+        revision = 0 if msg is None or msg.seq is None else msg.seq
+        try:
+            await self.commit(commit, revision, key_checked=True)
+        except AlreadyApplied as raced:
+            current = await self.get_profile(agent_id)
+            if not isinstance(raced.existing, OracleEvent) or current is None:
+                raise
+            return OracleApplied(raced.existing, current.value, created=False)
+        stored = commit.event.model_copy(update={"seq": 1 if last is None else last.event.seq + 1})
+        return OracleApplied(stored, commit.profile, created=True)
+
+    async def commit(
+        self, commit: OracleCommit, expected: int, *, key_checked: bool = False
+    ) -> int:
+        """Append the event with the new profile on revision ``expected``, once per key.
+
+        ``key_checked``: the caller read the claim of the key after reading the event at
+        ``expected`` and found none, so it is not looked up again.
+        """
         event = commit.event
         agent_id = validate_agent_name(event.agent_id, "agent_id")
         if isinstance(expected, bool) or not isinstance(expected, int) or expected < 0:
             raise InvalidInput("expected_revision", expected, "must be an integer >= 0")
-        previous = await self._event_seq_at(agent_id, expected)
-        if previous is None:
+        previous = None if expected == 0 else await self._event_at(agent_id, expected)
+        if expected and previous is None:
             raise await self._refusal(event, expected)
-        stored = event.model_copy(update={"seq": previous + 1})
+        if previous is not None and previous.key == event.key:
+            raise AlreadyApplied(f"{agent_id}/{event.key}", previous)
+        # The invariant (event n's claim before event n+1) and this key's own check, at once.
+        checks = [] if previous is None else [self._claim(previous)]
+        if not key_checked:
+            checks.append(self._refuse_claimed(event, expected))
+        await asyncio.gather(*checks)
+        stored = event.model_copy(update={"seq": 1 if previous is None else previous.seq + 1})
         record = OracleCommit(event=stored, profile=commit.profile)
-        claim = self._options.claim_subject(agent_id, event.key)
         subject = self._options.event_subject(agent_id)
-        messages = [
-            BatchMessage(claim, stored.model_dump_json().encode(), 0),
-            BatchMessage(subject, record.model_dump_json().encode(), expected),
-        ]
+        message = BatchMessage(subject, record.model_dump_json().encode(), expected)
         try:
-            ack = await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
-        except RevisionConflict as conflict:
-            if conflict.key == claim:
-                raise await self._refusal(event, expected) from None
-            raise RevisionConflict(agent_id, expected, conflict.actual) from None
-        self._remember(ack.seq, agent_id, stored.seq)
-        return ack.seq
+            seq = await publish_expected(self._nc, message, timeout=REQUEST_TIMEOUT)
+        except RevisionConflict:
+            raise await self._refusal(event, expected) from None
+        self._remember(seq, stored)
+        self._decoded[seq] = record
+        return seq  # this event's claim is written by the next commit for the agent
+
+    async def _refuse_claimed(self, event: OracleEvent, expected: int) -> None:
+        claim = self._options.claim_subject(event.agent_id, event.key)
+        if await last_msg(self._js, self._stream, claim) is not None:
+            raise await self._refusal(event, expected)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
-        """The event stored in the key's claim, or None."""
+        """The event with ``key``: its claim, or the agent's last event (claim not yet written)."""
         if not _agent_ok(agent_id):
             return None
         claim = self._options.claim_subject(agent_id, key)
         msg = await last_msg(self._js, self._stream, claim)
-        if msg is None:
+        if msg is not None:
+            event = decode(OracleEvent, msg.data or b"", claim)
+            return event if (event.agent_id, event.key) == (agent_id, key) else None
+        last = await last_msg(self._js, self._stream, self._options.event_subject(agent_id))
+        if last is None or last.seq is None:
             return None
-        event = decode(OracleEvent, msg.data or b"", claim)
-        return event if (event.agent_id, event.key) == (agent_id, key) else None
+        event = self._record(agent_id, last.seq, last.data).event
+        return event if event.key == key else None
 
     async def _records(self, agent_id: str) -> list[tuple[int, OracleCommit]]:
         if not _agent_ok(agent_id):

@@ -8,8 +8,10 @@ the marker entry ``=applied=<token>`` (expected: absent) when a marker is given,
 one put per agent on ``$KV.<bucket>.<agent_id>`` with the expected last subject sequence
 set to the revision the stats were computed from (0: absent). The server checks every
 expectation at commit, under the stream's lock: all entries are stored or none, and a
-marker can be stored once only. After the commit each agent's new stats are published
-on the core NATS subject ``<prefix>.ranks.updated.<agent_id>``.
+marker can be stored once only. A lone agent without a marker is one plain
+compare-and-set publish instead (atomic by itself, without the batch's store sync).
+After the commit each agent's new stats are published on the core NATS subject
+``<prefix>.ranks.updated.<agent_id>``.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, InvalidInput, RevisionConflict
 from agentladder.store.base import StatsUpdate
 from agentladder.store.codec import decode
-from agentladder.store.nats_batch import BatchMessage, publish_atomic
+from agentladder.store.nats_batch import BatchMessage, publish_atomic, publish_expected
 from agentladder.store.nats_config import MARKER_PREFIX, NatsOptions, kv_key_ok, marker_key
 from agentladder.store.nats_io import REQUEST_TIMEOUT, is_deleted, scan
 from agentladder.store.records import Versioned
@@ -93,7 +95,11 @@ class RankStats:
     async def commit(
         self, updates: Mapping[str, StatsUpdate], marker: str | None
     ) -> dict[str, int]:
-        """One atomic batch of compare-and-set puts (and the marker); the new revisions."""
+        """One atomic batch of compare-and-set puts (and the marker); the new revisions.
+
+        A single put without a marker is published alone (atomic by itself, and without the
+        store sync a batch commit costs).
+        """
         messages: list[BatchMessage] = []
         if marker is not None:
             body = json.dumps({"marker": marker, "applied_at": time.time()}).encode()
@@ -108,13 +114,17 @@ class RankStats:
         if not messages:
             return {}
         try:
-            ack = await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
+            if len(messages) == 1:  # one compare-and-set is atomic without a batch
+                seq = await publish_expected(self._nc, messages[0], timeout=REQUEST_TIMEOUT)
+                first = seq
+            else:
+                ack = await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
+                first = ack.seq - ack.count + 1 + (1 if marker is not None else 0)
         except RevisionConflict as conflict:
             key = conflict.key.removeprefix(self._pre)
             if marker is not None and key.startswith(MARKER_PREFIX):
                 raise AlreadyApplied(marker) from None
             raise RevisionConflict(key, conflict.expected, conflict.actual) from None
-        first = ack.seq - ack.count + 1 + (1 if marker is not None else 0)
         revisions = {agent_id: first + index for index, agent_id in enumerate(agents)}
         await self._announce(updates)
         return revisions
