@@ -1,0 +1,60 @@
+"""NATS Oracle events apply once without batches: the claim protocol, step by step."""
+
+from __future__ import annotations
+
+import pytest
+from nats.aio.client import Client
+
+from agentladder.errors import AlreadyApplied
+from agentladder.store.base import Store
+from agentladder.store.nats_config import parse_nats_url
+from tests.store.builders import judgment, judgment_commit
+from tests.store.test_nats_store import run
+
+
+async def claim_exists(nc: Client, url: str, agent: str, key: str) -> bool:
+    """Whether the claim message of (agent, key) is in the Oracle stream."""
+    options = parse_nats_url(url)
+    try:
+        await nc.jetstream().get_msg(
+            options.oracle_stream, subject=options.claim_subject(agent, key)
+        )
+    except Exception:
+        return False
+    return True
+
+
+def test_last_event_is_found_and_refused_again_before_its_claim_exists(nats_store_url: str) -> None:
+    """The last event has no claim yet; get_event still finds it and a repeat is refused."""
+
+    async def body(store: Store, nc: Client) -> None:
+        first = judgment_commit(None, judgment("a1", "c-1"))
+        revision = await store.commit_oracle(first, 0)
+        assert not await claim_exists(nc, nats_store_url, "a1", "c-1")
+        found = await store.get_event("a1", "c-1")
+        assert found is not None
+        assert found.key == "c-1"
+        again = judgment_commit(first.profile, judgment("a1", "c-1"))
+        with pytest.raises(AlreadyApplied) as refused:
+            await store.commit_oracle(again, revision)
+        assert getattr(refused.value.existing, "key", None) == "c-1"
+
+    run(nats_store_url, body)
+
+
+def test_the_next_commit_writes_the_previous_claim(nats_store_url: str) -> None:
+    """Committing event n+1 first writes event n's claim, so a stale repeat of n is refused."""
+
+    async def body(store: Store, nc: Client) -> None:
+        first = judgment_commit(None, judgment("a1", "c-1"))
+        revision = await store.commit_oracle(first, 0)
+        second = judgment_commit(first.profile, judgment("a1", "c-2"))
+        newer = await store.commit_oracle(second, revision)
+        assert await claim_exists(nc, nats_store_url, "a1", "c-1")
+        assert not await claim_exists(nc, nats_store_url, "a1", "c-2")
+        repeat = judgment_commit(second.profile, judgment("a1", "c-1"))
+        with pytest.raises(AlreadyApplied):
+            await store.commit_oracle(repeat, newer)
+        assert [e.key for e in await store.events("a1")] == ["c-1", "c-2"]
+
+    run(nats_store_url, body)
