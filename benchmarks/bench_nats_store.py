@@ -3,8 +3,9 @@
 Baseline: ``kv.get(key)`` then ``kv.update(key, value, last=revision)`` on a KV bucket, the
 plainest compare-and-set there is. Against it, through ``NatsStore``, one agent at a time:
 - rank stats: ``get_stats`` + ``commit_stats`` of one agent (a one-message atomic batch);
-- awards: ``get_profile`` + ``commit_oracle`` of a pre-folded judgment (claim + event in
-  one atomic batch).
+- awards: ``get_profile`` + ``commit_oracle`` of a pre-folded judgment;
+- awards through ``apply_oracle``, the Oracle's write (fold from the head this process
+  knows, compare-and-set, claims as in ``docs/storage-nats.md``).
 One nats-server with JetStream on this machine's disk (a temporary folder), medians of
 several runs. Target: awards / baseline >= 0.5.
 
@@ -82,17 +83,33 @@ async def awards(url: str, count: int) -> float:
         await store.close()
 
 
+async def applied(url: str, count: int) -> float:
+    """Rate of ``apply_oracle`` (what the Oracle calls) with pre-folded judgments."""
+    commits = folded(count)
+    store = await open_store(
+        f"{url}?prefix=p{uuid.uuid4().hex[:8]}&rank_bucket=r{uuid.uuid4().hex[:8]}"
+    )
+    try:
+        start = time.perf_counter()
+        for commit in commits:
+            await store.apply_oracle("agent-0", commit.event.key, lambda _p, c=commit: c)
+        return count / (time.perf_counter() - start)
+    finally:
+        await store.close()
+
+
 def main() -> None:
     """Run all three, alternating, on one server; print medians and ratios."""
     with (
         tempfile.TemporaryDirectory(dir="/var/tmp") as folder,
         NatsServer(store_dir=folder) as server,
     ):
-        rates: dict[str, list[float]] = {"baseline": [], "ranks": [], "awards": []}
+        rates: dict[str, list[float]] = {"baseline": [], "ranks": [], "awards": [], "apply": []}
         for _ in range(RUNS):
             rates["baseline"].append(asyncio.run(baseline(server.url, OPS)))
             rates["ranks"].append(asyncio.run(rank_writes(server.url, OPS)))
             rates["awards"].append(asyncio.run(awards(server.url, OPS)))
+            rates["apply"].append(asyncio.run(applied(server.url, OPS)))
     base = statistics.median(rates["baseline"])
     report_ratio(
         f"nats awards/s ({OPS} x {RUNS} runs)",

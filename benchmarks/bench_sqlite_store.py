@@ -25,7 +25,8 @@ from agentladder.store.sqlite import SqliteStore
 from benchmarks.common import median_rate, report_ratio
 from tests.store.builders import award, judgment, judgment_commit
 
-AWARDS = 1500
+AWARDS = 1600
+WRITERS = 16
 RUNS = 5
 
 
@@ -55,14 +56,33 @@ def baseline(path: Path, synchronous: str, count: int) -> int:
     return count
 
 
-def folded(count: int) -> list[OracleCommit]:
+def folded(count: int, agent_id: str = "agent-0") -> list[OracleCommit]:
     """``count`` commits of one agent's successive judgments, folded in advance."""
     commits: list[OracleCommit] = []
     for i in range(count):
         previous = commits[-1].profile if commits else None
-        item = judgment("agent-0", f"c-{i}", task_type=f"t{i % 3}")
+        item = judgment(agent_id, f"c-{i}", task_type=f"t{i % 3}")
         commits.append(judgment_commit(previous, item))
     return commits
+
+
+def commits_concurrently(path: Path, synchronous: str, chains: list[list[OracleCommit]]) -> int:
+    """Commit each agent's chain in order, all chains at once (one task per agent)."""
+
+    async def run() -> None:
+        store = SqliteStore(path, synchronous=synchronous)
+
+        async def chain(commits: list[OracleCommit]) -> None:
+            for revision, commit in enumerate(commits):
+                await store.commit_oracle(commit, revision)
+
+        try:
+            await asyncio.gather(*(chain(c) for c in chains))
+        finally:
+            await store.close()
+
+    asyncio.run(run())
+    return sum(len(c) for c in chains)
 
 
 def commits_only(path: Path, synchronous: str, commits: list[OracleCommit]) -> int:
@@ -111,6 +131,10 @@ def main() -> None:
             store_rate, store_all = median_rate(
                 lambda s=synchronous, c=commits: commits_only(fresh("store"), s, c), RUNS
             )
+            chains = [folded(count // WRITERS, f"agent-{w}") for w in range(WRITERS)]
+            group_rate, _ = median_rate(
+                lambda s=synchronous, c=chains: commits_concurrently(fresh("group"), s, c), RUNS
+            )
             cycle_rate, _ = median_rate(
                 lambda s=synchronous, n=count: through_store(fresh("cycle"), s, n), RUNS
             )
@@ -120,4 +144,8 @@ def main() -> None:
         )  # fmt: skip
         print(f"  store runs {[round(r) for r in store_all]}")
         print(f"  baseline runs {[round(r) for r in base_all]}")
+        report_ratio(
+            f"  the same with {WRITERS} agents committing at once (group commit)",
+            group_rate, base_rate, "awards/s", 0.5,
+        )  # fmt: skip
         print(f"  read-fold-commit cycle (reference): {cycle_rate:,.0f} awards/s")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
 from nats.aio.client import Client
 
 from agentladder.errors import AlreadyApplied
 from agentladder.store.base import Store
 from agentladder.store.nats_config import parse_nats_url
+from agentladder.store.url import open_store
 from tests.store.builders import judgment, judgment_commit
 from tests.store.test_nats_store import run
 
@@ -58,3 +62,34 @@ def test_the_next_commit_writes_the_previous_claim(nats_store_url: str) -> None:
         assert [e.key for e in await store.events("a1")] == ["c-1", "c-2"]
 
     run(nats_store_url, body)
+
+
+def test_a_stale_head_never_applies_a_key_twice(nats_store_url: str) -> None:
+    """Instance A folds from an old head; the key B applied last is still refused to A."""
+
+    async def main() -> None:
+        one, two = await open_store(nats_store_url), await open_store(nats_store_url)
+        try:
+
+            def fold_for(contract: str) -> Any:
+                return lambda profile: judgment_commit(profile, judgment("a1", contract))
+
+            first = await one.apply_oracle("a1", "c-1", fold_for("c-1"))
+            assert first is not None
+            assert first.created
+            by_two = await two.apply_oracle("a1", "c-2", fold_for("c-2"))
+            assert by_two is not None
+            assert by_two.created
+            again = await one.apply_oracle("a1", "c-2", fold_for("c-2"))  # one's head is stale
+            assert again is not None
+            assert not again.created
+            assert again.event.key == "c-2"
+            third = await one.apply_oracle("a1", "c-3", fold_for("c-3"))
+            assert third is not None
+            assert third.created
+            assert [e.key for e in await two.events("a1")] == ["c-1", "c-2", "c-3"]
+        finally:
+            await one.close()
+            await two.close()
+
+    asyncio.run(main())

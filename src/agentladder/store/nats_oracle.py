@@ -77,6 +77,7 @@ class OracleLog:
         self._events: dict[int, OracleEvent] = {}  # stream seq -> the event stored there
         self._claimed: set[tuple[str, str]] = set()  # (agent, key) whose claim exists
         self._decoded: dict[int, OracleCommit] = {}  # stream seq -> decoded event message
+        self._heads: dict[str, int] = {}  # agent -> stream seq of its last event seen here
 
     def _remember(self, stream_seq: int, event: OracleEvent) -> None:
         if len(self._events) >= _CACHE_LIMIT:
@@ -102,6 +103,7 @@ class OracleLog:
         msg = await last_msg(self._js, self._stream, self._options.event_subject(agent_id))
         if msg is None or msg.seq is None:
             return None
+        self._set_head(agent_id, msg.seq)
         return Versioned(self._record(agent_id, msg.seq, msg.data).profile, msg.seq)
 
     async def list_profiles(self) -> list[AgentProfile]:
@@ -157,11 +159,32 @@ class OracleLog:
             self._claimed.clear()
         self._claimed.add(marker)
 
-    async def apply(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
-        """One attempt of ``Store.apply_oracle``: read, fold, commit (``RevisionConflict``
-        when another writer got there first; the caller retries)."""
+    async def _head(self, agent_id: str) -> tuple[int, OracleCommit | None]:
+        """The agent's last event message as this process last saw it, else as stored now.
+
+        Folding from a head that another instance has since moved costs nothing wrong:
+        the compare-and-set refuses it and the retry reads the stored head.
+        """
+        seq = self._heads.get(agent_id)
+        if seq is not None and seq in self._decoded:
+            return seq, self._decoded[seq]
         msg = await last_msg(self._js, self._stream, self._options.event_subject(agent_id))
-        last = None if msg is None or msg.seq is None else self._record(agent_id, msg.seq, msg.data)
+        if msg is None or msg.seq is None:
+            return 0, None
+        return msg.seq, self._record(agent_id, msg.seq, msg.data)
+
+    def _set_head(self, agent_id: str, seq: int | None) -> None:
+        if seq is None:
+            self._heads.pop(agent_id, None)
+            return
+        if len(self._heads) >= _CACHE_LIMIT:
+            self._heads.clear()
+        self._heads[agent_id] = seq
+
+    async def apply(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
+        """One attempt of ``Store.apply_oracle``: fold from the head, commit
+        (``RevisionConflict`` when another writer got there first; the caller retries)."""
+        revision, last = await self._head(agent_id)
         if last is not None and last.event.key == key:
             return OracleApplied(last.event, last.profile, created=False)
         claim = self._options.claim_subject(agent_id, key)
@@ -178,9 +201,11 @@ class OracleLog:
         commit = fold(None if last is None else last.profile)
         if commit is None:
             return None
-        revision = 0 if msg is None or msg.seq is None else msg.seq
         try:
             await self.commit(commit, revision, key_checked=True)
+        except RevisionConflict:
+            self._set_head(agent_id, None)  # read the stored head next time
+            raise
         except AlreadyApplied as raced:
             current = await self.get_profile(agent_id)
             if not isinstance(raced.existing, OracleEvent) or current is None:
@@ -221,6 +246,7 @@ class OracleLog:
             raise await self._refusal(event, expected) from None
         self._remember(seq, stored)
         self._decoded[seq] = record
+        self._set_head(agent_id, seq)
         return seq  # this event's claim is written by the next commit for the agent
 
     async def _refuse_claimed(self, event: OracleEvent, expected: int) -> None:
