@@ -181,7 +181,10 @@ class SqliteStore:
             commit = fold(None if current is None else current.value)
             if commit is None:
                 return None
-            revision = ops.commit_oracle(conn, commit, 0 if current is None else current.revision)
+            if current is None:
+                revision = ops.commit_oracle(conn, commit, 0)
+            else:
+                revision = ops.commit_oracle(conn, commit, current.revision, current.value)
             remember = (revision, commit.profile)
             self._writer.after_commit(lambda: self._profiles.__setitem__(agent_id, remember))
             event = commit.event.model_copy(update={"seq": revision})

@@ -107,7 +107,11 @@ def get_event(conn: sqlite3.Connection, agent_id: str, key: str) -> OracleEvent 
     return None if found is None else event_from_row(found)
 
 
-def _write_profile(conn: sqlite3.Connection, profile: AgentProfile, revision: int) -> None:
+def _write_profile(
+    conn: sqlite3.Connection, profile: AgentProfile, revision: int, previous: AgentProfile | None
+) -> None:
+    """Upsert the profile row, and the specialization and achievement rows that changed
+    since ``previous`` (all of them when it is not known)."""
     s = profile.stats
     conn.execute(
         "INSERT INTO agent_profiles (id, provider, model, xp, level, total_tasks,"
@@ -136,20 +140,29 @@ def _write_profile(conn: sqlite3.Connection, profile: AgentProfile, revision: in
             (profile.id, task_type, sp.xp, sp.level.value, sp.tasks_completed, sp.avg_score,
              sp.best_score, sp.current_streak, sp.tasks_judged)
             for task_type, sp in profile.specializations.items()
+            if previous is None or previous.specializations.get(task_type) != sp
         ],
     )  # fmt: skip
+    known = 0 if previous is None else len(previous.achievements)
     conn.executemany(
         "INSERT OR IGNORE INTO achievements (agent_id, achievement, awarded_at, xp)"
         " VALUES (?,?,?,?)",
-        [(profile.id, a.name, a.awarded_at, a.xp) for a in profile.achievements],
+        [(profile.id, a.name, a.awarded_at, a.xp) for a in profile.achievements[known:]],
     )
 
 
-def commit_oracle(conn: sqlite3.Connection, commit: OracleCommit, expected: int) -> int:
+def commit_oracle(
+    conn: sqlite3.Connection,
+    commit: OracleCommit,
+    expected: int,
+    previous: AgentProfile | None = None,
+) -> int:
     """Append the event and its ledger lines and replace the profile, in one transaction.
 
     The profile's revision counts its events, so the event's per-agent ``seq`` is the
     new revision. The event's primary key (agent_id, key) refuses a repeated key.
+    ``previous``: the profile at ``expected``, read in this transaction (then the
+    revision is not checked again and only changed rows are written).
     """
     event = commit.event
     revision = expected + 1
@@ -167,12 +180,13 @@ def commit_oracle(conn: sqlite3.Connection, commit: OracleCommit, expected: int)
         if existing is not None:
             raise AlreadyApplied(f"{event.agent_id}/{event.key}", existing) from None
         raise _conflict(conn, event.agent_id, expected) from None
-    found = conn.execute(
-        "SELECT revision FROM agent_profiles WHERE id = ?", (event.agent_id,)
-    ).fetchone()
-    if (0 if found is None else int(found[0])) != expected:
-        raise _conflict(conn, event.agent_id, expected)
-    _write_profile(conn, commit.profile, revision)
+    if previous is None:
+        found = conn.execute(
+            "SELECT revision FROM agent_profiles WHERE id = ?", (event.agent_id,)
+        ).fetchone()
+        if (0 if found is None else int(found[0])) != expected:
+            raise _conflict(conn, event.agent_id, expected)
+    _write_profile(conn, commit.profile, revision, previous)
     contract_id = str(event.payload.get("contract_id", event.key))
     conn.executemany(
         "INSERT INTO xp_history (agent_id, event, xp_awarded, contract_id, timestamp)"
