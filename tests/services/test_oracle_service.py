@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.levels import Level, LevelThresholds
-from agentladder.domain.rules import AchievementTable, OracleRules, XPTable
+from agentladder.domain.rules import AchievementTable, Complexity, OracleRules, XPTable
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict, Refused
 from agentladder.services.clock import FixedClock
 from agentladder.services.judges import GivenScoreJudge
@@ -275,5 +275,27 @@ def test_unknown_profile_and_bad_arguments(with_store: Any) -> None:
         assert caught.value.field == "task_type"
         with pytest.raises(InvalidInput):
             await oracle.get_profile("../etc")
+
+    with_store(body)
+
+
+def test_task_allowance_by_level_and_task_type(with_store: Any) -> None:
+    """A rookie may take simple tasks with 3 retries; an expert any; a new task type: rookie."""
+
+    async def body(store: Store) -> None:
+        oracle = Oracle(store)
+        await oracle.award_xp("pro", "seed", 2000, "seed")
+        rookie = await oracle.task_allowance("newbie", complexity=Complexity.MEDIUM)
+        assert not rookie.allowed
+        assert rookie.reason is not None
+        assert "simple" in rookie.reason
+        assert rookie.max_retries == 3
+        expert = await oracle.task_allowance("pro", complexity=Complexity.COMPLEX)
+        assert expert.allowed
+        assert expert.max_retries is None
+        assert expert.can_self_correct
+        fresh = await oracle.task_allowance("pro", "poetry", Complexity.COMPLEX)
+        assert not fresh.allowed
+        assert fresh.level is Level.ROOKIE
 
     with_store(body)

@@ -19,10 +19,12 @@ from agentladder.errors import InvalidInput
 __all__ = [
     "Privileges",
     "SamplingDecision",
+    "TaskAllowance",
     "allows_complexity",
     "privileges_for",
     "sampling_decision",
     "standing",
+    "task_allowance",
 ]
 
 _ORDER = (Complexity.SIMPLE, Complexity.MEDIUM, Complexity.COMPLEX)
@@ -66,6 +68,48 @@ def allows_complexity(max_complexity: MaxComplexity, complexity: Complexity) -> 
     if max_complexity is MaxComplexity.ANY:
         return True
     return _ORDER.index(complexity) <= _ORDER.index(Complexity(max_complexity.value))
+
+
+class TaskAllowance(BaseModel):
+    """Whether an agent may take a task, and with how many retries (the orchestrator's view)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    allowed: bool
+    reason: str | None = Field(description="why not, when not allowed")
+    level: Level
+    task_type: str | None
+    complexity: Complexity | None
+    max_retries: int | None = Field(description="None means unlimited")
+    can_self_correct: bool
+    can_mentor: bool
+
+
+def task_allowance(
+    profile: AgentProfile | None,
+    rules: OracleRules,
+    task_type: str | None = None,
+    complexity: Complexity | None = None,
+) -> TaskAllowance:
+    """May the agent take a task of ``complexity`` (any, when None) in ``task_type``?"""
+    privileges = privileges_for(profile, rules, task_type)
+    allowed = complexity is None or allows_complexity(privileges.max_complexity, complexity)
+    reason = None
+    if not allowed:
+        reason = (
+            f"{privileges.level.value} agents take tasks up to"
+            f" {privileges.max_complexity.value}, not {complexity}"
+        )
+    return TaskAllowance(
+        allowed=allowed,
+        reason=reason,
+        level=privileges.level,
+        task_type=task_type,
+        complexity=complexity,
+        max_retries=privileges.max_retries,
+        can_self_correct=privileges.can_self_correct,
+        can_mentor=privileges.can_mentor,
+    )
 
 
 class SamplingDecision(BaseModel):

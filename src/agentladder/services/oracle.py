@@ -24,9 +24,14 @@ from agentladder.domain.award import (
     settle,
 )
 from agentladder.domain.judgment import CONTRACT_ID_MAX, TASK_TYPE_PATTERN, Judgment
-from agentladder.domain.privileges import Privileges, privileges_for
+from agentladder.domain.privileges import (
+    Privileges,
+    TaskAllowance,
+    privileges_for,
+    task_allowance,
+)
 from agentladder.domain.profile import AgentProfile, new_profile
-from agentladder.domain.rules import OracleRules
+from agentladder.domain.rules import Complexity, OracleRules
 from agentladder.domain.xp import XPLine
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock, iso
@@ -247,6 +252,14 @@ class Oracle:
         """The agent's privileges, overall or for a task type (a never-judged agent: rookie)."""
         check_task_type(task_type)
         return privileges_for(await self._profile_or_none(agent_id), self.rules, task_type)
+
+    async def task_allowance(
+        self, agent_id: str, task_type: str | None = None, complexity: Complexity | None = None
+    ) -> TaskAllowance:
+        """Whether the agent may take a task of ``complexity``, and its retries there."""
+        check_task_type(task_type)
+        profile = await self._profile_or_none(agent_id)
+        return task_allowance(profile, self.rules, task_type, complexity)
 
     async def get_validation_rate(self, agent_id: str, task_type: str | None = None) -> float:
         """How often the Sentinels check this agent's work (for a task type: its level there)."""
