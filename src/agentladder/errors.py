@@ -10,6 +10,7 @@
     │   ├── AlreadyApplied    an idempotent write whose key was applied before (holds it)
     │   └── PayloadConflict   the same idempotency key with a different payload
     ├── Refused               an action the caller may not take (e.g. an agent self-promoting)
+    ├── ProviderError         asking an agent's model failed (timeout, HTTP, unparseable...)
     └── StoreError            the store failed or holds data it cannot read
         ├── StoreUnavailable  the store cannot be reached right now (retry later)
         └── CorruptRecord     a stored value cannot be decoded; names the key
@@ -28,6 +29,7 @@ __all__ = [
     "InvalidInput",
     "NotFound",
     "PayloadConflict",
+    "ProviderError",
     "Refused",
     "RevisionConflict",
     "StoreError",
@@ -91,6 +93,14 @@ class PayloadConflict(Conflict):
 
 class Refused(AgentladderError):
     """The caller may not do this (for example an agent reporting its own rank)."""
+
+
+class ProviderError(AgentladderError):
+    """A provider call failed; ``kind``: timeout, http, refused, unparseable or invalid."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        super().__init__(f"{kind}: {message}")
 
 
 class StoreError(AgentladderError):

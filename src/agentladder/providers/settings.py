@@ -1,0 +1,57 @@
+"""How to reach an agent's model: the ``backend:`` block of an agent in the config YAML.
+
+agents:
+  - name: audit_expert
+    provider_id: openai
+    model_name: gpt-4o
+    input_price_per_mtok: 2.5
+    output_price_per_mtok: 10.0
+    backend:
+      kind: openai
+      base_url: https://api.openai.com/v1
+      api_key_env: OPENAI_API_KEY
+      timeout_s: 60
+      max_tokens: 1024
+  - name: sim_a
+    backend: {kind: simulated, quality: 7.5, noise: 0.5, latency_ms: 20, seed: 1}
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["BackendSettings", "OpenAISettings", "SimulatedSettings"]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class OpenAISettings(BaseModel):
+    """Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, LiteLLM...)."""
+
+    model_config = _FROZEN
+
+    kind: Literal["openai"] = "openai"
+    base_url: str = Field(pattern=r"^https?://", description="up to and including /v1")
+    model: str | None = Field(default=None, description="defaults to the agent's model_name")
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_tokens: int = Field(default=1024, ge=1)
+    temperature: float = Field(default=0.2, ge=0, le=2)
+
+
+class SimulatedSettings(BaseModel):
+    """A deterministic simulated agent: its proposals are as good as ``quality``."""
+
+    model_config = _FROZEN
+
+    kind: Literal["simulated"] = "simulated"
+    quality: float = Field(default=5.0, ge=0, le=10)
+    noise: float = Field(default=0.0, ge=0, le=10, description="evaluator's score noise (sd)")
+    latency_ms: float = Field(default=0.0, ge=0)
+    failure_rate: float = Field(default=0.0, ge=0, le=1)
+    seed: int = 0
+
+
+BackendSettings = Annotated[OpenAISettings | SimulatedSettings, Field(discriminator="kind")]
