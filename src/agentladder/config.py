@@ -21,13 +21,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentladder.domain.agents import AgentConfig, parse_agents
 from agentladder.domain.rules import OracleRules
 from agentladder.errors import InvalidInput
+from agentladder.providers.settings import BackendSettings
 
-__all__ = ["OrchestratorSettings", "Settings", "load_settings", "parse_settings"]
+__all__ = ["AgentSettings", "OrchestratorSettings", "Settings", "load_settings", "parse_settings"]
 
 DEFAULT_STORE = "sqlite:///agentladder.db"
 
@@ -52,17 +53,28 @@ class OrchestratorSettings(BaseModel):
         return value
 
 
+class AgentSettings(AgentConfig):
+    """A configured agent: its declaration plus how agentladder reaches its model.
+
+    ``backend`` (openai or simulated) lets the server ask the agent itself; an agent with
+    ``remote: true`` runs as its own process (``agentladder agent``) and heartbeats.
+    """
+
+    backend: BackendSettings | None = None
+    remote: bool = False
+
+
 class Settings(BaseModel):
     """The whole configuration of one agentladder service."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     store: str = DEFAULT_STORE
-    agents: tuple[AgentConfig, ...] = ()
+    agents: tuple[AgentSettings, ...] = ()
     orchestrator: OrchestratorSettings = OrchestratorSettings()
     oracle: OracleRules = OracleRules()
 
-    def agent(self, name: str) -> AgentConfig | None:
+    def agent(self, name: str) -> AgentSettings | None:
         """The configured agent called ``name``, if any."""
         return next((a for a in self.agents if a.name == name), None)
 
@@ -74,7 +86,18 @@ def parse_settings(data: object) -> Settings:
     if not isinstance(data, Mapping):
         raise InvalidInput("config", type(data).__name__, "must be a mapping of sections")
     values = dict(data)
-    agents = parse_agents({"agents": values.pop("agents", None) or []})
+    entries = values.pop("agents", None) or []
+    parse_agents({"agents": entries})  # names valid and unique, errors naming the path
+    agents = []
+    for index, entry in enumerate(entries):
+        try:
+            agents.append(AgentSettings.model_validate(entry))
+        except ValidationError as error:
+            detail = error.errors()[0]
+            where = ".".join(str(part) for part in detail["loc"])
+            raise InvalidInput(
+                f"agents[{index}].{where}", detail.get("input"), detail["msg"]
+            ) from None
     return Settings.model_validate({**values, "agents": agents})
 
 

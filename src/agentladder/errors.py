@@ -10,6 +10,7 @@
     │   ├── AlreadyApplied    an idempotent write whose key was applied before (holds it)
     │   └── PayloadConflict   the same idempotency key with a different payload
     ├── Refused               an action the caller may not take (e.g. an agent self-promoting)
+    ├── TooFewAgents          a deliberation with fewer than 2 qualified agents (holds why)
     ├── ProviderError         asking an agent's model failed (timeout, HTTP, unparseable...)
     └── StoreError            the store failed or holds data it cannot read
         ├── StoreUnavailable  the store cannot be reached right now (retry later)
@@ -34,6 +35,7 @@ __all__ = [
     "RevisionConflict",
     "StoreError",
     "StoreUnavailable",
+    "TooFewAgents",
 ]
 
 
@@ -93,6 +95,17 @@ class PayloadConflict(Conflict):
 
 class Refused(AgentladderError):
     """The caller may not do this (for example an agent reporting its own rank)."""
+
+
+class TooFewAgents(AgentladderError):
+    """Fewer than two agents qualify for a deliberation; ``excluded`` says who and why."""
+
+    def __init__(self, qualified: list[str], excluded: list[dict[str, object]]) -> None:
+        self.qualified = qualified
+        self.excluded = excluded
+        super().__init__(
+            f"a deliberation needs at least 2 qualified agents, {len(qualified)} qualify"
+        )
 
 
 class ProviderError(AgentladderError):

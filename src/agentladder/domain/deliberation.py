@@ -1,0 +1,137 @@
+"""Deliberation requests and who takes part: the minimum-rank filter and its companions.
+
+Before dispatch, an agent named in the request is excluded when it is unknown, offline,
+below ``min_agent_rank``, or (when the request names a complexity) not allowed that
+complexity by its level's privileges for the task type. Fewer than two qualified agents
+and the request is refused, listing each excluded agent with its reason and rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agentladder.domain.agents import AgentName
+from agentladder.domain.judgment import TASK_TYPE_PATTERN
+from agentladder.domain.rules import Complexity
+
+__all__ = [
+    "MAX_QUERY_BYTES",
+    "DeliberationRequest",
+    "Excluded",
+    "ExclusionReason",
+    "Scope",
+    "Selection",
+    "select_agents",
+]
+
+MAX_QUERY_BYTES = 32 * 1024
+
+
+class Scope(StrEnum):
+    """How many rounds: quick 1, standard 2, deep 3 (configurable)."""
+
+    QUICK = "quick"
+    STANDARD = "standard"
+    DEEP = "deep"
+
+
+class DeliberationRequest(BaseModel):
+    """``POST /deliberation``: the question, the agents, the filter, the scope."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user_query: str = Field(min_length=1)
+    agent_names: tuple[AgentName, ...] = Field(min_length=2, max_length=64)
+    min_agent_rank: int = Field(default=0, ge=0)
+    scope: Scope = Scope.STANDARD
+    task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
+    complexity: Complexity | None = None
+
+    @field_validator("user_query")
+    @classmethod
+    def _at_most_32_kib(cls, value: str) -> str:
+        size = len(value.encode("utf-8"))
+        if size > MAX_QUERY_BYTES:
+            raise ValueError(f"must be at most {MAX_QUERY_BYTES} bytes, not {size}")
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("agent_names")
+    @classmethod
+    def _distinct(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        seen: set[str] = set()
+        for name in value:
+            if name in seen:
+                raise ValueError(f"lists {name!r} twice")
+            seen.add(name)
+        return value
+
+
+class ExclusionReason(StrEnum):
+    """Why an agent does not take part."""
+
+    UNKNOWN = "unknown"
+    OFFLINE = "offline"
+    BELOW_MIN_RANK = "below_min_rank"
+    COMPLEXITY_NOT_ALLOWED = "complexity_not_allowed"
+
+
+class Excluded(BaseModel):
+    """An agent left out, with its rank (0 when it has none) and the reason."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: str
+    rank: int
+    reason: ExclusionReason
+
+
+class Selection(BaseModel):
+    """Who takes part and who does not."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    qualified: tuple[str, ...]
+    excluded: tuple[Excluded, ...]
+
+    @property
+    def enough(self) -> bool:
+        """At least two agents qualify."""
+        return len(self.qualified) >= 2
+
+
+def select_agents(
+    request: DeliberationRequest,
+    *,
+    online: Mapping[str, bool],
+    ranks: Mapping[str, int],
+    allowed: Mapping[str, bool] | None = None,
+) -> Selection:
+    """Apply the filters in order: unknown, offline, below the minimum rank, complexity.
+
+    ``online`` maps every registered agent to whether it is online (an agent missing from
+    it is unknown); ``ranks`` holds current ranks (missing: 0); ``allowed`` whether each
+    agent may take the request's complexity (missing: allowed).
+    """
+    qualified: list[str] = []
+    excluded: list[Excluded] = []
+    for agent_id in request.agent_names:
+        rank = ranks.get(agent_id, 0)
+        reason = None
+        if agent_id not in online:
+            reason = ExclusionReason.UNKNOWN
+        elif not online[agent_id]:
+            reason = ExclusionReason.OFFLINE
+        elif rank < request.min_agent_rank:
+            reason = ExclusionReason.BELOW_MIN_RANK
+        elif allowed is not None and not allowed.get(agent_id, True):
+            reason = ExclusionReason.COMPLEXITY_NOT_ALLOWED
+        if reason is None:
+            qualified.append(agent_id)
+        else:
+            excluded.append(Excluded(agent_id=agent_id, rank=rank, reason=reason))
+    return Selection(qualified=tuple(qualified), excluded=tuple(excluded))

@@ -1,0 +1,75 @@
+"""Registration rules: heartbeats carry an agent's declaration, never its standing.
+
+Rank, stats, XP and levels are server-owned: the orchestrator and the Oracle are their
+only authority. A heartbeat carrying any of them is refused as an attempt to self-promote;
+other unknown fields are ignored, so that older and newer agents keep working. An agent
+is online while its last heartbeat is younger than 3 heartbeat intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from enum import StrEnum
+
+from agentladder.errors import InvalidInput, Refused
+
+__all__ = [
+    "OFFLINE_AFTER_INTERVALS",
+    "SERVER_OWNED_FIELDS",
+    "AgentStatus",
+    "SelfPromotion",
+    "agent_status",
+    "check_heartbeat_fields",
+]
+
+OFFLINE_AFTER_INTERVALS = 3
+
+SERVER_OWNED_FIELDS = frozenset(
+    {
+        # AgentPerformanceStats (the rank store)
+        "rank", "rounds_completed", "avg_score", "deliberations_completed", "wins",
+        "updated_at", "avg_latency_ms", "tasks_completed", "tasks_failed",
+        "recent_latencies_ms", "task_success_ratio", "stats",
+        # the Oracle's profile and privileges
+        "xp", "level", "specializations", "achievements", "total_xp_earned",
+        "validation_rate", "privileges", "profile",
+        # registry bookkeeping
+        "status", "first_seen", "last_seen", "estimated_cost_per_round",
+    }
+)  # fmt: skip
+
+
+class AgentStatus(StrEnum):
+    """Whether an agent has been heard from recently."""
+
+    ONLINE = "online"
+    OFFLINE = "offline"
+
+
+class SelfPromotion(Refused):
+    """A heartbeat tried to set server-owned fields."""
+
+    def __init__(self, agent_id: object, fields: list[str]) -> None:
+        self.agent_id = agent_id
+        self.fields = fields
+        super().__init__(
+            f"agent {agent_id!r} may not report server-owned fields {', '.join(fields)}:"
+            " rank, stats, XP and levels are set by the server only"
+        )
+
+
+def check_heartbeat_fields(payload: Mapping[str, object]) -> None:
+    """Refuse a heartbeat that carries a server-owned field (``SelfPromotion``)."""
+    owned = sorted(SERVER_OWNED_FIELDS.intersection(payload))
+    if owned:
+        raise SelfPromotion(payload.get("name"), owned)
+
+
+def agent_status(last_seen: float, now: float, interval_s: float) -> AgentStatus:
+    """Online while the last heartbeat is younger than 3 intervals."""
+    if not (math.isfinite(interval_s) and interval_s > 0):
+        raise InvalidInput("heartbeat_interval_s", interval_s, "must be a number > 0")
+    if now - last_seen < OFFLINE_AFTER_INTERVALS * interval_s:
+        return AgentStatus.ONLINE
+    return AgentStatus.OFFLINE

@@ -1,0 +1,133 @@
+"""The registry: agents declare themselves by heartbeat; the server keeps when it heard them.
+
+The fields flow as the ranking specification draws them: AgentConfig (the YAML) →
+AgentHeartbeat (every ``heartbeat_interval_s``, 10 s by default) → AgentRegistration
+(here, persisted). A heartbeat carrying a server-owned field (rank, stats, XP, level...) is
+refused, logged as an attempt to self-promote and counted; so is an agent heartbeating as
+another. Agents the server can ask itself (configured with a backend and not ``remote``)
+are heartbeated by the server (``beat_local``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agentladder.config import AgentSettings
+from agentladder.domain.agents import AgentConfig
+from agentladder.domain.registry import (
+    AgentStatus,
+    SelfPromotion,
+    agent_status,
+    check_heartbeat_fields,
+)
+from agentladder.errors import InvalidInput, NotFound, Refused
+from agentladder.services.clock import Clock, SystemClock
+from agentladder.store.base import Store
+from agentladder.store.records import Registration
+
+__all__ = ["AgentView", "Registry"]
+
+log = logging.getLogger(__name__)
+
+
+class AgentView(BaseModel):
+    """A registration as shown: the declaration, cost per round, status and times."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    registration: Registration
+    status: AgentStatus
+
+    @property
+    def agent_id(self) -> str:
+        """The agent's name."""
+        return self.registration.agent_id
+
+
+class Registry:
+    """Heartbeats in, registrations and online status out."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock | None = None,
+        heartbeat_interval_s: float = 10.0,
+        configured: Iterable[AgentSettings] = (),
+    ) -> None:
+        self.store = store
+        self.clock = clock or SystemClock()
+        self.interval = heartbeat_interval_s
+        self.configured = {agent.name: agent for agent in configured}
+        self.refusals: Counter[str] = Counter()  # reason -> count, for /metrics
+
+    def _now(self) -> float:
+        return self.clock.now().timestamp()
+
+    async def heartbeat(
+        self, payload: Mapping[str, object], *, as_agent: str | None = None
+    ) -> AgentView:
+        """Record a heartbeat; ``as_agent`` is the agent the caller authenticated as."""
+        try:
+            check_heartbeat_fields(payload)
+        except SelfPromotion as refused:
+            self.refusals["self_promotion"] += 1
+            log.warning("refused heartbeat: %s", refused)
+            raise
+        try:
+            config = AgentConfig.model_validate(payload)
+        except ValidationError as error:
+            detail = error.errors()[0]
+            field = ".".join(str(p) for p in detail["loc"]) or "heartbeat"
+            raise InvalidInput(field, detail.get("input"), detail["msg"]) from None
+        if as_agent is not None and as_agent != config.name:
+            self.refusals["impersonation"] += 1
+            log.warning("refused heartbeat: %r heartbeating as %r", as_agent, config.name)
+            raise Refused(f"agent {as_agent!r} may not heartbeat as {config.name!r}")
+        return await self._record(config, remote=True)
+
+    async def _record(self, config: AgentConfig, *, remote: bool) -> AgentView:
+        now = self._now()
+        previous = await self.store.get_registration(config.name)
+        registration = Registration(
+            config=config,
+            first_seen=now if previous is None else previous.first_seen,
+            last_seen=now,
+            remote=remote,
+        )
+        await self.store.put_registration(registration)
+        return AgentView(registration=registration, status=AgentStatus.ONLINE)
+
+    async def beat_local(self) -> list[AgentView]:
+        """Heartbeat for every configured agent the server asks itself (not remote)."""
+        views = []
+        for agent in self.configured.values():
+            if agent.backend is not None and not agent.remote:
+                declared = AgentConfig.model_validate(
+                    agent.model_dump(exclude={"backend", "remote"})
+                )
+                views.append(await self._record(declared, remote=False))
+        return views
+
+    def _view(self, registration: Registration) -> AgentView:
+        status = agent_status(registration.last_seen, self._now(), self.interval)
+        return AgentView(registration=registration, status=status)
+
+    async def get(self, agent_id: str) -> AgentView:
+        """One agent's registration and status; ``NotFound`` if it never heartbeated."""
+        found = await self.store.get_registration(agent_id)
+        if found is None:
+            raise NotFound("agent", agent_id)
+        return self._view(found)
+
+    async def list(self) -> list[AgentView]:
+        """Every registered agent, by name."""
+        return [self._view(r) for r in await self.store.list_registrations()]
+
+    async def online(self) -> dict[str, bool]:
+        """Every registered agent and whether it is online."""
+        return {v.agent_id: v.status is AgentStatus.ONLINE for v in await self.list()}
