@@ -76,6 +76,7 @@ class ExclusionReason(StrEnum):
 
     UNKNOWN = "unknown"
     OFFLINE = "offline"
+    UNREACHABLE = "unreachable"
     BELOW_MIN_RANK = "below_min_rank"
     COMPLEXITY_NOT_ALLOWED = "complexity_not_allowed"
 
@@ -110,12 +111,15 @@ def select_agents(
     online: Mapping[str, bool],
     ranks: Mapping[str, int],
     allowed: Mapping[str, bool] | None = None,
+    reachable: Mapping[str, bool] | None = None,
 ) -> Selection:
-    """Apply the filters in order: unknown, offline, below the minimum rank, complexity.
+    """Apply the filters in order: unknown, offline, unreachable, below the minimum rank,
+    complexity.
 
     ``online`` maps every registered agent to whether it is online (an agent missing from
-    it is unknown); ``ranks`` holds current ranks (missing: 0); ``allowed`` whether each
-    agent may take the request's complexity (missing: allowed).
+    it is unknown); ``reachable`` whether this server can ask it (missing: reachable);
+    ``ranks`` holds current ranks (missing: 0); ``allowed`` whether each agent may take
+    the request's complexity (missing: allowed).
     """
     qualified: list[str] = []
     excluded: list[Excluded] = []
@@ -126,6 +130,8 @@ def select_agents(
             reason = ExclusionReason.UNKNOWN
         elif not online[agent_id]:
             reason = ExclusionReason.OFFLINE
+        elif reachable is not None and not reachable.get(agent_id, True):
+            reason = ExclusionReason.UNREACHABLE
         elif rank < request.min_agent_rank:
             reason = ExclusionReason.BELOW_MIN_RANK
         elif allowed is not None and not allowed.get(agent_id, True):

@@ -1,0 +1,117 @@
+"""What a deliberation leaves behind: rounds of proposals with their evaluations and scores.
+
+The record is what ``GET /deliberation/{id}`` shows and what the store keeps. The
+``ranking`` and ``judgments`` parts track the post-completion side effects, which never
+block or fail the deliberation itself.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentladder.domain.deliberation import DeliberationRequest, Excluded
+from agentladder.domain.ranking import Submission
+
+__all__ = [
+    "DeliberationRecord",
+    "DeliberationStatus",
+    "EvaluationRecord",
+    "ProposalRecord",
+    "RoundRecord",
+    "SideEffect",
+    "SideEffectState",
+]
+
+
+class DeliberationStatus(StrEnum):
+    """queued → running → completed (or failed)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class EvaluationRecord(BaseModel):
+    """One agent's score of one proposal (or why it has none)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    evaluator: str
+    score: float | None = None
+    rationale: str = ""
+    latency_ms: float = 0.0
+    error: str | None = None
+
+
+class ProposalRecord(BaseModel):
+    """One agent's proposal in one round (the specification's ProposalRecord)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_id: str
+    content: str | None = None
+    aggregated_score: float | None = None
+    evaluations: list[EvaluationRecord] = Field(default_factory=list)
+    latency_ms: float = 0.0
+    attempts: int = 0
+    self_corrected: bool = False
+    cost: float = 0.0
+    error: str | None = None
+
+
+class RoundRecord(BaseModel):
+    """One round: every agent proposes, then scores every other proposal."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    proposals: list[ProposalRecord] = Field(default_factory=list)
+
+
+class SideEffectState(StrEnum):
+    """Where a post-completion side effect stands."""
+
+    PENDING = "pending"
+    APPLIED = "applied"
+    RETRYING = "retrying"
+    SKIPPED = "skipped"
+
+
+class SideEffect(BaseModel):
+    """The ranking update or the Oracle judgments of one deliberation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: SideEffectState = SideEffectState.PENDING
+    attempts: int = 0
+    error: str | None = None
+    promoted: list[str] = Field(default_factory=list)
+    floor_rank: int | None = None
+
+
+class DeliberationRecord(BaseModel):
+    """A deliberation from request to result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    status: DeliberationStatus = DeliberationStatus.QUEUED
+    request: DeliberationRequest
+    agents: list[str]
+    excluded: list[Excluded] = Field(default_factory=list)
+    rounds: list[RoundRecord] = Field(default_factory=list)
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    submissions: list[Submission] = Field(
+        default_factory=list, description="every propose and evaluate call, for the stats"
+    )
+    result: ProposalRecord | None = None
+    ranking: SideEffect = Field(default_factory=SideEffect)
+    judgments: SideEffect = Field(default_factory=SideEffect)
+    source: str = Field(default="orchestrator", description="orchestrator or external")
+    created_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    error: str | None = None

@@ -1,0 +1,231 @@
+"""The orchestrator: deliberations from request to result, then ranking and judgments.
+
+``submit`` checks who qualifies (unknown, offline, unreachable, below ``min_agent_rank``,
+not allowed the complexity: excluded; fewer than two: ``TooFewAgents``), stores the
+record as queued and runs it in the background; ``run`` does the same and waits for the
+result. After completion the ranking update and the Oracle's judgments run as a side
+effect that never blocks or fails the job (``settle`` waits for them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
+
+from agentladder.config import AgentSettings, OrchestratorSettings
+from agentladder.domain.deliberation import DeliberationRequest, select_agents
+from agentladder.domain.deliberation_record import (
+    DeliberationRecord,
+    DeliberationStatus,
+    ProposalRecord,
+)
+from agentladder.domain.scoring import deliberation_scores
+from agentladder.errors import InvalidInput, NotFound, TooFewAgents
+from agentladder.providers.base import ProposeRequest, Provider
+from agentladder.services.clock import Clock, SystemClock
+from agentladder.services.oracle import Oracle
+from agentladder.services.registry import Registry
+from agentladder.services.rounds import Participant, RoundRunner
+from agentladder.services.side_effects import apply_judgments, apply_ranking, with_backoff
+from agentladder.store.base import Store
+from agentladder.store.records import DeliberationDoc
+
+__all__ = ["Orchestrator"]
+
+log = logging.getLogger(__name__)
+
+
+class Orchestrator:
+    """Runs deliberations among registered agents and ranks them afterwards."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        registry: Registry,
+        oracle: Oracle,
+        providers: Mapping[str, Provider],
+        agents: Mapping[str, AgentSettings] | None = None,
+        settings: OrchestratorSettings | None = None,
+        clock: Clock | None = None,
+        timeout_s: float = 60.0,
+        new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.oracle = oracle
+        self.providers = dict(providers)
+        self.agents = dict(agents or {})
+        self.settings = settings or OrchestratorSettings()
+        self.clock = clock or SystemClock()
+        self.timeout_s = timeout_s
+        self.new_id = new_id
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _now(self) -> float:
+        return self.clock.now().timestamp()
+
+    async def prepare(self, request: DeliberationRequest) -> DeliberationRecord:
+        """The record of a new deliberation: who takes part; ``TooFewAgents`` otherwise."""
+        online = await self.registry.online()
+        ranks = {}
+        for agent in request.agent_names:
+            stats = await self.store.get_stats(agent)
+            ranks[agent] = 0 if stats is None else stats.value.rank
+        allowed = None
+        if request.complexity is not None:
+            allowed = {
+                agent: (
+                    await self.oracle.task_allowance(agent, request.task_type, request.complexity)
+                ).allowed
+                for agent in request.agent_names
+                if agent in online
+            }
+        reachable = {agent: agent in self.providers for agent in request.agent_names}
+        selection = select_agents(
+            request, online=online, ranks=ranks, allowed=allowed, reachable=reachable
+        )
+        if not selection.enough:
+            raise TooFewAgents(
+                list(selection.qualified), [e.model_dump(mode="json") for e in selection.excluded]
+            )
+        return DeliberationRecord(
+            id=self.new_id(),
+            request=request,
+            agents=list(selection.qualified),
+            excluded=list(selection.excluded),
+            created_at=self._now(),
+        )
+
+    async def _save(self, record: DeliberationRecord) -> None:
+        await self.store.put_deliberation(
+            DeliberationDoc(
+                id=record.id,
+                status=record.status.value,
+                created_at=record.created_at,
+                body=record.model_dump(mode="json"),
+            )
+        )
+
+    async def submit(self, request: DeliberationRequest) -> DeliberationRecord:
+        """Queue a deliberation and run it in the background; the queued record."""
+        record = await self.prepare(request)
+        await self._save(record)
+        self._spawn(self._execute(record))
+        return record
+
+    async def run(self, request: DeliberationRequest) -> DeliberationRecord:
+        """Run a deliberation to its result (side effects continue in the background)."""
+        record = await self.prepare(request)
+        await self._save(record)
+        await self._execute(record)
+        return record
+
+    def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(job)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _participants(self, record: DeliberationRecord) -> list[Participant]:
+        request = record.request
+        out = []
+        for agent in record.agents:
+            config = self.agents.get(agent)
+            registration = await self.store.get_registration(agent)
+            declared = (
+                config if config is not None else (registration.config if registration else None)
+            )
+            if declared is None:
+                raise NotFound("agent", agent)
+            allowance = await self.oracle.task_allowance(
+                agent, request.task_type, request.complexity
+            )
+            out.append(
+                Participant(config=declared, provider=self.providers[agent], allowance=allowance)
+            )
+        return out
+
+    async def _execute(self, record: DeliberationRecord) -> None:
+        request = record.request
+        record.status = DeliberationStatus.RUNNING
+        record.started_at = self._now()
+        await self._save(record)
+        try:
+            participants = await self._participants(record)
+            runner = RoundRunner(timeout_s=self.timeout_s)
+            base = ProposeRequest(
+                deliberation_id=record.id, round=1, user_query=request.user_query,
+                task_type=request.task_type,
+            )  # fmt: skip
+            rounds = self.settings.scope_rounds.get(request.scope.value, 1)
+            for number in range(1, rounds + 1):
+                previous = record.rounds[-1] if record.rounds else None
+                record.rounds.append(await runner.run_round(number, participants, base, previous))
+            record.submissions = runner.submissions
+            by_round = [
+                {p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds
+            ]
+            scores = deliberation_scores(by_round)
+            record.scores = {agent: scores.get(agent) for agent in record.agents}
+            record.result = _best(record.rounds[-1].proposals)
+            record.status = DeliberationStatus.COMPLETED
+        except Exception as error:
+            log.exception("deliberation %s failed", record.id)
+            record.status = DeliberationStatus.FAILED
+            record.error = f"{type(error).__name__}: {error}"
+        record.finished_at = self._now()
+        await self._save(record)
+        if record.status is DeliberationStatus.COMPLETED:
+            self._spawn(self._side_effects(record))
+
+    async def _side_effects(self, record: DeliberationRecord) -> None:
+        """Ranking, then judgments, each retried until the store takes it; saved after."""
+        now = int(self._now())
+
+        async def rank() -> None:
+            await apply_ranking(self.store, record, now)
+
+        async def judge() -> None:
+            await apply_judgments(self.oracle, record)
+
+        await with_backoff(f"ranking of {record.id}", record.ranking, rank)
+        await with_backoff(f"judgments of {record.id}", record.judgments, judge)
+        await with_backoff(
+            f"saving {record.id}", record.judgments.model_copy(), lambda: self._save(record)
+        )
+
+    async def settle(self) -> None:
+        """Wait until every background deliberation and side effect has finished."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Stop background work (pending side effects resume from their records later)."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def get(self, deliberation_id: str) -> DeliberationRecord:
+        """One deliberation's record; ``NotFound`` if unknown."""
+        doc = await self.store.get_deliberation(deliberation_id)
+        if doc is None:
+            raise NotFound("deliberation", deliberation_id)
+        return DeliberationRecord.model_validate(doc.body)
+
+    async def list(self, *, limit: int = 50, offset: int = 0) -> list[DeliberationRecord]:
+        """Deliberations, newest first."""
+        if not 1 <= limit <= 1000:
+            raise InvalidInput("limit", limit, "must be an integer from 1 to 1000")
+        docs = await self.store.list_deliberations(limit=limit, offset=offset)
+        return [DeliberationRecord.model_validate(doc.body) for doc in docs]
+
+
+def _best(proposals: list[ProposalRecord]) -> ProposalRecord | None:
+    """The best scored proposal (ties: agent id), or None when none was scored."""
+    scored = [p for p in proposals if p.aggregated_score is not None]
+    if not scored:
+        return None
+    return min(scored, key=lambda p: (-(p.aggregated_score or 0.0), p.agent_id))

@@ -1,0 +1,211 @@
+"""Running the rounds of one deliberation: propose, then peer-evaluate, concurrently.
+
+Every propose or evaluate call has a timeout and is one submission for the stats
+(latency, ok or failed). A failed call is retried up to the agent's ``max_retries`` at its
+level for the task type (unlimited is capped by ``max_attempts``). A failed proposal of an
+agent allowed to self-correct (trusted and above) gets one more try with the error shown;
+in the next round, such an agent is also shown its low score. Provider errors, timeouts and
+even provider bugs are recorded as failures, never raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from agentladder.domain.agents import AgentConfig
+from agentladder.domain.deliberation_record import EvaluationRecord, ProposalRecord, RoundRecord
+from agentladder.domain.privileges import TaskAllowance
+from agentladder.domain.ranking import Submission
+from agentladder.domain.scoring import aggregate_peer_scores
+from agentladder.providers.base import (
+    EvaluateRequest,
+    Evaluation,
+    PeerProposal,
+    Proposal,
+    ProposeRequest,
+    Provider,
+    Usage,
+)
+
+__all__ = ["Participant", "RoundRunner"]
+
+T = TypeVar("T")
+LOW_SCORE = 5.0
+
+
+@dataclass(frozen=True)
+class Participant:
+    """An agent taking part: how to ask it and what its level allows."""
+
+    config: AgentConfig
+    provider: Provider
+    allowance: TaskAllowance
+
+    @property
+    def agent_id(self) -> str:
+        """The agent's name."""
+        return self.config.name
+
+
+def _cost(config: AgentConfig, usage: Usage) -> float:
+    price_in, price_out = config.input_price_per_mtok, config.output_price_per_mtok
+    return (usage.input_tokens * price_in + usage.output_tokens * price_out) / 1_000_000
+
+
+@dataclass
+class _Outcome(Generic[T]):
+    value: T | None
+    error: str | None
+    latency_ms: float
+    attempts: int
+
+
+class RoundRunner:
+    """Runs rounds for one deliberation, collecting every submission."""
+
+    def __init__(self, *, timeout_s: float, max_attempts: int = 10) -> None:
+        self.timeout_s = timeout_s
+        self.max_attempts = max_attempts
+        self.submissions: list[Submission] = []
+
+    async def _call(
+        self, agent_id: str, call: Callable[[str | None], Awaitable[T]], tries: int,
+        feedback: str | None = None,
+    ) -> _Outcome[T]:  # fmt: skip
+        """Up to ``tries`` attempts of ``call``, each a timed submission."""
+        error: str | None = None
+        total = 0.0
+        for attempt in range(1, tries + 1):
+            start = time.perf_counter()
+            try:
+                value = await asyncio.wait_for(call(feedback), self.timeout_s)
+            except TimeoutError:
+                error = f"timeout: no answer within {self.timeout_s} s"
+            except Exception as failure:  # a provider's failure, whatever it is
+                error = str(failure) or type(failure).__name__
+            else:
+                error = None
+            latency = (time.perf_counter() - start) * 1000
+            total += latency
+            self.submissions.append(
+                Submission(agent_id=agent_id, latency_ms=latency, ok=error is None)
+            )
+            if error is None:
+                return _Outcome(value, None, total, attempt)
+        return _Outcome(None, error, total, tries)
+
+    def _tries(self, participant: Participant) -> int:
+        retries = participant.allowance.max_retries
+        return min(self.max_attempts, 1 + (self.max_attempts if retries is None else retries))
+
+    async def _propose(self, participant: Participant, request: ProposeRequest) -> ProposalRecord:
+        async def ask(feedback: str | None) -> Proposal:
+            asked = (
+                request if feedback is None else request.model_copy(update={"feedback": feedback})
+            )
+            return await participant.provider.propose(asked)
+
+        outcome = await self._call(
+            participant.agent_id, ask, self._tries(participant), request.feedback
+        )
+        corrected = False
+        if outcome.value is None and participant.allowance.can_self_correct:
+            retry = await self._call(
+                participant.agent_id,
+                ask,
+                1,
+                f"Your previous attempt failed ({outcome.error}). Try again.",
+            )
+            outcome = _Outcome(retry.value, retry.error, outcome.latency_ms + retry.latency_ms,
+                               outcome.attempts + 1)  # fmt: skip
+            corrected = retry.value is not None
+        proposal = outcome.value
+        return ProposalRecord(
+            agent_id=participant.agent_id,
+            content=None if proposal is None else proposal.content,
+            latency_ms=outcome.latency_ms,
+            attempts=outcome.attempts,
+            self_corrected=corrected,
+            cost=0.0 if proposal is None else _cost(participant.config, proposal.usage),
+            error=outcome.error,
+        )
+
+    async def _evaluate(
+        self, evaluator: Participant, request: EvaluateRequest
+    ) -> tuple[EvaluationRecord, float]:
+        async def ask(_: str | None) -> Evaluation:
+            return await evaluator.provider.evaluate(request)
+
+        outcome = await self._call(evaluator.agent_id, ask, self._tries(evaluator))
+        value = outcome.value
+        record = EvaluationRecord(
+            evaluator=evaluator.agent_id,
+            score=None if value is None else value.score,
+            rationale="" if value is None else value.rationale,
+            latency_ms=outcome.latency_ms,
+            error=outcome.error,
+        )
+        return record, 0.0 if value is None else _cost(evaluator.config, value.usage)
+
+    async def run_round(
+        self,
+        number: int,
+        participants: Sequence[Participant],
+        base: ProposeRequest,
+        previous: RoundRecord | None,
+    ) -> RoundRecord:
+        """One round: all propose concurrently, then all score all others concurrently."""
+        shown = _shown(previous)
+        requests = [
+            base.model_copy(
+                update={"round": number, "previous": shown, "feedback": _feedback(p, previous)}
+            )
+            for p in participants
+        ]
+        proposals = list(await asyncio.gather(
+            *(self._propose(p, r) for p, r in zip(participants, requests, strict=True))
+        ))  # fmt: skip
+        jobs = []
+        for proposal in proposals:
+            if proposal.content is None:
+                continue
+            request = EvaluateRequest(
+                deliberation_id=base.deliberation_id, round=number, user_query=base.user_query,
+                task_type=base.task_type, proposal=proposal.content,
+            )  # fmt: skip
+            for evaluator in participants:
+                if evaluator.agent_id != proposal.agent_id:
+                    jobs.append((proposal, self._evaluate(evaluator, request)))
+        results = await asyncio.gather(*(job for _, job in jobs))
+        for (proposal, _), (evaluation, cost) in zip(jobs, results, strict=True):
+            proposal.evaluations.append(evaluation)
+            proposal.cost += cost
+        for proposal in proposals:
+            scores = {e.evaluator: e.score for e in proposal.evaluations if e.score is not None}
+            proposal.aggregated_score = aggregate_peer_scores(proposal.agent_id, scores)
+        return RoundRecord(number=number, proposals=proposals)
+
+
+def _shown(previous: RoundRecord | None) -> tuple[PeerProposal, ...]:
+    """The previous round's proposals, shown to every agent so that it can improve."""
+    if previous is None:
+        return ()
+    return tuple(
+        PeerProposal(agent_id=p.agent_id, content=p.content, aggregated_score=p.aggregated_score)
+        for p in previous.proposals
+        if p.content is not None
+    )
+
+
+def _feedback(participant: Participant, previous: RoundRecord | None) -> str | None:
+    """For an agent allowed to self-correct: its low score of the previous round."""
+    if previous is None or not participant.allowance.can_self_correct:
+        return None
+    mine = next((p for p in previous.proposals if p.agent_id == participant.agent_id), None)
+    if mine is None or mine.aggregated_score is None or mine.aggregated_score >= LOW_SCORE:
+        return None
+    return f"Your previous proposal scored {mine.aggregated_score:.1f}/10. Improve it."

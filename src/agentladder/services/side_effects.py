@@ -1,0 +1,106 @@
+"""After a deliberation completes: the ranking update and the Oracle's judgments.
+
+Both run as a side effect that never blocks or fails the deliberation. The ranking update
+is the specification's scoring algorithm folded into one atomic commit of every
+participant's stats, compare-and-set on each and marked with the deliberation id, so it
+is applied exactly once even when retried, raced or reported twice. Each agent's work is
+also judged by the Oracle (contract ``<deliberation id>.<agent>``, idempotent). A failing
+store is retried with back-off until it recovers or the service stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from agentladder.domain.deliberation_record import DeliberationRecord, SideEffect, SideEffectState
+from agentladder.domain.ranking import RankingOutcome, rank_deliberation
+from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.errors import AlreadyApplied
+from agentladder.services.oracle import Oracle
+from agentladder.services.oracle_models import JudgmentRequest
+from agentladder.store.base import Store
+from agentladder.store.retry import retry_on_conflict
+
+__all__ = ["apply_judgments", "apply_ranking", "with_backoff"]
+
+log = logging.getLogger(__name__)
+DEFAULT_TASK_TYPE = "deliberation"
+
+
+async def with_backoff(
+    what: str,
+    effect: SideEffect,
+    action: Callable[[], Awaitable[None]],
+    *,
+    first_delay: float = 0.05,
+    max_delay: float = 5.0,
+    max_attempts: int | None = None,
+) -> None:
+    """Run ``action`` until it succeeds, doubling the pause after each failure."""
+    delay = first_delay
+    while True:
+        effect.attempts += 1
+        try:
+            await action()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # logged, retried, never fatal
+            effect.state = SideEffectState.RETRYING
+            effect.error = f"{type(error).__name__}: {error}"
+            log.warning("%s failed (attempt %d), retrying: %s", what, effect.attempts, error)
+            if max_attempts is not None and effect.attempts >= max_attempts:
+                return
+            await asyncio.sleep(delay)
+            delay = min(max_delay, delay * 2)
+        else:
+            effect.state = SideEffectState.APPLIED
+            effect.error = None
+            return
+
+
+async def apply_ranking(
+    store: Store, record: DeliberationRecord, now: int
+) -> RankingOutcome | None:
+    """Fold the deliberation into every participant's stats, once; None if applied before."""
+    rounds = [{p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds]
+
+    async def attempt() -> RankingOutcome:
+        current = {agent: await store.get_stats(agent) for agent in record.agents}
+        stats = {a: AgentPerformanceStats() if v is None else v.value for a, v in current.items()}
+        outcome = rank_deliberation(stats, rounds, record.submissions, now)
+        updates = {
+            a: (outcome.stats[a], 0 if v is None else v.revision) for a, v in current.items()
+        }
+        await store.commit_stats(updates, marker=record.id)
+        return outcome
+
+    try:
+        outcome = await retry_on_conflict(attempt)
+    except AlreadyApplied:
+        return None
+    record.ranking.promoted = list(outcome.promotion.promoted)
+    record.ranking.floor_rank = outcome.promotion.floor_rank
+    return outcome
+
+
+async def apply_judgments(oracle: Oracle, record: DeliberationRecord) -> None:
+    """Judge each participant's work in the deliberation (idempotent per agent)."""
+    request = record.request
+    for agent in record.agents:
+        proposals = [p for r in record.rounds for p in r.proposals if p.agent_id == agent]
+        score = record.scores.get(agent)
+        await oracle.submit_for_judgment(
+            JudgmentRequest(
+                agent_id=agent,
+                contract_id=f"{record.id}.{agent}",
+                task_type=request.task_type or DEFAULT_TASK_TYPE,
+                score=score,
+                success=score is not None,
+                retries=sum(max(0, p.attempts - 1) for p in proposals),
+                duration_ms=sum(p.latency_ms for p in proposals),
+                cost=sum(p.cost for p in proposals),
+                complexity=request.complexity,
+            )
+        )
