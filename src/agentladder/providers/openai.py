@@ -1,0 +1,191 @@
+"""Agents behind any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama...).
+
+``POST {base_url}/chat/completions`` with ``{"model", "messages", "max_tokens",
+"temperature"}`` and, when ``api_key_env`` is set, ``Authorization: Bearer <key>`` read
+from that environment variable at call time. Plain prompting only: no
+``response_format``, which some compatible servers refuse.
+
+Every failure is a ``ProviderError`` whose ``kind`` says what went wrong:
+
+- ``refused``: the key's environment variable is missing or empty, or the model refused
+  (``message.refusal`` and no content).
+- ``timeout``: no complete answer within ``timeout_s`` (one deadline for the whole call).
+- ``http``: a 4xx/5xx status (with the status and a body excerpt), or the connection
+  failed or was closed before a complete answer.
+- ``unparseable``: the body is not the chat-completions shape, or an evaluation reply
+  holds no JSON object with a score.
+- ``invalid``: an empty answer, or a score that is not a finite number from 0 to 10.
+
+Token usage comes from the response's ``usage``; a server that reports none gets an
+estimate of four characters per token, so that cost accounting still works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from agentladder.domain.agents import AgentConfig
+from agentladder.errors import ProviderError
+from agentladder.providers.base import (
+    EvaluateRequest,
+    Evaluation,
+    Proposal,
+    ProposeRequest,
+    Usage,
+)
+from agentladder.providers.prompts import (
+    ChatMessage,
+    evaluate_messages,
+    parse_evaluation,
+    prompt_chars,
+    propose_messages,
+)
+from agentladder.providers.settings import OpenAISettings
+
+__all__ = ["OpenAIProvider", "call_cost"]
+
+_EXCERPT_CHARS = 200
+_CHARS_PER_TOKEN = 4
+
+
+def call_cost(agent: AgentConfig, usage: Usage) -> float:
+    """The cost of one call: tokens times the agent's prices per million tokens."""
+    return (
+        usage.input_tokens * agent.input_price_per_mtok
+        + usage.output_tokens * agent.output_price_per_mtok
+    ) / 1_000_000
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "..."
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _usage(body: Mapping[str, Any], messages: list[ChatMessage], reply: str) -> Usage:
+    """The reported usage; each count missing or malformed is estimated from the text."""
+    reported = body.get("usage")
+    reported = reported if isinstance(reported, Mapping) else {}
+    prompt = _count(reported.get("prompt_tokens"))
+    completion = _count(reported.get("completion_tokens"))
+    return Usage(
+        input_tokens=prompt if prompt is not None else prompt_chars(messages) // _CHARS_PER_TOKEN,
+        output_tokens=completion if completion is not None else len(reply) // _CHARS_PER_TOKEN,
+    )
+
+
+def _content(body: object) -> str:
+    """``choices[0].message.content`` of a chat-completions body, else ``ProviderError``."""
+    choices = body.get("choices") if isinstance(body, Mapping) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, Mapping) else None
+    if not isinstance(message, Mapping):
+        raise ProviderError("unparseable", "not a chat-completions body: no choices[0].message")
+    content = message.get("content")
+    refusal = message.get("refusal")
+    if not content and isinstance(refusal, str) and refusal:
+        raise ProviderError("refused", f"the model refused: {_excerpt(refusal)}")
+    if not isinstance(content, str):
+        raise ProviderError("unparseable", f"choices[0].message.content is {content!r}")
+    if not content.strip():
+        raise ProviderError("invalid", "the model's answer is empty")
+    return content
+
+
+class OpenAIProvider:
+    """One agent on an OpenAI-compatible endpoint; see the module docstring."""
+
+    def __init__(
+        self,
+        agent: AgentConfig,
+        settings: OpenAISettings,
+        *,
+        client: httpx.AsyncClient | None = None,
+        environ: Mapping[str, str] = os.environ,
+    ) -> None:
+        self.agent = agent
+        self.settings = settings
+        self.model = settings.model or agent.model_name
+        self.url = settings.base_url.rstrip("/") + "/chat/completions"
+        self._environ = environ
+        self._client = client
+        self._owns_client = client is None
+
+    def _headers(self) -> dict[str, str]:
+        name = self.settings.api_key_env
+        if name is None:
+            return {}
+        key = self._environ.get(name, "")
+        if not key:
+            raise ProviderError(
+                "refused",
+                f"environment variable {name} (the API key of {self.agent.name}) is not set",
+            )
+        return {"Authorization": f"Bearer {key}"}
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient()
+        return self._client
+
+    async def _post(self, payload: dict[str, object], headers: dict[str, str]) -> httpx.Response:
+        """POST within one deadline of ``timeout_s``; transport failures as ``ProviderError``."""
+        timeout = self.settings.timeout_s
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._http().post(
+                    self.url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
+                )
+        except (TimeoutError, httpx.TimeoutException) as error:
+            raise ProviderError("timeout", f"no answer from {self.url} in {timeout} s") from error
+        except (httpx.HTTPError, httpx.InvalidURL) as error:
+            reason = _excerpt(str(error)) or type(error).__name__
+            raise ProviderError("http", f"{self.url}: {reason}") from error
+
+    async def _complete(self, messages: list[ChatMessage]) -> tuple[str, Usage]:
+        """The model's reply to ``messages`` and the tokens it used."""
+        headers = self._headers()  # a missing key is refused before any request
+        payload: dict[str, object] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": self.settings.max_tokens,
+            "temperature": self.settings.temperature,
+        }
+        response = await self._post(payload, headers)
+        if response.status_code >= 300:
+            raise ProviderError(
+                "http", f"{self.url} answered {response.status_code}: {_excerpt(response.text)}"
+            )
+        try:
+            body = response.json()
+        except ValueError as error:
+            raise ProviderError("unparseable", f"not JSON: {_excerpt(response.text)!r}") from error
+        content = _content(body)
+        return content, _usage(body, messages, content)
+
+    async def propose(self, request: ProposeRequest) -> Proposal:
+        """The model's answer to the query, with its token usage."""
+        content, usage = await self._complete(propose_messages(request))
+        return Proposal(content=content, usage=usage)
+
+    async def evaluate(self, request: EvaluateRequest) -> Evaluation:
+        """The model's JSON score of a peer proposal, with its rationale and usage."""
+        content, usage = await self._complete(evaluate_messages(request))
+        score, rationale = parse_evaluation(content)
+        return Evaluation(score=score, rationale=rationale, usage=usage)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this provider created it (a given client is the caller's)."""
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
