@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.domain.deliberation import DeliberationRequest, Excluded
 from agentladder.domain.ranking import Submission
+from agentladder.domain.rules import Complexity
 
 __all__ = [
     "DeliberationRecord",
@@ -99,7 +100,11 @@ class DeliberationRecord(BaseModel):
 
     id: str
     status: DeliberationStatus = DeliberationStatus.QUEUED
-    request: DeliberationRequest
+    request: DeliberationRequest | None = Field(
+        default=None, description="None for a deliberation reported from elsewhere"
+    )
+    task_type: str | None = None
+    complexity: Complexity | None = None
     agents: list[str]
     excluded: list[Excluded] = Field(default_factory=list)
     rounds: list[RoundRecord] = Field(default_factory=list)

@@ -21,9 +21,13 @@ from agentladder.domain.deliberation_record import (
     DeliberationRecord,
     DeliberationStatus,
     ProposalRecord,
+    RoundRecord,
+    SideEffect,
 )
+from agentladder.domain.external import ExternalDeliberation
+from agentladder.domain.ranking import Submission
 from agentladder.domain.scoring import deliberation_scores
-from agentladder.errors import InvalidInput, NotFound, TooFewAgents
+from agentladder.errors import InvalidInput, NotFound, PayloadConflict, TooFewAgents
 from agentladder.providers.base import ProposeRequest, Provider
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.oracle import Oracle
@@ -95,6 +99,8 @@ class Orchestrator:
         return DeliberationRecord(
             id=self.new_id(),
             request=request,
+            task_type=request.task_type,
+            complexity=request.complexity,
             agents=list(selection.qualified),
             excluded=list(selection.excluded),
             created_at=self._now(),
@@ -129,8 +135,9 @@ class Orchestrator:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _participants(self, record: DeliberationRecord) -> list[Participant]:
-        request = record.request
+    async def _participants(
+        self, record: DeliberationRecord, request: DeliberationRequest
+    ) -> list[Participant]:
         out = []
         for agent in record.agents:
             config = self.agents.get(agent)
@@ -150,11 +157,13 @@ class Orchestrator:
 
     async def _execute(self, record: DeliberationRecord) -> None:
         request = record.request
+        if request is None:
+            raise InvalidInput("request", None, "an orchestrated deliberation needs its request")
         record.status = DeliberationStatus.RUNNING
         record.started_at = self._now()
         await self._save(record)
         try:
-            participants = await self._participants(record)
+            participants = await self._participants(record, request)
             runner = RoundRunner(timeout_s=self.timeout_s)
             base = ProposeRequest(
                 deliberation_id=record.id, round=1, user_query=request.user_query,
@@ -193,9 +202,44 @@ class Orchestrator:
 
         await with_backoff(f"ranking of {record.id}", record.ranking, rank)
         await with_backoff(f"judgments of {record.id}", record.judgments, judge)
-        await with_backoff(
-            f"saving {record.id}", record.judgments.model_copy(), lambda: self._save(record)
+        await with_backoff(f"saving {record.id}", SideEffect(), lambda: self._save(record))
+
+    async def report(self, external: ExternalDeliberation) -> tuple[DeliberationRecord, bool]:
+        """Rank a deliberation run elsewhere, once per id; (record, duplicate)."""
+        found = await self.store.get_deliberation(external.deliberation_id)
+        if found is not None:
+            existing = DeliberationRecord.model_validate(found.body)
+            if existing.source != "external" or existing.rounds != _rounds_of(external):
+                raise PayloadConflict(f"deliberation {external.deliberation_id}")
+            return existing, True
+        rounds = _rounds_of(external)
+        by_round = [{p.agent_id: p.aggregated_score for p in r.proposals} for r in rounds]
+        scores = deliberation_scores(by_round)
+        now = self._now()
+        record = DeliberationRecord(
+            id=external.deliberation_id,
+            status=DeliberationStatus.COMPLETED,
+            task_type=external.task_type,
+            complexity=external.complexity,
+            agents=external.agents,
+            rounds=rounds,
+            scores={agent: scores.get(agent) for agent in external.agents},
+            submissions=[
+                Submission(
+                    agent_id=p.agent_id, latency_ms=p.latency_ms, ok=p.aggregated_score is not None
+                )
+                for r in rounds
+                for p in r.proposals
+            ],
+            result=_best(rounds[-1].proposals),
+            source="external",
+            created_at=now,
+            started_at=now,
+            finished_at=now,
         )
+        await self._save(record)
+        self._spawn(self._side_effects(record))
+        return record, False
 
     async def settle(self) -> None:
         """Wait until every background deliberation and side effect has finished."""
@@ -221,6 +265,24 @@ class Orchestrator:
             raise InvalidInput("limit", limit, "must be an integer from 1 to 1000")
         docs = await self.store.list_deliberations(limit=limit, offset=offset)
         return [DeliberationRecord.model_validate(doc.body) for doc in docs]
+
+
+def _rounds_of(external: ExternalDeliberation) -> list[RoundRecord]:
+    return [
+        RoundRecord(
+            number=number,
+            proposals=[
+                ProposalRecord(
+                    agent_id=agent,
+                    aggregated_score=v.aggregated_score,
+                    latency_ms=v.latency_ms,
+                    attempts=1,
+                )
+                for agent, v in reported.agents.items()
+            ],
+        )
+        for number, reported in enumerate(external.rounds, start=1)
+    ]
 
 
 def _best(proposals: list[ProposalRecord]) -> ProposalRecord | None:

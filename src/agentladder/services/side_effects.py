@@ -87,7 +87,6 @@ async def apply_ranking(
 
 async def apply_judgments(oracle: Oracle, record: DeliberationRecord) -> None:
     """Judge each participant's work in the deliberation (idempotent per agent)."""
-    request = record.request
     for agent in record.agents:
         proposals = [p for r in record.rounds for p in r.proposals if p.agent_id == agent]
         score = record.scores.get(agent)
@@ -95,12 +94,12 @@ async def apply_judgments(oracle: Oracle, record: DeliberationRecord) -> None:
             JudgmentRequest(
                 agent_id=agent,
                 contract_id=f"{record.id}.{agent}",
-                task_type=request.task_type or DEFAULT_TASK_TYPE,
+                task_type=record.task_type or DEFAULT_TASK_TYPE,
                 score=score,
                 success=score is not None,
                 retries=sum(max(0, p.attempts - 1) for p in proposals),
                 duration_ms=sum(p.latency_ms for p in proposals),
                 cost=sum(p.cost for p in proposals),
-                complexity=request.complexity,
+                complexity=record.complexity,
             )
         )
