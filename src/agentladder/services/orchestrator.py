@@ -3,7 +3,9 @@
 ``submit`` checks who qualifies (unknown, offline, unreachable, below ``min_agent_rank``,
 not allowed the complexity: excluded; fewer than two: ``TooFewAgents``), stores the
 record as queued and runs it in the background; ``run`` does the same and waits for the
-result. After completion the ranking update and the Oracle's judgments run as a side
+result. While it runs, a record is kept and served from memory (round by round); it is
+stored when queued and when it ends (completed or failed). After completion the ranking
+update and the Oracle's judgments run as a side
 effect that never blocks or fails the job (``settle`` waits for them).
 """
 
@@ -16,6 +18,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from agentladder.config import AgentSettings, OrchestratorSettings
+from agentladder.domain.agents import AgentConfig
 from agentladder.domain.deliberation import DeliberationRequest, select_agents
 from agentladder.domain.deliberation_record import (
     DeliberationRecord,
@@ -68,6 +71,7 @@ class Orchestrator:
         self.timeout_s = timeout_s
         self.new_id = new_id
         self._tasks: set[asyncio.Task[None]] = set()
+        self._active: dict[str, DeliberationRecord] = {}
 
     def _now(self) -> float:
         return self.clock.now().timestamp()
@@ -75,19 +79,21 @@ class Orchestrator:
     async def prepare(self, request: DeliberationRequest) -> DeliberationRecord:
         """The record of a new deliberation: who takes part; ``TooFewAgents`` otherwise."""
         online = await self.registry.online()
-        ranks = {}
-        for agent in request.agent_names:
-            stats = await self.store.get_stats(agent)
-            ranks[agent] = 0 if stats is None else stats.value.rank
+        names = request.agent_names
+        found = await asyncio.gather(*(self.store.get_stats(agent) for agent in names))
+        ranks = {
+            agent: 0 if s is None else s.value.rank for agent, s in zip(names, found, strict=True)
+        }
         allowed = None
         if request.complexity is not None:
-            allowed = {
-                agent: (
-                    await self.oracle.task_allowance(agent, request.task_type, request.complexity)
-                ).allowed
-                for agent in request.agent_names
-                if agent in online
-            }
+            known = [agent for agent in names if agent in online]
+            allowances = await asyncio.gather(
+                *(
+                    self.oracle.task_allowance(a, request.task_type, request.complexity)
+                    for a in known
+                )
+            )
+            allowed = {agent: a.allowed for agent, a in zip(known, allowances, strict=True)}
         reachable = {agent: agent in self.providers for agent in request.agent_names}
         selection = select_agents(
             request, online=online, ranks=ranks, allowed=allowed, reachable=reachable
@@ -126,8 +132,7 @@ class Orchestrator:
     async def run(self, request: DeliberationRequest) -> DeliberationRecord:
         """Run a deliberation to its result (side effects continue in the background)."""
         record = await self.prepare(request)
-        await self._save(record)
-        await self._execute(record)
+        await self._execute(record)  # saved as running, then as completed
         return record
 
     def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
@@ -138,18 +143,20 @@ class Orchestrator:
     async def _participants(
         self, record: DeliberationRecord, request: DeliberationRequest
     ) -> list[Participant]:
-        out = []
-        for agent in record.agents:
-            config = self.agents.get(agent)
-            registration = await self.store.get_registration(agent)
-            declared = (
-                config if config is not None else (registration.config if registration else None)
+        allowances = await asyncio.gather(
+            *(
+                self.oracle.task_allowance(agent, request.task_type, request.complexity)
+                for agent in record.agents
             )
+        )
+        out = []
+        for agent, allowance in zip(record.agents, allowances, strict=True):
+            declared: AgentConfig | None = self.agents.get(agent)
+            if declared is None:
+                registration = await self.store.get_registration(agent)
+                declared = None if registration is None else registration.config
             if declared is None:
                 raise NotFound("agent", agent)
-            allowance = await self.oracle.task_allowance(
-                agent, request.task_type, request.complexity
-            )
             out.append(
                 Participant(config=declared, provider=self.providers[agent], allowance=allowance)
             )
@@ -161,7 +168,7 @@ class Orchestrator:
             raise InvalidInput("request", None, "an orchestrated deliberation needs its request")
         record.status = DeliberationStatus.RUNNING
         record.started_at = self._now()
-        await self._save(record)
+        self._active[record.id] = record  # served from memory while it runs
         try:
             participants = await self._participants(record, request)
             runner = RoundRunner(timeout_s=self.timeout_s)
@@ -186,7 +193,10 @@ class Orchestrator:
             record.status = DeliberationStatus.FAILED
             record.error = f"{type(error).__name__}: {error}"
         record.finished_at = self._now()
-        await self._save(record)
+        try:
+            await self._save(record)
+        finally:
+            self._active.pop(record.id, None)
         if record.status is DeliberationStatus.COMPLETED:
             self._spawn(self._side_effects(record))
 
@@ -253,7 +263,9 @@ class Orchestrator:
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def get(self, deliberation_id: str) -> DeliberationRecord:
-        """One deliberation's record; ``NotFound`` if unknown."""
+        """One deliberation's record (a running one as it stands); ``NotFound`` if unknown."""
+        if deliberation_id in self._active:
+            return self._active[deliberation_id].model_copy(deep=True)
         doc = await self.store.get_deliberation(deliberation_id)
         if doc is None:
             raise NotFound("deliberation", deliberation_id)
