@@ -28,6 +28,7 @@ from agentladder.domain.deliberation_record import (
     SideEffect,
 )
 from agentladder.domain.external import ExternalDeliberation
+from agentladder.domain.privileges import TaskAllowance
 from agentladder.domain.ranking import Submission
 from agentladder.domain.scoring import deliberation_scores
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict, TooFewAgents
@@ -72,6 +73,7 @@ class Orchestrator:
         self.new_id = new_id
         self._tasks: set[asyncio.Task[None]] = set()
         self._active: dict[str, DeliberationRecord] = {}
+        self._allowances: dict[str, dict[str, TaskAllowance]] = {}
 
     def _now(self) -> float:
         return self.clock.now().timestamp()
@@ -84,16 +86,14 @@ class Orchestrator:
         ranks = {
             agent: 0 if s is None else s.value.rank for agent, s in zip(names, found, strict=True)
         }
+        known = [agent for agent in names if agent in online]
+        found_allowances = await asyncio.gather(
+            *(self.oracle.task_allowance(a, request.task_type, request.complexity) for a in known)
+        )
+        allowances = dict(zip(known, found_allowances, strict=True))
         allowed = None
         if request.complexity is not None:
-            known = [agent for agent in names if agent in online]
-            allowances = await asyncio.gather(
-                *(
-                    self.oracle.task_allowance(a, request.task_type, request.complexity)
-                    for a in known
-                )
-            )
-            allowed = {agent: a.allowed for agent, a in zip(known, allowances, strict=True)}
+            allowed = {agent: a.allowed for agent, a in allowances.items()}
         reachable = {agent: agent in self.providers for agent in request.agent_names}
         selection = select_agents(
             request, online=online, ranks=ranks, allowed=allowed, reachable=reachable
@@ -102,7 +102,7 @@ class Orchestrator:
             raise TooFewAgents(
                 list(selection.qualified), [e.model_dump(mode="json") for e in selection.excluded]
             )
-        return DeliberationRecord(
+        record = DeliberationRecord(
             id=self.new_id(),
             request=request,
             task_type=request.task_type,
@@ -111,6 +111,8 @@ class Orchestrator:
             excluded=list(selection.excluded),
             created_at=self._now(),
         )
+        self._allowances[record.id] = allowances  # read once, used when it runs
+        return record
 
     async def _save(self, record: DeliberationRecord) -> None:
         await self.store.put_deliberation(
@@ -143,14 +145,22 @@ class Orchestrator:
     async def _participants(
         self, record: DeliberationRecord, request: DeliberationRequest
     ) -> list[Participant]:
-        allowances = await asyncio.gather(
-            *(
-                self.oracle.task_allowance(agent, request.task_type, request.complexity)
-                for agent in record.agents
-            )
-        )
+        known = self._allowances.pop(record.id, {})
+        missing = [agent for agent in record.agents if agent not in known]
+        for agent, allowance in zip(
+            missing,
+            await asyncio.gather(
+                *(
+                    self.oracle.task_allowance(a, request.task_type, request.complexity)
+                    for a in missing
+                )
+            ),
+            strict=True,
+        ):
+            known[agent] = allowance
         out = []
-        for agent, allowance in zip(record.agents, allowances, strict=True):
+        for agent in record.agents:
+            allowance = known[agent]
             declared: AgentConfig | None = self.agents.get(agent)
             if declared is None:
                 registration = await self.store.get_registration(agent)

@@ -82,7 +82,8 @@ class RoundRunner:
         for attempt in range(1, tries + 1):
             start = time.perf_counter()
             try:
-                value = await asyncio.wait_for(call(feedback), self.timeout_s)
+                async with asyncio.timeout(self.timeout_s):
+                    value = await call(feedback)
             except TimeoutError:
                 error = f"timeout: no answer within {self.timeout_s} s"
             except Exception as failure:  # a provider's failure, whatever it is
