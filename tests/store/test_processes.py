@@ -1,4 +1,7 @@
-"""Two OS processes on one SQLite file, and a process killed with SIGKILL mid-stream."""
+"""Two OS processes on one store, and a process killed with SIGKILL mid-stream.
+
+Run on both persistent backends: a SQLite file and a real NATS JetStream server.
+"""
 
 from __future__ import annotations
 
@@ -8,33 +11,45 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from agentladder.store.url import open_store
 from tests.store.processes import acked, assert_consistent, start_worker
 
+AWARDS = 120
 
-def test_two_processes_awarding_the_same_agent_lose_nothing(tmp_path: Path) -> None:
-    """Two processes each apply 150 awards to one agent: 300 events, profile == replay."""
-    url = f"sqlite:///{tmp_path / 'two.db'}"
-    workers = [start_worker(url, "shared", prefix, 150) for prefix in ("p1", "p2")]
+
+@pytest.fixture(params=["sqlite", "nats"])
+def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store two OS processes can share: a SQLite file, or a NATS server."""
+    if request.param == "nats":
+        return str(request.getfixturevalue("nats_store_url"))
+    return f"sqlite:///{tmp_path / 'shared.db'}"
+
+
+def test_two_processes_awarding_the_same_agent_lose_nothing(shared_url: str) -> None:
+    """Two processes each apply 120 awards to one agent: 240 events, profile == replay."""
+    url = shared_url
+    workers = [start_worker(url, "shared", prefix, AWARDS) for prefix in ("p1", "p2")]
     outputs = [w.communicate(timeout=240) for w in workers]
     assert [w.returncode for w in workers] == [0, 0], [err for _, err in outputs]
-    assert [len(acked(out)) for out, _ in outputs] == [150, 150]
+    assert [len(acked(out)) for out, _ in outputs] == [AWARDS, AWARDS]
 
     async def check() -> None:
         store = await open_store(url)
         try:
-            assert await assert_consistent(store, "shared") == 300
+            assert await assert_consistent(store, "shared") == 2 * AWARDS
             keys = {e.key for e in await store.events("shared")}
-            assert keys == {f"{p}-{i}" for p in ("p1", "p2") for i in range(150)}
+            assert keys == {f"{p}-{i}" for p in ("p1", "p2") for i in range(AWARDS)}
         finally:
             await store.close()
 
     asyncio.run(check())
 
 
-def test_sigkill_mid_stream_loses_no_acknowledged_award(tmp_path: Path) -> None:
+def test_sigkill_mid_stream_loses_no_acknowledged_award(shared_url: str) -> None:
     """A process killed at a random moment: every ACKed award is stored, none half-applied."""
-    url = f"sqlite:///{tmp_path / 'crash.db'}"
+    url = shared_url
     rng = random.Random()
     worker = start_worker(url, "victim", "k", 100_000)
     assert worker.stdout is not None
