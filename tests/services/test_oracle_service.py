@@ -13,7 +13,7 @@ from agentladder.domain.levels import Level, LevelThresholds
 from agentladder.domain.rules import AchievementTable, Complexity, OracleRules, XPTable
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict, Refused
 from agentladder.services.clock import FixedClock
-from agentladder.services.judges import GivenScoreJudge
+from agentladder.services.judges import GivenScoreJudge, ProviderJudge
 from agentladder.services.oracle import Oracle
 from agentladder.services.oracle_models import JudgmentRequest
 from agentladder.services.verify import verify_store
@@ -297,5 +297,26 @@ def test_task_allowance_by_level_and_task_type(with_store: Any) -> None:
         fresh = await oracle.task_allowance("pro", "poetry", Complexity.COMPLEX)
         assert not fresh.allowed
         assert fresh.level is Level.ROOKIE
+
+    with_store(body)
+
+
+def test_an_llm_judge_scores_through_a_provider(with_store: Any) -> None:
+    """A ProviderJudge (here a noiseless simulated model) scores an output without a score."""
+
+    async def body(store: Store) -> None:
+        from agentladder.providers.settings import SimulatedSettings
+        from agentladder.providers.simulated import SimulatedProvider, marker
+
+        model = SimulatedProvider("judge-model", SimulatedSettings())
+        oracle = Oracle(store, judge=ProviderJudge(model, agent_id="judge-model"))
+        output = marker("gemini-2.0-flash", 9.5) + " a picture of a cat"
+        result = await oracle.submit_for_judgment(request("c", score=None, output=output))
+        assert result.score == 9.5
+        assert result.judged_by == "llm"
+        with pytest.raises(Refused):
+            await oracle.submit_for_judgment(
+                request("d", agent="judge-model", score=None, output="x")
+            )
 
     with_store(body)
