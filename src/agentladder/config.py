@@ -43,6 +43,11 @@ class OrchestratorSettings(BaseModel):
     scope_rounds: dict[str, int] = Field(
         default_factory=lambda: {"quick": 1, "standard": 2, "deep": 3}
     )
+    timeout_s: float = Field(default=60.0, gt=0.0, allow_inf_nan=False)
+    # Mentors: the best outputs of expert agents per task type, shown to lower levels.
+    mentor_examples: int = Field(default=0, ge=0, le=10, description="0: not shown")
+    mentor_min_score: float = Field(default=8.0, ge=0.0, le=10.0)
+    mentor_keep: int = Field(default=20, ge=1, le=1000)
 
     @field_validator("scope_rounds")
     @classmethod

@@ -29,6 +29,7 @@ async def world(
     *,
     timeout_s: float = 5.0,
     clock: FixedClock | None = None,
+    settings: OrchestratorSettings | None = None,
 ) -> Orchestrator:
     """An orchestrator over ``store`` whose agents are registered and online."""
     clock = clock or FixedClock()
@@ -44,7 +45,7 @@ async def world(
         oracle=Oracle(store, clock=clock, agents=agents),
         providers=providers,
         agents=agents,
-        settings=OrchestratorSettings(),
+        settings=settings or OrchestratorSettings(),
         clock=clock,
         timeout_s=timeout_s,
     )

@@ -59,6 +59,7 @@ class ProposalRecord(BaseModel):
     latency_ms: float = 0.0
     attempts: int = 0
     self_corrected: bool = False
+    mentor: bool = Field(default=False, description="by an agent allowed to mentor")
     cost: float = 0.0
     error: str | None = None
 

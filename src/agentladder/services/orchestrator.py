@@ -34,6 +34,7 @@ from agentladder.domain.scoring import deliberation_scores
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict, TooFewAgents
 from agentladder.providers.base import ProposeRequest, Provider
 from agentladder.services.clock import Clock, SystemClock
+from agentladder.services.mentors import Mentors
 from agentladder.services.oracle import Oracle
 from agentladder.services.registry import Registry
 from agentladder.services.rounds import Participant, RoundRunner
@@ -59,7 +60,7 @@ class Orchestrator:
         agents: Mapping[str, AgentSettings] | None = None,
         settings: OrchestratorSettings | None = None,
         clock: Clock | None = None,
-        timeout_s: float = 60.0,
+        timeout_s: float | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
     ) -> None:
         self.store = store
@@ -69,8 +70,9 @@ class Orchestrator:
         self.agents = dict(agents or {})
         self.settings = settings or OrchestratorSettings()
         self.clock = clock or SystemClock()
-        self.timeout_s = timeout_s
+        self.timeout_s = self.settings.timeout_s if timeout_s is None else timeout_s
         self.new_id = new_id
+        self.mentors = Mentors(self.settings)
         self._tasks: set[asyncio.Task[None]] = set()
         self._active: dict[str, DeliberationRecord] = {}
         self._allowances: dict[str, dict[str, TaskAllowance]] = {}
@@ -181,7 +183,9 @@ class Orchestrator:
         self._active[record.id] = record  # served from memory while it runs
         try:
             participants = await self._participants(record, request)
-            runner = RoundRunner(timeout_s=self.timeout_s)
+            runner = RoundRunner(
+                timeout_s=self.timeout_s, examples=self.mentors.examples(request.task_type)
+            )
             base = ProposeRequest(
                 deliberation_id=record.id, round=1, user_query=request.user_query,
                 task_type=request.task_type,
@@ -198,6 +202,7 @@ class Orchestrator:
             record.scores = {agent: scores.get(agent) for agent in record.agents}
             record.result = _best(record.rounds[-1].proposals)
             record.status = DeliberationStatus.COMPLETED
+            self.mentors.learn(record)
         except Exception as error:
             log.exception("deliberation %s failed", record.id)
             record.status = DeliberationStatus.FAILED
@@ -260,6 +265,11 @@ class Orchestrator:
         await self._save(record)
         self._spawn(self._side_effects(record))
         return record, False
+
+    async def load_mentors(self, limit: int = 1000) -> None:
+        """Rebuild the mentors' examples from the last ``limit`` stored deliberations."""
+        records = await self.list(limit=limit)
+        self.mentors.load(list(reversed(records)))
 
     async def settle(self) -> None:
         """Wait until every background deliberation and side effect has finished."""

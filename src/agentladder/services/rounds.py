@@ -67,9 +67,12 @@ class _Outcome(Generic[T]):
 class RoundRunner:
     """Runs rounds for one deliberation, collecting every submission."""
 
-    def __init__(self, *, timeout_s: float, max_attempts: int = 10) -> None:
+    def __init__(
+        self, *, timeout_s: float, max_attempts: int = 10, examples: tuple[str, ...] = ()
+    ) -> None:
         self.timeout_s = timeout_s
         self.max_attempts = max_attempts
+        self.examples = examples  # mentors' outputs, shown to agents that are not mentors
         self.submissions: list[Submission] = []
 
     async def _call(
@@ -127,6 +130,7 @@ class RoundRunner:
         proposal = outcome.value
         return ProposalRecord(
             agent_id=participant.agent_id,
+            mentor=participant.allowance.can_mentor,
             content=None if proposal is None else proposal.content,
             latency_ms=outcome.latency_ms,
             attempts=outcome.attempts,
@@ -163,7 +167,12 @@ class RoundRunner:
         shown = _shown(previous)
         requests = [
             base.model_copy(
-                update={"round": number, "previous": shown, "feedback": _feedback(p, previous)}
+                update={
+                    "round": number,
+                    "previous": shown,
+                    "feedback": _feedback(p, previous),
+                    "examples": () if p.allowance.can_mentor else self.examples,
+                }
             )
             for p in participants
         ]
