@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -77,6 +78,23 @@ def demo() -> None:
     console.print(rates)
 
 
+@app.command()
+def agent(
+    config: Annotated[Path, typer.Option(help="The YAML configuration with the agent.")],
+    name: Annotated[str, typer.Option(help="The agent's name in the configuration.")],
+    server: Annotated[str, typer.Option(help="The server to join, nats://host:port.")],
+    prefix: Annotated[str, typer.Option(help="The server's subject prefix.")] = "agentladder",
+) -> None:
+    """Run one configured agent as its own process: it heartbeats and answers its tasks."""
+    from agentladder.agent_process import run_agent_process  # noqa: PLC0415 (NATS only here)
+
+    try:
+        asyncio.run(run_agent_process(config, name, server, prefix))
+    except (InvalidInput, ValidationError) as error:
+        console.print(f"[red]cannot start agent:[/] {error}")
+        raise typer.Exit(code=1) from error
+
+
 @config_app.command("check")
 def config_check(
     path: Annotated[Path, typer.Argument(help="The YAML configuration file to check.")],
@@ -98,3 +116,7 @@ def config_check(
 def main() -> None:
     """Entry point of the ``agentladder`` console script."""
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""``agentladder agent``: one configured agent as its own process.
+
+It connects to the server, answers the propose and evaluate tasks the orchestrator sends
+it with its own backend (an OpenAI-compatible endpoint or a simulated model), and
+heartbeats every interval, until SIGINT or SIGTERM. The transport is NATS
+(``--server nats://host:port``); see ``services/nats_agents.py`` for the subjects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import nats
+from agentladder.config import load_settings
+from agentladder.domain.agents import AgentConfig
+from agentladder.errors import InvalidInput
+from agentladder.providers.factory import make_provider
+from agentladder.services.nats_agents import serve_agent
+
+__all__ = ["run_agent_process"]
+
+
+async def run_agent_process(config: Path, name: str, server: str, prefix: str) -> None:
+    """Serve the agent ``name`` of ``config`` through the NATS server ``server``."""
+    settings = load_settings(config)
+    agent = settings.agent(name)
+    if agent is None:
+        raise InvalidInput("name", name, f"is not an agent of {config}")
+    if agent.backend is None:
+        raise InvalidInput(f"agents[{name}].backend", None, "is needed to answer tasks")
+    if not server.startswith(("nats://", "tls://")):
+        raise InvalidInput("server", server, "must be a nats:// URL (HTTP comes with the API)")
+    declared = AgentConfig.model_validate(agent.model_dump(exclude={"backend", "remote"}))
+    provider = make_provider(declared, agent.backend)
+    nc = await nats.connect(server.split("?", maxsplit=1)[0], max_reconnect_attempts=-1)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await serve_agent(
+            nc,
+            prefix,
+            declared,
+            provider,
+            interval_s=settings.orchestrator.heartbeat_interval_s,
+            stop=stop,
+        )
+    finally:
+        await provider.aclose()
+        await nc.drain()

@@ -1,0 +1,189 @@
+"""Agents over NATS: heartbeats in, propose and evaluate tasks out, request-reply.
+
+Subjects (``prefix`` defaults to ``agentladder``):
+
+- ``<prefix>.agents.heartbeat``: an agent's heartbeat (its AgentConfig fields, JSON);
+  the reply is ``{"agent_id", "status"}`` or ``{"error": {"code", "message"}}``.
+- ``<prefix>.agents.<name>.propose`` and ``.evaluate``: the orchestrator asks a remote
+  agent (a ``ProposeRequest`` or ``EvaluateRequest``, JSON); the agent replies with its
+  ``Proposal`` or ``Evaluation``, or ``{"error": {"kind", "message"}}``.
+
+On a NATS deployment, give each agent a NATS user that may publish only on the heartbeat
+subject and subscribe only to its own task subjects: the server still refuses a
+heartbeat that carries rank, XP or level, whoever sends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import nats.errors
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from pydantic import BaseModel, ValidationError
+
+from agentladder.domain.agents import AgentConfig
+from agentladder.errors import AgentladderError, ProviderError
+from agentladder.providers.base import (
+    EvaluateRequest,
+    Evaluation,
+    Proposal,
+    ProposeRequest,
+    Provider,
+)
+from agentladder.services.registry import Registry
+
+__all__ = [
+    "NatsAgentProvider",
+    "heartbeat_subject",
+    "serve_agent",
+    "serve_heartbeats",
+    "task_subject",
+]
+
+log = logging.getLogger(__name__)
+M = TypeVar("M", bound=BaseModel)
+
+
+def heartbeat_subject(prefix: str) -> str:
+    """Where agents send heartbeats."""
+    return f"{prefix}.agents.heartbeat"
+
+
+def task_subject(prefix: str, agent_id: str, task: str) -> str:
+    """Where one agent receives ``propose`` or ``evaluate`` tasks."""
+    return f"{prefix}.agents.{agent_id}.{task}"
+
+
+def _error(code: str, message: str) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message}}).encode()
+
+
+async def serve_heartbeats(nc: Client, registry: Registry, prefix: str) -> Subscription:
+    """Answer heartbeats on the heartbeat subject through the registry."""
+
+    async def handle(msg: Msg) -> None:
+        try:
+            payload = json.loads(msg.data)
+            if not isinstance(payload, dict):
+                raise ValueError("a heartbeat is a JSON object")
+            view = await registry.heartbeat(payload)
+            reply = json.dumps({"agent_id": view.agent_id, "status": view.status.value}).encode()
+        except AgentladderError as error:
+            reply = _error(type(error).__name__, str(error))
+        except ValueError as error:
+            reply = _error("InvalidInput", f"heartbeat: {error}")
+        if msg.reply:
+            await msg.respond(reply)
+
+    return await nc.subscribe(heartbeat_subject(prefix), cb=handle)
+
+
+class NatsAgentProvider:
+    """Asks a remote agent process over NATS; implements ``Provider``."""
+
+    def __init__(self, nc: Client, prefix: str, agent_id: str, *, timeout_s: float = 60.0) -> None:
+        self._nc = nc
+        self._prefix = prefix
+        self._agent_id = agent_id
+        self._timeout = timeout_s
+
+    async def _ask(self, task: str, request: BaseModel) -> dict[str, Any]:
+        subject = task_subject(self._prefix, self._agent_id, task)
+        try:
+            msg = await self._nc.request(
+                subject, request.model_dump_json().encode(), timeout=self._timeout
+            )
+        except nats.errors.NoRespondersError as error:
+            raise ProviderError("refused", f"agent {self._agent_id!r} is not listening") from error
+        except nats.errors.TimeoutError as error:
+            raise ProviderError("timeout", f"agent {self._agent_id!r}: no answer") from error
+        except (nats.errors.Error, OSError) as error:
+            raise ProviderError("http", f"agent {self._agent_id!r}: {error!r}") from error
+        try:
+            reply = json.loads(msg.data)
+        except ValueError as error:
+            raise ProviderError("unparseable", f"agent {self._agent_id!r}: not JSON") from error
+        if not isinstance(reply, dict):
+            raise ProviderError("unparseable", f"agent {self._agent_id!r}: not a JSON object")
+        if "error" in reply:
+            detail = reply["error"] if isinstance(reply["error"], dict) else {}
+            raise ProviderError(str(detail.get("kind", "refused")), str(detail.get("message", "")))
+        return reply
+
+    async def propose(self, request: ProposeRequest) -> Proposal:
+        """The remote agent's proposal."""
+        return _parse(Proposal, await self._ask("propose", request), self._agent_id)
+
+    async def evaluate(self, request: EvaluateRequest) -> Evaluation:
+        """The remote agent's evaluation."""
+        return _parse(Evaluation, await self._ask("evaluate", request), self._agent_id)
+
+    async def aclose(self) -> None:
+        """The connection belongs to the caller."""
+
+
+def _parse(model: type[M], data: dict[str, Any], agent_id: str) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise ProviderError("invalid", f"agent {agent_id!r}: {error.errors()[0]['msg']}") from None
+
+
+async def serve_agent(
+    nc: Client,
+    prefix: str,
+    agent: AgentConfig,
+    provider: Provider,
+    *,
+    interval_s: float = 10.0,
+    stop: asyncio.Event,
+    on_heartbeat: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
+    """Be one agent: answer its tasks with ``provider`` and heartbeat until ``stop`` is set."""
+
+    def answering(task: str) -> Callable[[Msg], Any]:
+        async def handle(msg: Msg) -> None:
+            try:
+                if task == "propose":
+                    answer: BaseModel = await provider.propose(
+                        ProposeRequest.model_validate_json(msg.data)
+                    )
+                else:
+                    answer = await provider.evaluate(EvaluateRequest.model_validate_json(msg.data))
+                reply = answer.model_dump_json().encode()
+            except ProviderError as error:
+                reply = json.dumps({"error": {"kind": error.kind, "message": str(error)}}).encode()
+            except ValidationError as error:
+                reply = json.dumps({"error": {"kind": "invalid", "message": str(error)}}).encode()
+            await msg.respond(reply)
+
+        return handle
+
+    subscriptions = [
+        await nc.subscribe(task_subject(prefix, agent.name, task), cb=answering(task))
+        for task in ("propose", "evaluate")
+    ]
+    beat = agent.model_dump_json(exclude={"estimated_cost_per_round"}).encode()
+    try:
+        while not stop.is_set():
+            try:
+                msg = await nc.request(heartbeat_subject(prefix), beat, timeout=5.0)
+                reply = json.loads(msg.data)
+                if on_heartbeat is not None:
+                    on_heartbeat(reply)
+                if "error" in reply:
+                    log.error("heartbeat refused: %s", reply["error"])
+            except (nats.errors.Error, OSError, ValueError) as error:
+                log.warning("heartbeat not delivered: %r", error)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval_s)
+    finally:
+        for subscription in subscriptions:
+            await subscription.unsubscribe()
