@@ -4,8 +4,8 @@ Writes go through one connection on one thread (``sqlite_writer.GroupWriter``), 
 ``BEGIN IMMEDIATE`` transactions, so the file's write lock is taken before any revision is
 read: two threads, tasks or OS processes writing the same file serialize on it and lose
 nothing. Writes waiting together share one transaction (one savepoint each) and one
-commit, acknowledged only after it. Reads use a second
-connection on a second thread and see the last committed snapshot, never blocking writes.
+commit, acknowledged only after it. Reads run on ``READERS`` threads, each with its own
+connection, and see the last committed snapshot, never blocking writes.
 
 ``sqlite:///path.db?synchronous=normal`` trades durability on power loss for speed; the
 default ``full`` syncs every commit, so an acknowledged write survives a crash of the
@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +46,8 @@ __all__ = ["SqliteStore"]
 
 T = TypeVar("T")
 _SYNC_MODES = ("full", "normal", "extra", "off")
+READERS = 4
+"""Reader threads, each with its own connection: WAL lets them read while one writes."""
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
@@ -77,11 +80,14 @@ class SqliteStore:
         if synchronous not in _SYNC_MODES:
             raise ValueError(f"synchronous must be one of {_SYNC_MODES}, not {synchronous!r}")
         self.path = str(path)
-        self._reader = ThreadPoolExecutor(1, thread_name_prefix="agentladder-sqlite-r")
+        self._reader = ThreadPoolExecutor(READERS, thread_name_prefix="agentladder-sqlite-r")
+        self._synchronous = synchronous
+        self._local = threading.local()  # one read connection per reader thread
+        self._read_conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
         self._write_conn = _connect(self.path, synchronous)
         migrate(self._write_conn)
         self._writer = GroupWriter(self._write_conn)
-        self._read_conn = _connect(self.path, synchronous)
         # Profiles as last committed by this writer, by revision: a read finding the same
         # revision in the file skips decoding (another process's write changes it).
         self._profiles: dict[str, tuple[int, AgentProfile]] = {}
@@ -101,7 +107,16 @@ class SqliteStore:
         if self._closed:
             raise StoreUnavailable("the store is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._reader, ops.run_read, self._read_conn, fn)
+        return await loop.run_in_executor(self._reader, self._run_read, fn)
+
+    def _run_read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = _connect(self.path, self._synchronous)
+            self._local.conn = conn
+            with self._conns_lock:
+                self._read_conns.append(conn)
+        return ops.run_read(conn, fn)
 
     async def close(self) -> None:
         """Finish pending work and close both connections."""
@@ -110,8 +125,11 @@ class SqliteStore:
         self._closed = True
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self._writer.close)
-        await loop.run_in_executor(self._reader, self._read_conn.close)
         self._reader.shutdown(wait=True)
+        with self._conns_lock:
+            for conn in self._read_conns:
+                conn.close()
+            self._read_conns.clear()
 
     async def ping(self) -> None:
         """Run a trivial query."""
