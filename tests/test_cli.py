@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -11,9 +12,26 @@ from agentladder.cli import app
 runner = CliRunner()
 
 
-def test_demo_prints_the_worked_examples() -> None:
-    """`agentladder demo` exits 0 and shows the promotions, the cost and the 35 XP award."""
-    result = runner.invoke(app, ["demo"])
+def test_demo_runs_deliberations_and_shows_ranks_and_xp(tmp_path: Path) -> None:
+    """`agentladder demo` runs simulated deliberations into SQLite and prints both tables."""
+    db = tmp_path / "demo.db"
+    result = runner.invoke(app, ["demo", "--db", str(db), "--deliberations", "6"])
+    assert result.exit_code == 0, result.output
+    assert "Ranks after 6 deliberations" in result.output
+    assert "XP leaderboard" in result.output
+    assert "best at audit" in result.output
+    assert db.exists()
+    conn = sqlite3.connect(db)
+    profiles = conn.execute("SELECT COUNT(*) FROM agent_profiles").fetchone()[0]
+    records = conn.execute("SELECT COUNT(*) FROM deliberations").fetchone()[0]
+    conn.close()
+    assert profiles >= 4
+    assert records == 6
+
+
+def test_examples_prints_the_worked_examples() -> None:
+    """`agentladder examples` shows the promotions, the cost and the 35 XP award."""
+    result = runner.invoke(app, ["examples"])
     assert result.exit_code == 0, result.output
     assert "promoted B (highest_score)" in result.output
     assert "floor rank 1, floor group A, B, promoted A" in result.output

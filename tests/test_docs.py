@@ -25,3 +25,23 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert re.search(r"^test: lint typecheck unit$", makefile, re.M)
     assert "mypy src" in makefile
     assert "pytest" in makefile
+
+
+def test_every_cli_command_is_documented_in_the_readme() -> None:
+    """Each `agentladder` command and subcommand is named in the README."""
+    import typer.main
+
+    from agentladder.cli import app
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    group = typer.main.get_group(app)
+    names = []
+    for name, command in group.commands.items():
+        subcommands = getattr(command, "commands", None)
+        if subcommands:
+            names += [f"{name} {sub}" for sub in subcommands]
+        else:
+            names.append(name)
+    assert names
+    missing = [name for name in names if f"agentladder {name}" not in readme]
+    assert missing == []

@@ -9,10 +9,12 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.progress import Progress
 from rich.table import Table
 
 from agentladder import __version__
 from agentladder.config import load_settings
+from agentladder.domain.stats import latency_p50, task_success_ratio
 from agentladder.errors import InvalidInput
 from agentladder.examples import cost_example, ranking_examples, validation_rates, xp_example
 
@@ -35,7 +37,56 @@ def version() -> None:
 
 
 @app.command()
-def demo() -> None:
+def demo(
+    db: Annotated[Path, typer.Option(help="The SQLite file to write (replaced).")] = Path(
+        "agentladder-demo.db"
+    ),
+    deliberations: Annotated[int, typer.Option(min=1, max=10_000)] = 60,
+) -> None:
+    """Eight simulated agents deliberate 60 times on SQLite; show ranks and XP leaderboards."""
+    from agentladder.demo import run_demo  # noqa: PLC0415 (the services load only here)
+
+    with Progress(console=console) as progress:
+        task = progress.add_task("deliberations", total=deliberations)
+        result = asyncio.run(
+            run_demo(db, deliberations, lambda done: progress.update(task, completed=done))
+        )
+    ranks = Table(title=f"Ranks after {result.deliberations} deliberations (floor-based promotion)")
+    for column in ("agent", "rank", "wins", "avg score", "deliberations", "p50 ms", "success"):
+        ranks.add_column(column)
+    ordered = sorted(result.stats.items(), key=lambda kv: (-kv[1].rank, -kv[1].avg_score, kv[0]))
+    for agent_id, stats in ordered:
+        p50 = latency_p50(stats)
+        ratio = task_success_ratio(stats)
+        ranks.add_row(
+            agent_id, str(stats.rank), str(stats.wins), f"{stats.avg_score:.2f}",
+            str(stats.deliberations_completed), "-" if p50 is None else f"{p50:.0f}",
+            "-" if ratio is None else f"{ratio:.0%}",
+        )  # fmt: skip
+    console.print(ranks)
+    board = Table(title="XP leaderboard (the Oracle)")
+    for column in ("#", "agent", "provider", "model", "xp", "level", "tasks", "avg score"):
+        board.add_column(column)
+    for row in result.leaderboard:
+        board.add_row(
+            str(row.position), row.agent_id, row.provider, row.model, str(row.xp),
+            row.level.value, str(row.tasks), f"{row.average_score:.2f}",
+        )  # fmt: skip
+    console.print(board)
+    for task_type, rows in result.by_task_type.items():
+        best = ", ".join(
+            f"{r.agent_id} ({r.specialization_xp} XP, {r.specialization_level})" for r in rows
+        )
+        console.print(f"best at {task_type}: {best}")
+    console.print(
+        f"\nThe data is in {result.db}. Inspect it with any SQLite client, for example"
+        f" `sqlite3 {result.db} 'select id, xp, level from agent_profiles order by xp desc'`;"
+        " `agentladder serve` with its dashboard comes with the API."
+    )
+
+
+@app.command()
+def examples() -> None:
     """Run the worked examples of both specifications through the rules and print them."""
     console.rule("Floor-based promotion: the ranking specification's three deliberations")
     for example in ranking_examples():
