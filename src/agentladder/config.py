@@ -19,16 +19,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentladder.domain.agents import AgentConfig, parse_agents
 from agentladder.domain.rules import OracleRules
 from agentladder.errors import InvalidInput
 from agentladder.providers.settings import BackendSettings
 
-__all__ = ["AgentSettings", "OrchestratorSettings", "Settings", "load_settings", "parse_settings"]
+__all__ = [
+    "AgentSettings",
+    "ApiSettings",
+    "OrchestratorSettings",
+    "Settings",
+    "TokenSettings",
+    "load_settings",
+    "parse_settings",
+]
 
 DEFAULT_STORE = "sqlite:///agentladder.db"
 
@@ -69,6 +78,38 @@ class AgentSettings(AgentConfig):
     remote: bool = False
 
 
+class TokenSettings(BaseModel):
+    """A bearer token and what it may do: ``admin``, ``orchestrator`` or ``agent``.
+
+    The token is given inline (``token``) or, better, named by an environment variable
+    (``token_env``). An ``agent`` token acts for one agent only (``agent_id``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Literal["admin", "orchestrator", "agent"]
+    token: str | None = Field(default=None, min_length=16)
+    token_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    agent_id: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TokenSettings:
+        if (self.token is None) == (self.token_env is None):
+            raise ValueError("give exactly one of token and token_env")
+        if (self.role == "agent") != (self.agent_id is not None):
+            raise ValueError("agent_id is required for, and only for, role agent")
+        return self
+
+
+class ApiSettings(BaseModel):
+    """The REST API: who may write. With no tokens, writes are accepted from loopback only."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tokens: tuple[TokenSettings, ...] = ()
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+
+
 class Settings(BaseModel):
     """The whole configuration of one agentladder service."""
 
@@ -78,6 +119,7 @@ class Settings(BaseModel):
     agents: tuple[AgentSettings, ...] = ()
     orchestrator: OrchestratorSettings = OrchestratorSettings()
     oracle: OracleRules = OracleRules()
+    api: ApiSettings = ApiSettings()
 
     def agent(self, name: str) -> AgentSettings | None:
         """The configured agent called ``name``, if any."""

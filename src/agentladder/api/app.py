@@ -1,0 +1,82 @@
+"""``create_app(services)``: the FastAPI application over built services."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentladder import __version__
+from agentladder.api.auth import TokenBook
+from agentladder.api.errors import install_error_handlers
+from agentladder.api.routes import agents, deliberations, health, oracle
+from agentladder.services.container import Services
+
+__all__ = ["create_app"]
+
+log = logging.getLogger(__name__)
+
+
+class BodyLimit:
+    """Refuse request bodies over ``limit`` bytes with 413, before they are read whole."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await _too_large(send, self.limit)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooLarge:
+            await _too_large(send, self.limit)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    body = (
+        b'{"error":{"code":"payload_too_large","message":"the body is over '
+        + str(limit).encode()
+        + b' bytes"}}'
+    )
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+    await send({"type": "http.response.body", "body": body})
+
+
+def create_app(services: Services) -> FastAPI:
+    """The API over ``services`` (the caller owns and closes them)."""
+    app = FastAPI(
+        title="agentladder",
+        version=__version__,
+        description="Reputation, ranking and trust for AI agents.",
+    )
+    app.state.services = services
+    app.state.tokens = TokenBook(services.settings.api)
+    if app.state.tokens.open_loopback:
+        log.warning("no API tokens configured: writes are accepted from loopback clients only")
+    install_error_handlers(app)
+    for module in (health, agents, deliberations, oracle):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit, limit=services.settings.api.max_body_bytes)
+    return app

@@ -1,0 +1,63 @@
+"""``/deliberation``: start one, follow it, list them, report one run elsewhere."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel
+
+from agentladder.api.deps import CallerDep, ServicesDep
+from agentladder.api.schemas import Accepted
+from agentladder.domain.deliberation import DeliberationRequest
+from agentladder.domain.external import ExternalDeliberation
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["deliberations"])
+
+
+class DeliberationsOut(BaseModel):
+    """``{"deliberations": [...]}``, newest first."""
+
+    deliberations: list[dict[str, Any]]
+
+
+@router.post("/deliberation", status_code=202, response_model=Accepted)
+async def start(services: ServicesDep, caller: CallerDep, request: DeliberationRequest) -> Accepted:
+    """Queue a deliberation (400 with the excluded agents when fewer than 2 qualify)."""
+    caller.require("orchestrator")
+    record = await services.orchestrator.submit(request)
+    return Accepted(deliberation_id=record.id, status=record.status.value)
+
+
+@router.get("/deliberation/{deliberation_id}")
+async def get(services: ServicesDep, deliberation_id: str) -> dict[str, Any]:
+    """Status, agents, excluded, rounds with proposals and scores, result, side effects."""
+    record = await services.orchestrator.get(deliberation_id)
+    return record.model_dump(mode="json", exclude={"submissions"})
+
+
+@router.get("/deliberations", response_model=DeliberationsOut)
+async def list_all(
+    services: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> DeliberationsOut:
+    """Deliberations, newest first."""
+    records = await services.orchestrator.list(limit=limit, offset=offset)
+    return DeliberationsOut(
+        deliberations=[
+            r.model_dump(mode="json", exclude={"submissions", "rounds"}) for r in records
+        ]
+    )
+
+
+@router.post("/deliberations/results", response_model=Accepted)
+async def report(
+    services: ServicesDep, caller: CallerDep, external: ExternalDeliberation
+) -> Accepted:
+    """A deliberation run elsewhere, ranked like one run here, once per id."""
+    caller.require("orchestrator")
+    record, duplicate = await services.orchestrator.report(external)
+    return Accepted(deliberation_id=record.id, status=record.status.value, duplicate=duplicate)

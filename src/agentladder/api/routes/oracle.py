@@ -1,0 +1,139 @@
+"""``/oracle``: judgments, profiles, the ledger, leaderboards, privileges, the Sentinels."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentladder.api.deps import CallerDep, ServicesDep
+from agentladder.api.schemas import ValidationRateOut
+from agentladder.domain.agents import AgentName
+from agentladder.domain.judgment import TASK_TYPE_PATTERN
+from agentladder.domain.privileges import Privileges, SamplingDecision
+from agentladder.domain.profile import AgentProfile
+from agentladder.services.oracle_models import JudgmentRequest, JudgmentResult, ValidationResult
+from agentladder.store.base import LedgerEntry
+from agentladder.store.records import LeaderboardRow
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/oracle", tags=["oracle"])
+TaskType = Annotated[str | None, Query(pattern=TASK_TYPE_PATTERN)]
+
+
+class HistoryOut(BaseModel):
+    """A page of the xp_history ledger."""
+
+    entries: list[LedgerEntry]
+    offset: int
+    limit: int
+
+
+class LeaderboardOut(BaseModel):
+    """``{"entries": [...]}``."""
+
+    entries: list[LeaderboardRow]
+
+
+class SentinelCheck(BaseModel):
+    """Should this output be validated?"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_id: AgentName
+    task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
+    force: bool = False
+
+
+class ValidationIn(BaseModel):
+    """A Sentinel's verdict on a judged task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_id: AgentName
+    contract_id: str = Field(min_length=1, max_length=256)
+    passed: bool
+    notes: str = Field(default="", max_length=10_000)
+
+
+@router.post("/judgments", response_model=JudgmentResult)
+async def judge(
+    services: ServicesDep, caller: CallerDep, request: JudgmentRequest
+) -> JudgmentResult:
+    """The award process for one judged task; the same contract again returns the first."""
+    caller.require("orchestrator")
+    return await services.oracle.submit_for_judgment(request)
+
+
+@router.get("/profiles/{agent_id}", response_model=AgentProfile)
+async def profile(services: ServicesDep, agent_id: str) -> AgentProfile:
+    """The specification's AgentProfile in snake_case; 404 for an agent never judged."""
+    return await services.oracle.get_profile(agent_id)
+
+
+@router.get("/profiles/{agent_id}/history", response_model=HistoryOut)
+async def history(
+    services: ServicesDep,
+    agent_id: str,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> HistoryOut:
+    """The agent's xp_history, oldest first, one page."""
+    await services.oracle.get_profile(agent_id)  # 404 for an unknown agent
+    entries = await services.store.ledger(agent_id, offset=offset, limit=limit)
+    return HistoryOut(entries=entries, offset=offset, limit=limit)
+
+
+@router.get("/leaderboard", response_model=LeaderboardOut)
+async def leaderboard(
+    services: ServicesDep,
+    task_type: TaskType = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+) -> LeaderboardOut:
+    """Top agents by XP, overall or in one task type."""
+    return LeaderboardOut(entries=await services.oracle.get_leaderboard(task_type, limit))
+
+
+@router.get("/agents/{agent_id}/validation-rate", response_model=ValidationRateOut)
+async def validation_rate(
+    services: ServicesDep, agent_id: str, task_type: TaskType = None
+) -> ValidationRateOut:
+    """How often the Sentinels check this agent's work (for a task type: at its level there)."""
+    privileges = await services.oracle.get_privileges(agent_id, task_type)
+    return ValidationRateOut(
+        agent_id=agent_id, task_type=task_type, level=privileges.level,
+        validation_rate=privileges.validation_rate,
+    )  # fmt: skip
+
+
+@router.get("/agents/{agent_id}/privileges", response_model=Privileges)
+async def privileges(
+    services: ServicesDep, agent_id: str, task_type: TaskType = None
+) -> Privileges:
+    """Level, validation rate, max complexity, max retries, self-correct, mentor."""
+    return await services.oracle.get_privileges(agent_id, task_type)
+
+
+@router.post("/sentinel/check")
+async def sentinel_check(
+    services: ServicesDep, caller: CallerDep, check: SentinelCheck
+) -> dict[str, object]:
+    """Validate this output? (reason: sampled, skipped_by_level or requested)."""
+    caller.require("orchestrator")
+    decision: SamplingDecision = await services.sentinel.should_validate(
+        check.agent_id, check.task_type, check.force
+    )
+    return decision.model_dump(mode="json", by_alias=True)
+
+
+@router.post("/validations", response_model=ValidationResult)
+async def validations(
+    services: ServicesDep, caller: CallerDep, verdict: ValidationIn
+) -> ValidationResult:
+    """Record a verdict; a failed one counts the task failed, takes back no XP."""
+    caller.require("orchestrator")
+    return await services.sentinel.record_validation(
+        verdict.agent_id, verdict.contract_id, verdict.passed, verdict.notes
+    )

@@ -1,0 +1,122 @@
+"""All services of one agentladder instance, built from its configuration.
+
+``build_services(settings)`` opens the store, registers the configured agents the server
+asks itself (and heartbeats for them), builds their providers, and, on a NATS store,
+listens for heartbeats on NATS and asks ``remote: true`` agents over NATS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+
+from nats.aio.client import Client
+from nats.aio.subscription import Subscription
+
+import nats
+from agentladder.config import Settings
+from agentladder.domain.agents import AgentConfig
+from agentladder.providers.base import Provider
+from agentladder.providers.factory import make_provider
+from agentladder.services.clock import Clock, SystemClock
+from agentladder.services.nats_agents import NatsAgentProvider, serve_heartbeats
+from agentladder.services.oracle import Oracle
+from agentladder.services.orchestrator import Orchestrator
+from agentladder.services.registry import Registry
+from agentladder.services.sentinel import Sentinel
+from agentladder.store.base import Store
+from agentladder.store.nats_config import parse_nats_url
+from agentladder.store.url import open_store
+
+__all__ = ["Services", "build_services"]
+
+
+@dataclass
+class Services:
+    """The store and every service over it."""
+
+    settings: Settings
+    store: Store
+    registry: Registry
+    oracle: Oracle
+    sentinel: Sentinel
+    orchestrator: Orchestrator
+    providers: dict[str, Provider]
+    nc: Client | None = None
+    subscriptions: list[Subscription] = field(default_factory=list)
+    _beating: asyncio.Task[None] | None = None
+
+    def start_heartbeats(self) -> None:
+        """Heartbeat for the in-process agents every interval, in the background."""
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(self.settings.orchestrator.heartbeat_interval_s)
+                with contextlib.suppress(Exception):  # the next beat tries again
+                    await self.registry.beat_local()
+
+        self._beating = asyncio.ensure_future(loop())
+
+    async def close(self) -> None:
+        """Stop background work, close providers, connections and the store."""
+        if self._beating is not None:
+            self._beating.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._beating
+        await self.orchestrator.close()
+        for provider in self.providers.values():
+            await provider.aclose()
+        for subscription in self.subscriptions:
+            await subscription.unsubscribe()
+        if self.nc is not None:
+            await self.nc.close()
+        await self.store.close()
+
+
+async def build_services(
+    settings: Settings,
+    *,
+    store_url: str | None = None,
+    clock: Clock | None = None,
+    seed: int | None = None,
+) -> Services:
+    """Open the store and build the services; the caller closes them."""
+    url = store_url or settings.store
+    store = await open_store(url)
+    clock = clock or SystemClock()
+    agents = {agent.name: agent for agent in settings.agents}
+    registry = Registry(
+        store,
+        clock=clock,
+        heartbeat_interval_s=settings.orchestrator.heartbeat_interval_s,
+        configured=settings.agents,
+    )
+    oracle = Oracle(store, settings.oracle, clock=clock, agents=agents)
+    providers: dict[str, Provider] = {}
+    for agent in settings.agents:
+        if agent.backend is not None and not agent.remote:
+            declared = AgentConfig.model_validate(agent.model_dump(exclude={"backend", "remote"}))
+            providers[agent.name] = make_provider(declared, agent.backend)
+    nc = None
+    subscriptions = []
+    if url.startswith(("nats://", "tls://")):
+        options = parse_nats_url(url)
+        nc = await nats.connect(list(options.servers), max_reconnect_attempts=-1)
+        subscriptions.append(await serve_heartbeats(nc, registry, options.prefix))
+        for agent in settings.agents:
+            if agent.remote:
+                providers[agent.name] = NatsAgentProvider(
+                    nc, options.prefix, agent.name, timeout_s=settings.orchestrator.timeout_s
+                )
+    orchestrator = Orchestrator(
+        store=store, registry=registry, oracle=oracle, providers=providers, agents=agents,
+        settings=settings.orchestrator, clock=clock,
+    )  # fmt: skip
+    await registry.beat_local()
+    await orchestrator.load_mentors()
+    return Services(
+        settings=settings, store=store, registry=registry, oracle=oracle,
+        sentinel=Sentinel(oracle, seed=seed), orchestrator=orchestrator,
+        providers=providers, nc=nc, subscriptions=subscriptions,
+    )  # fmt: skip
