@@ -105,7 +105,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def http(_: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, StarletteHTTPException)
-        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        codes = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
+        code = codes.get(error.status_code, "http_error")
         return error_response(error.status_code, code, str(error.detail))
 
     async def fallback(_: Request, error: Exception) -> JSONResponse:
