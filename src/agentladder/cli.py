@@ -13,7 +13,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from agentladder import __version__
-from agentladder.config import load_settings
+from agentladder.config import load_settings, parse_settings
 from agentladder.domain.stats import latency_p50, task_success_ratio
 from agentladder.errors import InvalidInput
 from agentladder.examples import cost_example, ranking_examples, validation_rates, xp_example
@@ -127,6 +127,29 @@ def examples() -> None:
     for level, rate in validation_rates().items():
         rates.add_row(level.value, f"{rate:.2f}")
     console.print(rates)
+
+
+@app.command()
+def serve(
+    config: Annotated[Path | None, typer.Option(help="The YAML configuration.")] = None,
+    store: Annotated[str | None, typer.Option(help="Store URL (default: the config's).")] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535)] = 8000,
+) -> None:
+    """Serve the REST API, the in-process agents and the background work."""
+    import uvicorn  # noqa: PLC0415 (only the server needs it)
+
+    from agentladder.api.app import create_served_app  # noqa: PLC0415
+
+    try:
+        settings = load_settings(config) if config is not None else parse_settings(None)
+    except (InvalidInput, ValidationError) as error:
+        console.print(f"[red]invalid configuration:[/] {error}")
+        raise typer.Exit(code=1) from error
+    console.print(
+        f"agentladder {__version__} on http://{host}:{port} (store {store or settings.store})"
+    )
+    uvicorn.run(create_served_app(settings, store), host=host, port=port, log_level="info")
 
 
 @app.command()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -11,9 +13,10 @@ from agentladder import __version__
 from agentladder.api.auth import TokenBook
 from agentladder.api.errors import install_error_handlers
 from agentladder.api.routes import agents, deliberations, health, oracle
-from agentladder.services.container import Services
+from agentladder.config import Settings
+from agentladder.services.container import Services, build_services
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "create_served_app"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +67,14 @@ async def _too_large(send: Send, limit: int) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def _configure(app: FastAPI, settings: Settings) -> None:
+    """Errors, routes and the body limit."""
+    install_error_handlers(app)
+    for module in (health, agents, deliberations, oracle):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit, limit=settings.api.max_body_bytes)
+
+
 def create_app(services: Services) -> FastAPI:
     """The API over ``services`` (the caller owns and closes them)."""
     app = FastAPI(
@@ -75,8 +86,28 @@ def create_app(services: Services) -> FastAPI:
     app.state.tokens = TokenBook(services.settings.api)
     if app.state.tokens.open_loopback:
         log.warning("no API tokens configured: writes are accepted from loopback clients only")
-    install_error_handlers(app)
-    for module in (health, agents, deliberations, oracle):
-        app.include_router(module.router)
-    app.add_middleware(BodyLimit, limit=services.settings.api.max_body_bytes)
+    _configure(app, services.settings)
+    return app
+
+
+def create_served_app(settings: Settings, store_url: str | None = None) -> FastAPI:
+    """The API for ``agentladder serve``: services built at startup, closed at shutdown."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        services = await build_services(settings, store_url=store_url)
+        services.start_heartbeats()
+        inner = create_app(services)
+        app.state.services = services
+        app.state.tokens = inner.state.tokens
+        try:
+            yield
+        finally:
+            await services.close()
+
+    app = FastAPI(
+        title="agentladder", version=__version__, lifespan=lifespan,
+        description="Reputation, ranking and trust for AI agents.",
+    )  # fmt: skip
+    _configure(app, settings)
     return app
