@@ -103,3 +103,25 @@ def test_without_tokens_loopback_may_write(api: Any) -> None:
         assert response.status_code == 200
 
     api(body, tokens=False)
+
+
+def test_metrics_count_requests_agents_awards_and_refusals(api: Any) -> None:
+    """/metrics: requests by route and status, agents online, awards, self-promotion refusals."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        await client.get("/agents")
+        await client.post(
+            "/agents/heartbeat", json={"name": "sim_a", "xp": 1}, headers=bearer(AGENT_A)
+        )
+        judgment = {"agent_id": "sim_a", "contract_id": "c1", "score": 8.0}
+        await client.post("/oracle/judgments", json=judgment, headers=bearer(ORCH))
+        text = (await client.get("/metrics")).text
+        assert (
+            'agentladder_http_requests_total{method="GET",route="/agents",status="200"} 1.0' in text
+        )
+        assert 'route="/agents/heartbeat",status="422"' in text
+        assert "agentladder_agents_online 3.0" in text
+        assert 'agentladder_awards{kind="judgment"} 1.0' in text
+        assert 'agentladder_refusals{reason="self_promotion"} 1.0' in text
+
+    api(body)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -81,6 +82,7 @@ class Oracle:
         self.clock = clock or SystemClock()
         self.agents = dict(agents or {})
         self.judge = judge
+        self.awards: Counter[str] = Counter()  # kind -> awards applied, for /metrics
 
     async def get_profile(self, agent_id: str) -> AgentProfile:
         """The agent's profile; ``NotFound`` when it was never judged."""
@@ -147,6 +149,7 @@ class Oracle:
         applied = await self.apply(judgment.agent_id, key, fold)
         if not applied.created:
             return self._repeat(applied.event, applied.profile, digest)
+        self.awards["judgment"] += 1
         return folded[-1]  # the fold that was committed
 
     async def _resolve(self, request: JudgmentRequest) -> tuple[Judgment, str | None]:

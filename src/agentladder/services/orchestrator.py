@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
@@ -73,6 +74,7 @@ class Orchestrator:
         self.timeout_s = self.settings.timeout_s if timeout_s is None else timeout_s
         self.new_id = new_id
         self.mentors = Mentors(self.settings)
+        self.finished: Counter[str] = Counter()  # status -> deliberations, for /metrics
         self._tasks: set[asyncio.Task[None]] = set()
         self._active: dict[str, DeliberationRecord] = {}
         self._allowances: dict[str, dict[str, TaskAllowance]] = {}
@@ -208,6 +210,7 @@ class Orchestrator:
             record.status = DeliberationStatus.FAILED
             record.error = f"{type(error).__name__}: {error}"
         record.finished_at = self._now()
+        self.finished[record.status.value] += 1
         try:
             await self._save(record)
         finally:

@@ -1,0 +1,93 @@
+"""``GET /metrics``: Prometheus text: requests, latencies, deliberations, awards, agents, refusals.
+
+Each app has its own registry (no process-global state, so several apps and tests can
+live in one process).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+from agentladder.api.deps import ServicesDep
+
+__all__ = ["install_metrics", "router"]
+
+router = APIRouter(tags=["health"])
+
+
+class Metrics:
+    """The app's metric families."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        labels = ("method", "route", "status")
+        self.requests = Counter(
+            "agentladder_http_requests", "HTTP requests", labels, registry=self.registry
+        )
+        self.latency = Histogram(
+            "agentladder_http_request_duration_seconds", "HTTP request latency",
+            ("method", "route"), registry=self.registry,
+        )  # fmt: skip
+        self.deliberations = Gauge(
+            "agentladder_deliberations", "deliberations finished by this instance, by status",
+            ("status",), registry=self.registry,
+        )  # fmt: skip
+        self.awards = Gauge(
+            "agentladder_awards", "Oracle awards applied by this instance", ("kind",),
+            registry=self.registry,
+        )  # fmt: skip
+        self.online = Gauge("agentladder_agents_online", "agents online", registry=self.registry)
+        self.registered = Gauge(
+            "agentladder_agents_registered", "agents registered", registry=self.registry
+        )
+        self.refusals = Gauge(
+            "agentladder_refusals", "refused attempts (self-promotion, impersonation)",
+            ("reason",), registry=self.registry,
+        )  # fmt: skip
+
+
+def install_metrics(app: FastAPI) -> None:
+    """Count every request and serve ``/metrics``."""
+    metrics = Metrics()
+    app.state.metrics = metrics
+
+    @app.middleware("http")
+    async def measure(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        start = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", "unmatched")
+        metrics.latency.labels(request.method, path).observe(time.perf_counter() - start)
+        metrics.requests.labels(request.method, path, str(response.status_code)).inc()
+        return response
+
+    app.include_router(router)
+
+
+@router.get("/metrics", include_in_schema=False)
+async def serve_metrics(request: Request, services: ServicesDep) -> Response:
+    """The current metrics in the Prometheus text format."""
+    metrics: Metrics = request.app.state.metrics
+    online = await services.registry.online()
+    metrics.online.set(sum(online.values()))
+    metrics.registered.set(len(online))
+    for status, count in services.orchestrator.finished.items():
+        metrics.deliberations.labels(status).set(count)
+    for kind, count in services.oracle.awards.items():
+        metrics.awards.labels(kind).set(count)
+    for reason, count in services.registry.refusals.items():
+        metrics.refusals.labels(reason).set(count)
+    return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
