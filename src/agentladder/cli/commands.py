@@ -1,4 +1,4 @@
-"""The ``agentladder`` command line: a thin layer over the library."""
+"""The commands that run things: serve, agent, demo, examples, config check, version."""
 
 from __future__ import annotations
 
@@ -190,7 +190,3 @@ def config_check(
 def main() -> None:
     """Entry point of the ``agentladder`` console script."""
     app()
-
-
-if __name__ == "__main__":
-    main()

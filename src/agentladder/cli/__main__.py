@@ -1,0 +1,5 @@
+"""``python -m agentladder.cli``."""
+
+from agentladder.cli import main
+
+main()

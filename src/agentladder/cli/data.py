@@ -1,0 +1,215 @@
+"""The commands that read and write the data: agents, leaderboard, profile, judge,
+deliberate, oracle verify. Each opens the store of the configuration (or ``--store``)
+directly; ``--json`` prints machine-readable output for scripts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.progress import Progress
+from rich.table import Table
+
+from agentladder.cli.commands import app, console
+from agentladder.config import Settings, load_settings, parse_settings
+from agentladder.domain.deliberation import DeliberationRequest
+from agentladder.errors import AgentladderError
+from agentladder.services.container import Services, build_services
+from agentladder.services.oracle_models import JudgmentRequest
+from agentladder.services.verify import verify_store
+
+__all__ = ["oracle_app"]
+
+T = TypeVar("T")
+oracle_app = typer.Typer(help="The Oracle's maintenance commands.", no_args_is_help=True)
+app.add_typer(oracle_app, name="oracle")
+
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="The YAML configuration.")]
+StoreOpt = Annotated[str | None, typer.Option("--store", help="Store URL (default: the config's).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def _with_services(
+    config: Path | None, store: str | None, work: Callable[[Services], Awaitable[T]]
+) -> T:
+    """Build the services, run ``work``, close them; errors exit 1 with the message."""
+    try:
+        settings: Settings = load_settings(config) if config else parse_settings(None)
+    except (AgentladderError, ValidationError) as error:
+        console.print(f"[red]invalid configuration:[/] {error}")
+        raise typer.Exit(code=1) from error
+
+    async def run() -> T:
+        services = await build_services(settings, store_url=store)
+        try:
+            return await work(services)
+        finally:
+            await services.close()
+
+    try:
+        return asyncio.run(run())
+    except (AgentladderError, ValidationError) as error:
+        console.print(f"[red]error:[/] {error}")
+        raise typer.Exit(code=1) from error
+
+
+def _print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, default=str))
+
+
+@app.command()
+def agents(config: ConfigOpt = None, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """List the registered agents with status, rank and cost per round."""
+
+    async def work(services: Services) -> list[dict[str, Any]]:
+        stats = await services.store.list_stats()
+        return [
+            {
+                **v.registration.config.model_dump(mode="json"),
+                "status": v.status.value,
+                "rank": stats[v.agent_id].value.rank if v.agent_id in stats else 0,
+            }
+            for v in await services.registry.list()
+        ]
+
+    rows = _with_services(config, store, work)
+    if as_json:
+        _print_json({"agents": rows})
+        return
+    table = Table(title="Agents")
+    for column in ("name", "provider", "model", "status", "rank", "cost/round"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["name"], row["provider_id"], row["model_name"], row["status"],
+                      str(row["rank"]), f"{row['estimated_cost_per_round']:.4f}")  # fmt: skip
+    console.print(table)
+
+
+@app.command()
+def leaderboard(
+    config: ConfigOpt = None,
+    store: StoreOpt = None,
+    task_type: Annotated[str | None, typer.Option(help="One task type.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 10,
+    as_json: JsonOpt = False,
+) -> None:
+    """The XP leaderboard, overall or for one task type."""
+    rows = _with_services(config, store, lambda s: s.oracle.get_leaderboard(task_type, limit))
+    if as_json:
+        _print_json({"entries": [r.model_dump(mode="json") for r in rows]})
+        return
+    table = Table(title=f"Leaderboard{' for ' + task_type if task_type else ''}")
+    for column in ("#", "agent", "xp", "level", "tasks", "avg score"):
+        table.add_column(column)
+    for r in rows:
+        xp = r.specialization_xp if task_type else r.xp
+        table.add_row(str(r.position), r.agent_id, str(xp), r.level.value, str(r.tasks),
+                      f"{r.average_score:.2f}")  # fmt: skip
+    console.print(table)
+
+
+@app.command()
+def profile(
+    agent_id: Annotated[str, typer.Argument(help="The agent.")],
+    config: ConfigOpt = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """An agent's Oracle profile: XP, level, specializations, achievements, stats."""
+    found = _with_services(config, store, lambda s: s.oracle.get_profile(agent_id))
+    if as_json:
+        _print_json(found.model_dump(mode="json"))
+        return
+    console.print(
+        f"[bold]{found.id}[/] ({found.provider} {found.model}): {found.xp} XP, {found.level}"
+    )
+    for task_type, spec in found.specializations.items():
+        console.print(f"  {task_type}: {spec.xp} XP, {spec.level}, best {spec.best_score}")
+    console.print("  achievements: " + (", ".join(a.name for a in found.achievements) or "none"))
+
+
+@app.command()
+def judge(
+    agent_id: Annotated[str, typer.Option(help="The judged agent.")],
+    contract_id: Annotated[str, typer.Option(help="The task's contract id.")],
+    score: Annotated[float | None, typer.Option(help="0 to 10.")] = None,
+    task_type: Annotated[str, typer.Option()] = "general",
+    failed: Annotated[bool, typer.Option("--failed", help="The task failed.")] = False,
+    retries: Annotated[int, typer.Option(min=0)] = 0,
+    cost: Annotated[float, typer.Option(min=0)] = 0.0,
+    budget: Annotated[float | None, typer.Option(min=0)] = None,
+    config: ConfigOpt = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Submit one judged task to the Oracle and show the itemized award."""
+    request = JudgmentRequest(
+        agent_id=agent_id, contract_id=contract_id, score=score, task_type=task_type,
+        success=not failed, retries=retries, cost=cost, budget=budget,
+    )  # fmt: skip
+    result = _with_services(config, store, lambda s: s.oracle.submit_for_judgment(request))
+    if as_json:
+        _print_json(result.model_dump(mode="json"))
+        return
+    label = " (duplicate: the first result)" if result.duplicate else ""
+    console.print(f"{result.agent_id}: +{result.xp_awarded} XP{label}")
+    for line in result.breakdown:
+        console.print(f"  {line.event}: +{line.xp}")
+    for unlock in result.achievements:
+        console.print(f"  achievement {unlock.name}: +{unlock.xp}")
+
+
+@app.command()
+def deliberate(
+    query: Annotated[str, typer.Argument(help="The question.")],
+    agent: Annotated[list[str], typer.Option("--agent", help="An agent (2 or more).")],
+    scope: Annotated[str, typer.Option(help="quick, standard or deep.")] = "standard",
+    min_agent_rank: Annotated[int, typer.Option(min=0)] = 0,
+    config: ConfigOpt = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run one deliberation among configured agents and show its result and ranking."""
+    request = DeliberationRequest(
+        user_query=query, agent_names=agent, scope=scope, min_agent_rank=min_agent_rank
+    )
+
+    async def work(services: Services) -> dict[str, Any]:
+        record = await services.orchestrator.run(request)
+        await services.orchestrator.settle()
+        return record.model_dump(mode="json", exclude={"submissions"})
+
+    with Progress(console=console, transient=True) as progress:
+        progress.add_task("deliberating", total=None)
+        record = _with_services(config, store, work)
+    if as_json:
+        _print_json(record)
+        return
+    console.print(f"deliberation {record['id']}: {record['status']}")
+    for agent_id, score in record["scores"].items():
+        console.print(f"  {agent_id}: {'-' if score is None else f'{score:.2f}'}")
+    console.print(f"promoted: {', '.join(record['ranking']['promoted']) or 'nobody'}")
+
+
+@oracle_app.command("verify")
+def oracle_verify(
+    config: ConfigOpt = None, store: StoreOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Rebuild every profile from its events; exit 1 and list differences if any."""
+    report = _with_services(config, store, lambda s: verify_store(s.store, s.settings.oracle))
+    if as_json:
+        _print_json(report.model_dump(mode="json"))
+    elif report.ok:
+        console.print(f"[green]ok[/]: {report.agents_checked} profiles equal the replay of "
+                      f"{report.events_replayed} events")  # fmt: skip
+    else:
+        for agent_id, fields in report.differences.items():
+            for name, (stored, rebuilt) in fields.items():
+                console.print(f"[red]{agent_id}[/] {name}: stored {stored!r}, replay {rebuilt!r}")
+    if not report.ok:
+        raise typer.Exit(code=1)
