@@ -21,6 +21,9 @@ agents:
 """
 
 
+LOGS: dict[int, Path] = {}  # server pid -> its log file
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -29,11 +32,16 @@ def free_port() -> int:
 
 
 def serve(config: Path, db: Path, port: int) -> subprocess.Popen[str]:
+    """Start the server; its log goes to a file beside the database (a pipe nobody reads
+    would fill up and block the server)."""
+    log = db.with_suffix(".log").open("a", encoding="utf-8")
     process = subprocess.Popen(
         [sys.executable, "-m", "agentladder.cli", "serve", "--config", str(config),
          "--store", f"sqlite:///{db}", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ),
+        stdout=log, stderr=subprocess.STDOUT, text=True, env=dict(os.environ),
     )  # fmt: skip
+    log.close()
+    LOGS[process.pid] = db.with_suffix(".log")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -42,12 +50,14 @@ def serve(config: Path, db: Path, port: int) -> subprocess.Popen[str]:
         except httpx.HTTPError:
             time.sleep(0.1)
     process.kill()
-    raise AssertionError(f"server did not start: {process.communicate()[0][-2000:]}")
+    process.wait()
+    raise AssertionError(f"server did not start: {db.with_suffix('.log').read_text()[-2000:]}")
 
 
 def stop(process: subprocess.Popen[str]) -> str:
     process.send_signal(signal.SIGTERM)
-    output, _ = process.communicate(timeout=30)
+    process.wait(timeout=30)
+    output = LOGS.pop(process.pid).read_text(encoding="utf-8")
     # uvicorn shuts down gracefully, then re-raises the signal it was stopped by
     assert process.returncode in (0, -signal.SIGTERM), output[-2000:]
     assert "Application shutdown complete." in output

@@ -9,7 +9,10 @@ from fastapi import Depends, Request
 from agentladder.api.auth import Caller, TokenBook, caller_of
 from agentladder.services.container import Services
 
-__all__ = ["CallerDep", "ServicesDep"]
+__all__ = ["MAX_OFFSET", "CallerDep", "ServicesDep"]
+
+MAX_OFFSET = 1_000_000_000
+"""The largest page offset or rank a query may name (SQLite integers are 64-bit)."""
 
 
 def _services(request: Request) -> Services:

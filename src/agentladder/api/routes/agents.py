@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query
 from pydantic import BaseModel
 
-from agentladder.api.deps import CallerDep, ServicesDep
+from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out
 from agentladder.domain.registry import AgentStatus
 
@@ -57,7 +57,7 @@ async def directory(
     services: ServicesDep,
     tag: str | None = None,
     provider: str | None = None,
-    min_rank: Annotated[int, Query(ge=0)] = 0,
+    min_rank: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     online: bool | None = None,
     sort: Literal["name", "rank", "avg_score", "cost"] = "name",
 ) -> AgentsOut:

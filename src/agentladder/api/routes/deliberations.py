@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from agentladder.api.deps import CallerDep, ServicesDep
+from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
 from agentladder.api.schemas import Accepted
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.external import ExternalDeliberation
@@ -42,7 +42,7 @@ async def get(services: ServicesDep, deliberation_id: str) -> dict[str, Any]:
 async def list_all(
     services: ServicesDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> DeliberationsOut:
     """Deliberations, newest first."""
     records = await services.orchestrator.list(limit=limit, offset=offset)

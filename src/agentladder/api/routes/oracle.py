@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentladder.api.deps import CallerDep, ServicesDep
+from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
 from agentladder.api.schemas import ValidationRateOut
 from agentladder.domain.agents import AgentName
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
@@ -77,7 +77,7 @@ async def profile(services: ServicesDep, agent_id: str) -> AgentProfile:
 async def history(
     services: ServicesDep,
     agent_id: str,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> HistoryOut:
     """The agent's xp_history, oldest first, one page."""
