@@ -7,13 +7,14 @@ import logging
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentladder import __version__
 from agentladder.api.auth import TokenBook
 from agentladder.api.errors import install_error_handlers
 from agentladder.api.metrics import install_metrics
-from agentladder.api.routes import agents, deliberations, health, oracle
+from agentladder.api.routes import agents, dashboard, deliberations, health, oracle
 from agentladder.config import Settings
 from agentladder.services.container import Services, build_services
 
@@ -69,11 +70,12 @@ async def _too_large(send: Send, limit: int) -> None:
 
 
 def _configure(app: FastAPI, settings: Settings) -> None:
-    """Errors, routes and the body limit."""
+    """Errors, routes, the dashboard's static files and the body limit."""
     install_error_handlers(app)
     install_metrics(app)
-    for module in (health, agents, deliberations, oracle):
+    for module in (health, agents, deliberations, oracle, dashboard):
         app.include_router(module.router)
+    app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")
     app.add_middleware(BodyLimit, limit=settings.api.max_body_bytes)
 
 

@@ -1,0 +1,244 @@
+"""``/dashboard``: the agent table, leaderboards, agent pages, deliberations, the agent picker.
+
+Pages are rendered on the server with Jinja2 (``api/templates``, autoescaped, shipped in
+the wheel). Live refresh: an open page polls its own URL every 2 s and swaps the parts
+marked ``data-live`` only when they changed (``static/dashboard.js``). The picker starts
+a deliberation with ``POST /deliberation`` and follows it by polling
+``GET /deliberation/{id}`` (``static/picker.js``). See ``docs/dashboard.md``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from pydantic import BaseModel
+
+from agentladder.api.deps import ServicesDep
+from agentladder.api.schemas import AgentOut, agent_out
+from agentladder.domain.deliberation import Scope
+from agentladder.domain.deliberation_record import (
+    DeliberationRecord,
+    DeliberationStatus,
+    SideEffectState,
+)
+from agentladder.domain.levels import Level
+from agentladder.domain.profile import AgentProfile
+from agentladder.domain.rules import Complexity
+from agentladder.domain.stats import latency_p50, latency_p90, task_success_ratio
+from agentladder.errors import NotFound
+from agentladder.services.container import Services
+from agentladder.store.records import LeaderboardRow
+
+__all__ = ["POLL_MS", "AgentRow", "router", "templates"]
+
+POLL_MS = 2000
+"""How often an open page polls itself for its live parts, in milliseconds."""
+LEADERBOARD_SIZE = 10
+DELIBERATIONS_PAGE = 50
+_LEDGER_PAGE = 1000
+
+
+def _environment() -> Environment:
+    env = Environment(loader=PackageLoader("agentladder.api", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
+    env.filters.update(  # each shows a dash for None
+        when=lambda at: (
+            "—" if at is None else f"{datetime.fromtimestamp(at, UTC):%Y-%m-%d %H:%M:%S}"
+        ),
+        number=lambda value, digits=1: "—" if value is None else f"{value:.{digits}f}",
+        percent=lambda ratio: "—" if ratio is None else f"{100 * ratio:.1f}%",
+    )
+    return env
+
+
+templates = Jinja2Templates(env=_environment())
+router = APIRouter(prefix="/dashboard", tags=["dashboard"], include_in_schema=False)
+
+
+class AgentRow(BaseModel):
+    """One agent as the table and the picker show it."""
+
+    name: str
+    provider: str
+    model: str
+    description: str
+    tags: tuple[str, ...]
+    status: str
+    rank: int
+    level: Level
+    xp: int
+    avg_score: float
+    latency_p50_ms: float | None
+    latency_p90_ms: float | None
+    success_ratio: float | None
+    cost_per_round: float
+
+
+class Board(BaseModel):
+    """One leaderboard: overall (``task_type`` None) or for one task type."""
+
+    task_type: str | None
+    entries: list[LeaderboardRow]
+
+
+async def _profiles(services: Services) -> dict[str, AgentProfile]:
+    return {profile.id: profile for profile in await services.store.list_profiles()}
+
+
+def _row(agent: AgentOut, profile: AgentProfile | None) -> AgentRow:
+    stats = agent.stats
+    return AgentRow(
+        name=agent.name, provider=agent.provider_id, model=agent.model_name,
+        description=agent.description, tags=agent.capability_tags, status=agent.status.value,
+        rank=stats.rank, level=profile.level if profile else Level.ROOKIE,
+        xp=profile.xp if profile else 0, avg_score=stats.avg_score,
+        latency_p50_ms=latency_p50(stats), latency_p90_ms=latency_p90(stats),
+        success_ratio=task_success_ratio(stats),
+        cost_per_round=agent.estimated_cost_per_round,
+    )  # fmt: skip
+
+
+async def _rows(services: Services, profiles: dict[str, AgentProfile]) -> list[AgentRow]:
+    stats = await services.store.list_stats()
+    agents = [
+        agent_out(view, found.value if (found := stats.get(view.agent_id)) else None)
+        for view in await services.registry.list()
+    ]
+    return [_row(agent, profiles.get(agent.name)) for agent in agents]
+
+
+async def _boards(services: Services, profiles: dict[str, AgentProfile]) -> list[Board]:
+    types = sorted({task for profile in profiles.values() for task in profile.specializations})
+    return [
+        Board(task_type=task, entries=await services.oracle.get_leaderboard(task, LEADERBOARD_SIZE))
+        for task in (None, *types)
+    ]
+
+
+def _tags(rows: list[AgentRow]) -> list[str]:
+    return sorted({tag for row in rows for tag in row.tags})
+
+
+def _epoch(stamp: str) -> float | None:
+    """An xp_history timestamp (ISO 8601, UTC when naive) as unix seconds."""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+async def xp_series(
+    services: Services, agent_id: str, *, start: float | None = None, end: float | None = None
+) -> list[list[float]]:
+    """Cumulative XP by timestamp from the whole xp_history ledger: ``[times, totals]``.
+
+    One point per distinct second; with ``start`` (first seen) a 0 before the first award
+    (at least a second before: the ledger keeps whole seconds), with ``end`` (now) the total
+    again, so the steps span the agent's life.
+    """
+    times: list[float] = []
+    totals: list[float] = []
+    total, offset = 0, 0
+    while True:
+        page = await services.store.ledger(agent_id, offset=offset, limit=_LEDGER_PAGE)
+        for entry in page:
+            total += entry.xp_awarded
+            at = _epoch(entry.timestamp)
+            if at is None:
+                continue
+            if times and at <= times[-1]:  # same second (or a clock step back): one point
+                totals[-1] = total
+            else:
+                times.append(at)
+                totals.append(total)
+        if len(page) < _LEDGER_PAGE:
+            break
+        offset += _LEDGER_PAGE
+    if start is not None:
+        times.insert(0, min(start, times[0] - 1) if times else start)
+        totals.insert(0, 0)
+    if end is not None and times and end > times[-1]:
+        times.append(end)
+        totals.append(total)
+    return [times, totals]
+
+
+def settled(record: DeliberationRecord) -> bool:
+    """Failed, or completed with its ranking and judgments applied (or skipped)."""
+    done = (SideEffectState.APPLIED, SideEffectState.SKIPPED)
+    effects = record.ranking.state in done and record.judgments.state in done
+    return record.status is DeliberationStatus.FAILED or (
+        record.status is DeliberationStatus.COMPLETED and effects
+    )
+
+
+def _page(request: Request, name: str, **context: Any) -> HTMLResponse:
+    return templates.TemplateResponse(request, name, {"poll_ms": POLL_MS, **context})
+
+
+@router.get("", response_class=HTMLResponse)
+async def index(request: Request, services: ServicesDep) -> HTMLResponse:
+    """The agent table and the leaderboards, refreshed live."""
+    profiles = await _profiles(services)
+    rows = await _rows(services, profiles)
+    boards = await _boards(services, profiles)
+    return _page(request, "index.html", rows=rows, boards=boards, tags=_tags(rows))
+
+
+@router.get("/agents/{agent_id}", response_class=HTMLResponse)
+async def agent_page(request: Request, services: ServicesDep, agent_id: str) -> HTMLResponse:
+    """One agent: stats, specializations, achievements, XP and latency charts."""
+    profiles = await _profiles(services)
+    row = next((r for r in await _rows(services, profiles) if r.name == agent_id), None)
+    profile = profiles.get(agent_id)
+    if row is None and profile is None:
+        raise NotFound("agent", agent_id)
+    found = await services.store.get_stats(agent_id)
+    latencies = [] if found is None else list(found.value.recent_latencies_ms)
+    registration = await services.store.get_registration(agent_id)
+    start = None if registration is None else registration.first_seen
+    now = services.registry.clock.now().timestamp()
+    return _page(
+        request, "agent.html", agent_id=agent_id, row=row, profile=profile,
+        stats=None if found is None else found.value,
+        xp_series=await xp_series(services, agent_id, start=start, end=now),
+        latency_series=[list(range(1, len(latencies) + 1)), latencies],
+    )  # fmt: skip
+
+
+@router.get("/deliberations", response_class=HTMLResponse)
+async def deliberations(
+    request: Request, services: ServicesDep, offset: Annotated[int, Query(ge=0)] = 0
+) -> HTMLResponse:
+    """Deliberations, newest first, a page at a time."""
+    records = await services.orchestrator.list(limit=DELIBERATIONS_PAGE, offset=offset)
+    return _page(
+        request, "deliberations.html", records=records, offset=offset, size=DELIBERATIONS_PAGE
+    )
+
+
+@router.get("/deliberations/new", response_class=HTMLResponse)
+async def picker(request: Request, services: ServicesDep) -> HTMLResponse:
+    """The agent picker: choose agents by tag, see the cost, start and follow a deliberation."""
+    rows = await _rows(services, await _profiles(services))
+    rounds = services.settings.orchestrator.scope_rounds
+    scopes = {scope.value: rounds.get(scope.value, 1) for scope in Scope}
+    return _page(
+        request, "picker.html", rows=rows, tags=_tags(rows), scopes=scopes,
+        default_scope=Scope.STANDARD.value, complexities=[c.value for c in Complexity],
+    )  # fmt: skip
+
+
+@router.get("/deliberations/{deliberation_id}", response_class=HTMLResponse)
+async def deliberation_page(
+    request: Request, services: ServicesDep, deliberation_id: str
+) -> HTMLResponse:
+    """One deliberation: rounds, proposals, evaluations, scores, ranking and judgments."""
+    record = await services.orchestrator.get(deliberation_id)
+    return _page(request, "deliberation.html", record=record, settled=settled(record))

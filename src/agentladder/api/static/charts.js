@@ -1,0 +1,46 @@
+// agentladder dashboard: the agent page's charts, drawn with the vendored uPlot.
+// Each .chart[data-source] reads [xs, ys] from the JSON script it names. Both y axes start
+// at 0; a single point gets a padded x range instead of uPlot's years-wide default.
+(function () {
+  "use strict";
+  const HEIGHT = 240;
+  const KINDS = {
+    xp: { time: true, x: "time", y: "XP (cumulative)", stroke: "#2563eb",
+      fill: "rgba(37, 99, 235, 0.12)", stepped: true, pad: 60 },
+    latency: { time: false, x: "submission", y: "latency ms", stroke: "#d97706",
+      fill: "rgba(217, 119, 6, 0.10)", stepped: false, pad: 1 },
+  };
+  const width = (box) => Math.max(box.clientWidth, 280);
+
+  function draw(box) {
+    const data = JSON.parse(document.getElementById(box.dataset.source).textContent);
+    const kind = KINDS[box.dataset.kind];
+    if (!data[0].length) {
+      box.classList.add("empty");
+      box.textContent = "No data yet.";
+      return null;
+    }
+    const series = { label: kind.y, stroke: kind.stroke, fill: kind.fill, width: 2,
+      points: { show: true, size: 5 } };
+    if (kind.stepped) series.paths = uPlot.paths.stepped({ align: 1 });
+    const options = {
+      width: width(box), height: HEIGHT,
+      scales: {
+        x: { time: kind.time, range: (u, min, max) => (min < max ? [min, max] : [min - kind.pad, max + kind.pad]) },
+        y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] },
+      },
+      series: [{ label: kind.x }, series],
+      axes: [{ label: kind.x }, { label: kind.y, size: 60 }],
+    };
+    return new uPlot(options, data, box);
+  }
+
+  const drawn = [];
+  document.querySelectorAll(".chart[data-source]").forEach((box) => {
+    const chart = draw(box);
+    if (chart) drawn.push([chart, box]);
+  });
+  window.addEventListener("resize", () => {
+    drawn.forEach(([chart, box]) => chart.setSize({ width: width(box), height: HEIGHT }));
+  });
+})();

@@ -1,0 +1,154 @@
+// agentladder dashboard: the agent picker. Choose agents (filter by tag), see the cost of
+// the chosen scope, POST /deliberation, then poll GET /deliberation/{id} until it settles.
+(function () {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const ROUNDS = JSON.parse($("scope-rounds").textContent);
+  const FOLLOW_MS = 500;
+  const rows = () => Array.from(document.querySelectorAll("#picker-table tr[data-agent]"));
+  const picked = () => rows().filter((row) => row.querySelector("input").checked);
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const money = (value) => "$" + value.toFixed(4);
+  const number = (value, digits) => (value === null || value === undefined ? "—" : value.toFixed(digits));
+
+  function update() {
+    const tag = $("picker-tag").value;
+    rows().forEach((row) => {
+      const checked = row.querySelector("input").checked;
+      row.hidden = !checked && tag !== "" && !row.dataset.tags.split(" ").includes(tag);
+    });
+    const chosen = picked();
+    const rounds = ROUNDS[$("scope").value] || 1;
+    const perRound = chosen.reduce((sum, row) => sum + Number(row.dataset.cost), 0);
+    $("chosen-count").textContent = String(chosen.length);
+    $("total-cost").textContent = money(perRound * rounds);
+    $("cost-formula").textContent = "(" + money(perRound) + " per round for the "
+      + chosen.length + " chosen × " + rounds + " round" + (rounds === 1 ? "" : "s") + ")";
+  }
+
+  function settled(record) {
+    const done = (effect) => effect.state === "applied" || effect.state === "skipped";
+    if (record.status === "failed") return true;
+    return record.status === "completed" && done(record.ranking) && done(record.judgments);
+  }
+
+  function el(tag, text, className) {
+    const node = document.createElement(tag);
+    if (text !== undefined) node.textContent = text;
+    if (className) node.className = className;
+    return node;
+  }
+
+  function renderRound(round) {
+    const box = el("div", undefined, "follow-round");
+    box.dataset.round = String(round.number);
+    box.appendChild(el("h3", "Round " + round.number));
+    const table = el("table", undefined, "data compact");
+    const head = table.createTHead().insertRow();
+    ["Agent", "Score", "Latency ms", "Evaluations"].forEach((t) => head.appendChild(el("th", t)));
+    const body = table.createTBody();
+    round.proposals.forEach((p) => {
+      const row = body.insertRow();
+      row.dataset.agent = p.agent_id;
+      row.appendChild(el("td", p.agent_id));
+      row.appendChild(el("td", p.error ? p.error : number(p.aggregated_score, 2), "num"));
+      row.appendChild(el("td", number(p.latency_ms, 0), "num"));
+      row.appendChild(el("td", p.evaluations.map((e) => e.evaluator + " "
+        + (e.error ? "failed" : number(e.score, 1))).join(", ")));
+    });
+    box.appendChild(table);
+    $("follow-rounds").appendChild(box);
+  }
+
+  function summarize(record, total) {
+    const parts = [record.rounds.length + " of " + total + " rounds"];
+    if (record.result) parts.push("best proposal " + record.result.agent_id + " ("
+      + number(record.result.aggregated_score, 2) + ")");
+    if (record.status === "completed") {
+      parts.push("ranking " + record.ranking.state);
+      if (record.ranking.promoted.length) parts.push("promoted " + record.ranking.promoted.join(", "));
+      parts.push("judgments " + record.judgments.state);
+    }
+    if (record.error) parts.push("error: " + record.error);
+    $("follow-summary").textContent = parts.join(" · ");
+  }
+
+  async function follow(id, total) {
+    $("follow").hidden = false;
+    $("follow-rounds").replaceChildren();
+    $("follow-link").textContent = id;
+    $("follow-link").href = "/dashboard/deliberations/" + encodeURIComponent(id);
+    let shown = 0;
+    for (;;) {
+      try {
+        const response = await fetch("/deliberation/" + encodeURIComponent(id), { cache: "no-store" });
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        const record = await response.json();
+        $("follow-status").textContent = record.status;
+        $("follow-status").className = "state " + record.status;
+        for (; shown < record.rounds.length; shown += 1) renderRound(record.rounds[shown]);
+        summarize(record, total);
+        if (settled(record)) {
+          $("follow").dataset.settled = "";
+          return;
+        }
+      } catch (error) {
+        $("follow-summary").textContent = "server not answering (" + error.message + "), retrying";
+      }
+      await sleep(FOLLOW_MS);
+    }
+  }
+
+  function explain(body, status) {
+    const error = (body && body.error) || {};
+    let message = (error.message || "refused") + " (HTTP " + status + ")";
+    if (Array.isArray(error.excluded) && error.excluded.length) {
+      message += "; excluded: " + error.excluded.map((x) => (typeof x === "string" ? x
+        : x.agent_id + " (rank " + x.rank + ", " + x.reason + ")")).join(", ");
+    }
+    return message;
+  }
+
+  $("picker").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    $("picker-error").textContent = "";
+    const request = {
+      user_query: $("user-query").value,
+      agent_names: picked().map((row) => row.dataset.agent),
+      scope: $("scope").value,
+      min_agent_rank: Number($("min-rank").value || 0),
+    };
+    if ($("task-type").value) request.task_type = $("task-type").value;
+    if ($("complexity").value) request.complexity = $("complexity").value;
+    const headers = { "Content-Type": "application/json", Accept: "application/json" };
+    if ($("token").value) headers.Authorization = "Bearer " + $("token").value;
+    $("start").disabled = true;
+    try {
+      const response = await fetch("/deliberation", {
+        method: "POST", headers: headers, body: JSON.stringify(request),
+      });
+      const body = await response.json().catch(() => null);
+      if (response.status !== 202) {
+        $("picker-error").textContent = explain(body, response.status);
+        return;
+      }
+      follow(body.deliberation_id, ROUNDS[request.scope] || 1);
+    } catch (error) {
+      $("picker-error").textContent = "the server did not answer: " + error.message;
+    } finally {
+      $("start").disabled = false;
+    }
+  });
+  $("picker-tag").addEventListener("input", update);
+  $("scope").addEventListener("input", update);
+  $("picker-table").addEventListener("change", update);
+  $("pick-shown").addEventListener("click", () => {
+    rows().filter((row) => !row.hidden).forEach((row) => { row.querySelector("input").checked = true; });
+    update();
+  });
+  $("pick-none").addEventListener("click", () => {
+    rows().forEach((row) => { row.querySelector("input").checked = false; });
+    update();
+  });
+  update();
+})();

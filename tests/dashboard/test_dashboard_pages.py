@@ -1,0 +1,136 @@
+"""The dashboard's pages in-process (no browser): escaping, 404s, the XP series, packaging."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+import httpx
+
+from agentladder.api.app import create_app
+from agentladder.api.routes.dashboard import xp_series
+from agentladder.config import parse_settings
+from agentladder.services.clock import FixedClock
+from agentladder.services.container import Services, build_services
+from agentladder.services.oracle_models import JudgmentRequest
+from tests.dashboard.served import ROOT
+
+AGENTS: dict[str, Any] = {
+    "agents": [
+        {"name": "sim_a", "backend": {"kind": "simulated", "quality": 7.0}},
+        {"name": "sim_b", "backend": {"kind": "simulated", "quality": 9.0}},
+    ]
+}
+Body = Callable[[httpx.AsyncClient, Services], Coroutine[Any, Any, None]]
+
+
+def run(body: Body, clock: FixedClock | None = None) -> None:
+    """Run ``body(client, services)`` against the app over a fresh memory store."""
+
+    async def main() -> None:
+        services = await build_services(parse_settings(AGENTS), store_url="memory://", clock=clock)
+        transport = httpx.ASGITransport(app=create_app(services), client=("127.0.0.1", 5000))
+        try:
+            async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+                await body(client, services)
+        finally:
+            await services.close()
+
+    asyncio.run(main())
+
+
+def test_declared_text_is_escaped() -> None:
+    """An agent's self-declared description cannot inject markup into the pages."""
+
+    async def body(client: httpx.AsyncClient, _: Services) -> None:
+        beat = {"name": "evil", "description": "<script>alert(1)</script>"}
+        assert (await client.post("/agents/heartbeat", json=beat)).status_code == 200
+        for path in ("/dashboard", "/dashboard/agents/evil", "/dashboard/deliberations/new"):
+            page = await client.get(path)
+            assert page.status_code == 200, path
+            assert "<script>alert(1)" not in page.text
+        agent = await client.get("/dashboard/agents/evil")
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in agent.text
+
+    run(body)
+
+
+def test_unknown_agent_and_deliberation_are_not_found() -> None:
+    """An agent never heard of nor judged, and an unknown deliberation, answer 404."""
+
+    async def body(client: httpx.AsyncClient, _: Services) -> None:
+        assert (await client.get("/dashboard/agents/nobody")).status_code == 404
+        assert (await client.get("/dashboard/deliberations/nothing")).status_code == 404
+        assert (await client.get("/dashboard/deliberations")).status_code == 200
+
+    run(body)
+
+
+def test_xp_series_is_cumulative_by_timestamp() -> None:
+    """One point per second of ledger lines, all XP added up; 0 at first seen, the total now."""
+    clock = FixedClock(datetime(2026, 3, 1, tzinfo=UTC))
+    start = clock.now().timestamp()
+
+    async def body(_: httpx.AsyncClient, services: Services) -> None:
+        for contract, score, later in (("c1", 9.5, 0), ("c2", 5.0, 0), ("c3", 8.5, 90)):
+            clock.advance(later)
+            request = JudgmentRequest(agent_id="sim_a", contract_id=contract, score=score)
+            await services.oracle.submit_for_judgment(request)
+        xp = (await services.oracle.get_profile("sim_a")).xp
+        times, totals = await xp_series(services, "sim_a")
+        assert times == [start, start + 90]
+        assert totals[-1] == xp
+        assert 0 < totals[0] < totals[1]
+        life = await xp_series(services, "sim_a", start=start - 30, end=start + 300)
+        assert life == [[start - 30, *times, start + 300], [0, *totals, xp]]
+        late = await xp_series(services, "sim_a", start=start + 0.5)  # seen after, same second
+        assert late == [[start - 1, *times], [0, *totals]]
+
+    run(body, clock)
+
+
+def test_unjudged_agent_page_has_flat_xp_and_no_latencies() -> None:
+    """An agent never judged nor asked: XP 0 from first seen to now, no latency points."""
+
+    async def body(client: httpx.AsyncClient, _: Services) -> None:
+        page = await client.get("/dashboard/agents/sim_a")
+        assert page.status_code == 200
+        found = re.search(r'id="xp-data">(.*?)</script>', page.text)
+        assert found is not None
+        times, totals = json.loads(found.group(1))
+        assert len(times) == 2
+        assert totals == [0, 0]
+        assert '<script type="application/json" id="latency-data">[[], []]</script>' in page.text
+
+    run(body)
+
+
+def test_templates_and_the_vendored_chart_library_ship_in_the_package() -> None:
+    """Templates, scripts and uPlot with its licence are package data; the docs name its version."""
+    api = resources.files("agentladder.api")
+    for name in ("base.html", "index.html", "agent.html", "picker.html", "deliberation.html"):
+        assert (api / "templates" / name).is_file(), name
+    vendor = api / "static" / "vendor" / "uplot"
+    assert "MIT License" in (vendor / "LICENSE").read_text(encoding="utf-8")
+    header = (vendor / "uPlot.iife.min.js").read_text(encoding="utf-8")[:200]
+    version = re.search(r"\(v(\d+\.\d+\.\d+)\)", header)
+    assert version is not None
+    docs = (ROOT / "docs" / "dashboard.md").read_text(encoding="utf-8")
+    assert f"uPlot {version.group(1)}" in docs
+
+
+def test_static_files_are_served() -> None:
+    """/static serves the dashboard's own scripts and the vendored library."""
+
+    async def body(client: httpx.AsyncClient, _: Services) -> None:
+        for path in ("dashboard.js", "charts.js", "picker.js", "vendor/uplot/uPlot.iife.min.js"):
+            response = await client.get(f"/static/{path}")
+            assert response.status_code == 200, path
+        assert (await client.get("/static/nothing.js")).status_code == 404
+
+    run(body)
