@@ -213,18 +213,23 @@ async def publish_atomic(
         commit = messages[-1]
         headers = _headers(commit, batch_id, last, commit=True)
         reply = await _request(nc, commit.subject, commit.payload, headers, deadline)
-    except nats.errors.NoRespondersError as error:
-        raise StoreUnavailable(f"no JetStream stream answers on {messages[0].subject!r}") from error
-    except nats.errors.TimeoutError as error:
-        raise StoreUnavailable(
-            f"atomic batch {batch_id} timed out after {timeout} s (a commit may have applied)"
-        ) from error
     except (nats.errors.Error, OSError) as error:
-        raise StoreUnavailable(f"atomic batch {batch_id}: {error!r}") from error
+        raise _unavailable(
+            error, messages[0].subject, f"atomic batch {batch_id}", timeout
+        ) from error
     ack = await _raise_for(nc, reply.data, messages, timeout)
     if ack.get("batch") != batch_id or ack.get("count") != last:
         raise StoreError(f"atomic batch {batch_id}: unexpected ack {ack!r}")
     return BatchAck(str(ack["stream"]), int(ack["seq"]), batch_id, last)
+
+
+def _unavailable(error: BaseException, subject: str, what: str, timeout: float) -> StoreUnavailable:
+    """The ``StoreUnavailable`` for a failed request: no responders, timeout, other."""
+    if isinstance(error, nats.errors.NoRespondersError):
+        return StoreUnavailable(f"no JetStream stream answers on {subject!r}")
+    if isinstance(error, nats.errors.TimeoutError):
+        return StoreUnavailable(f"{what} timed out after {timeout} s (it may have applied)")
+    return StoreUnavailable(f"{what}: {error!r}")
 
 
 async def enable_atomic(js: JetStreamContext, stream_name: str) -> bool:
@@ -261,13 +266,9 @@ async def publish_expected(nc: Client, message: BatchMessage, *, timeout: float 
         headers[Header.EXPECTED_LAST_SUBJECT_SEQUENCE.value] = value
     try:
         reply = await nc.request(message.subject, message.payload, timeout=timeout, headers=headers)
-    except nats.errors.NoRespondersError as error:
-        raise StoreUnavailable(f"no JetStream stream answers on {message.subject!r}") from error
-    except nats.errors.TimeoutError as error:
-        raise StoreUnavailable(
-            f"publish to {message.subject!r} timed out after {timeout} s (it may have applied)"
-        ) from error
     except (nats.errors.Error, OSError) as error:
-        raise StoreUnavailable(f"publish to {message.subject!r}: {error!r}") from error
+        raise _unavailable(
+            error, message.subject, f"publish to {message.subject!r}", timeout
+        ) from error
     ack = await _raise_for(nc, reply.data, [message], timeout)
     return int(ack["seq"])
