@@ -1,0 +1,122 @@
+"""HTTP throughput of ``agentladder serve`` against a bare FastAPI app, same run, with wrk.
+
+Both serve on loopback from their own process (uvicorn, one worker) over SQLite in WAL
+with synchronous=FULL. ``POST /oracle/judgments`` (a new contract per request over 1,000
+agents) and ``GET /agents`` with 1,000 registered agents; wrk with 2 threads and 32
+connections for 10 s each. Target: agentladder at least 0.7 of the bare app's requests/s.
+
+Run: ``.venv/bin/python -m benchmarks http`` (needs ``wrk``: ``apt-get install wrk``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from agentladder.domain.agents import AgentConfig
+from agentladder.store.records import Registration
+from agentladder.store.sqlite import SqliteStore
+from tests.api.test_serve import free_port
+
+AGENTS = 1000
+LUA = """
+counter = 0
+request = function()
+  counter = counter + 1
+  local body = string.format(
+    '{"agent_id":"agent-%d","contract_id":"c-%d-%d","score":8.5}',
+    counter % 1000, math.random(1, 1000000000), counter)
+  return wrk.format("POST", "/oracle/judgments", {["Content-Type"]="application/json"}, body)
+end
+"""
+
+
+async def _register(db: Path) -> None:
+    store = SqliteStore(db, synchronous="full")
+    try:
+        for i in range(AGENTS):
+            config = AgentConfig(name=f"agent-{i}", capability_tags=("audit",))
+            await store.put_registration(Registration(config=config, first_seen=time.time(),
+                                                      last_seen=time.time() + 3600))  # fmt: skip
+    finally:
+        await store.close()
+
+
+def _bare_db(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE p (id TEXT PRIMARY KEY, xp INTEGER)")
+    conn.execute(
+        "CREATE TABLE h (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " agent_id TEXT, contract_id TEXT, xp INTEGER)"
+    )
+    conn.execute("CREATE TABLE agents (name TEXT PRIMARY KEY, doc TEXT)")
+    rows = [(f"agent-{i}", '{"capability_tags": ["audit"]}') for i in range(AGENTS)]
+    conn.executemany("INSERT INTO agents VALUES (?, ?)", rows)
+    conn.commit()
+    conn.close()
+
+
+def _start(args: list[str], port: int, log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(args, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env)
+    for _ in range(300):
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/agents", timeout=1)
+            return process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(log.read_text()[-2000:])
+
+
+def _wrk(url: str, script: Path | None) -> tuple[float, str, str]:
+    args = ["wrk", "-t2", "-c32", "-d10s", "--latency", url]
+    if script is not None:
+        args[1:1] = ["-s", str(script)]
+    out = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = re.search(r"50%\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+    p99 = re.search(r"99%\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+    return rps, p50, p99
+
+
+def main() -> None:
+    """Serve both, load both, print requests/s, p50 and p99 and the ratios."""
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder)
+        asyncio.run(_register(base / "agentladder.db"))
+        _bare_db(base / "bare.db")
+        script = base / "judgments.lua"
+        script.write_text(LUA)
+        env = {**os.environ, "BARE_DB": str(base / "bare.db"), "BARE_SYNC": "FULL"}
+        ours, bare = free_port(), free_port()
+        servers = [
+            _start([sys.executable, "-m", "agentladder.cli", "serve", "--port", str(ours),
+                    "--store", f"sqlite:///{base / 'agentladder.db'}"], ours, base / "a.log", env),
+            _start([sys.executable, "-m", "uvicorn", "benchmarks.bare_app:app", "--port", str(bare),
+                    "--log-level", "warning"], bare, base / "b.log", env),
+        ]  # fmt: skip
+        try:
+            for name, path, lua in (("POST /oracle/judgments", "/", script),
+                                    ("GET /agents (1,000 agents)", "/agents", None)):  # fmt: skip
+                ours_rps, ours_p50, ours_p99 = _wrk(f"http://127.0.0.1:{ours}{path}", lua)
+                bare_rps, bare_p50, bare_p99 = _wrk(f"http://127.0.0.1:{bare}{path}", lua)
+                ratio = ours_rps / bare_rps
+                verdict = "meets" if ratio >= 0.7 else "MISSES"
+                print(f"{name}: agentladder {ours_rps:,.0f} req/s (p50 {ours_p50}, p99 {ours_p99})"
+                      f" vs bare {bare_rps:,.0f} req/s (p50 {bare_p50}, p99 {bare_p99}):"
+                      f" ratio {ratio:.2f} ({verdict} target >= 0.7)")  # fmt: skip
+        finally:
+            for server in servers:
+                server.send_signal(signal.SIGTERM)
+                server.wait(timeout=30)
