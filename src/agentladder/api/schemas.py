@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.domain.levels import Level
@@ -70,17 +68,27 @@ class Accepted(BaseModel):
     duplicate: bool = Field(default=False)
 
 
+_NO_STATS = AgentPerformanceStats()
+
+
 def agent_out(view: AgentView, stats: AgentPerformanceStats | None) -> AgentOut:
     """The API's view of one agent."""
     config = view.registration.config
-    values: dict[str, Any] = config.model_dump()
     return AgentOut(
-        **values,
+        name=config.name,
+        provider_id=config.provider_id,
+        model_name=config.model_name,
+        description=config.description,
+        capability_tags=config.capability_tags,
+        signing_schemes=config.signing_schemes,
+        input_price_per_mtok=config.input_price_per_mtok,
+        output_price_per_mtok=config.output_price_per_mtok,
+        estimated_cost_per_round=config.estimated_cost_per_round,
         status=view.status,
         first_seen=view.registration.first_seen,
         last_seen=view.registration.last_seen,
         remote=view.registration.remote,
-        stats=stats or AgentPerformanceStats(),
+        stats=stats or _NO_STATS,
     )
 
 

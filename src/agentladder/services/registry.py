@@ -113,8 +113,9 @@ class Registry:
                 views.append(await self._record(declared, remote=False))
         return views
 
-    def _view(self, registration: Registration) -> AgentView:
-        status = agent_status(registration.last_seen, self._now(), self.interval)
+    def _view(self, registration: Registration, now: float | None = None) -> AgentView:
+        now = self._now() if now is None else now
+        status = agent_status(registration.last_seen, now, self.interval)
         return AgentView(registration=registration, status=status)
 
     async def get(self, agent_id: str) -> AgentView:
@@ -126,7 +127,8 @@ class Registry:
 
     async def list(self) -> list[AgentView]:
         """Every registered agent, by name."""
-        return [self._view(r) for r in await self.store.list_registrations()]
+        now = self._now()  # one clock reading for the whole listing
+        return [self._view(r, now) for r in await self.store.list_registrations()]
 
     async def online(self) -> dict[str, bool]:
         """Every registered agent and whether it is online."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Query, Response
 from pydantic import BaseModel
 
 from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
@@ -47,9 +47,12 @@ async def heartbeat(
 
 
 @router.get("/agents", response_model=AgentsOut)
-async def list_agents(services: ServicesDep) -> AgentsOut:
+async def list_agents(services: ServicesDep) -> Response:
     """Every registered agent with its declared fields, cost per round, status and stats."""
-    return AgentsOut(agents=await _all(services))
+    body = AgentsOut.model_construct(agents=await _all(services))
+    return Response(
+        body.model_dump_json(), media_type="application/json"
+    )  # built, not re-validated
 
 
 @router.get("/agents/directory", response_model=AgentsOut)
