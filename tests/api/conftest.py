@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 
-from agentladder.api.app import create_app
-from agentladder.config import Settings, parse_settings
-from agentladder.services.container import Services, build_services
+from tests.inprocess import Body, call_app
 
 CONFIG: dict[str, Any] = {
     "agents": [
@@ -44,23 +40,9 @@ def bearer(token: str) -> dict[str, str]:
     return {"authorization": f"Bearer {token}"}
 
 
-Body = Callable[[httpx.AsyncClient, Services], Coroutine[Any, Any, None]]
-
-
 def call_api(body: Body, *, tokens: bool = True, store: str = "memory://") -> None:
-    """Build services and the app, run ``body(client, services)``, close everything."""
-
-    async def main() -> None:
-        settings: Settings = parse_settings({**CONFIG, **(TOKENS if tokens else {})})
-        services = await build_services(settings, store_url=store, seed=7)
-        transport = httpx.ASGITransport(app=create_app(services), client=("127.0.0.1", 5000))
-        try:
-            async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-                await body(client, services)
-        finally:
-            await services.close()
-
-    asyncio.run(main())
+    """Run ``body(client, services)`` against the API of ``CONFIG`` (with the tokens)."""
+    call_app({**CONFIG, **(TOKENS if tokens else {})}, body, store=store)
 
 
 @pytest.fixture

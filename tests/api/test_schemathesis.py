@@ -7,20 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.api.test_serve import CONFIG, free_port, serve, stop
+from tests.api.test_serve import CONFIG
+from tests.served import start_server
 
 
 def test_schemathesis_finds_no_server_error_and_no_schema_break(tmp_path: Path) -> None:
     """Coverage, fuzzing and stateful phases over every operation, a fixed seed, bounded."""
-    config = tmp_path / "agents.yaml"
-    config.write_text(CONFIG, encoding="utf-8")
-    port = free_port()
-    process = serve(config, tmp_path / "st.db", port)
+    server = start_server(tmp_path, CONFIG, db="st.db")
     try:
         result = subprocess.run(
             [
                 str(Path(sys.executable).with_name("st")), "run",
-                f"http://127.0.0.1:{port}/openapi.json",
+                server.url("/openapi.json"),
                 "--checks", "not_a_server_error,response_schema_conformance",
                 "--max-examples", "25", "--seed", "2026", "--no-color",
             ],
@@ -28,6 +26,6 @@ def test_schemathesis_finds_no_server_error_and_no_schema_break(tmp_path: Path) 
             cwd=tmp_path,
         )  # fmt: skip
     finally:
-        stop(process)
+        server.stop()
     assert result.returncode == 0, result.stdout[-4000:]
     assert "generated" in result.stdout

@@ -8,8 +8,6 @@ Screenshots go to ``test-artifacts/dashboard-*.png``.
 
 from __future__ import annotations
 
-import os
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,9 +24,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     try:
         yield served
     finally:
-        os.kill(served.process.pid, signal.SIGTERM)
-        served.process.wait(timeout=30)
-        assert served.process.returncode in (0, -signal.SIGTERM), served.output()[-2000:]
+        served.stop()
 
 
 @pytest.fixture(scope="module")

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import httpx
 from playwright.sync_api import Page
+
+from tests.served import Server
+from tests.served import start_server as start_shared
+
+__all__ = [
+    "ARTIFACTS",
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "CONFIG",
+    "ROOT",
+    "Server",
+    "screenshot",
+    "start_server",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -60,71 +66,9 @@ agents:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@dataclass
-class Server:
-    """A running `agentladder serve`: its address and the JSON API calls the tests make."""
-
-    base: str
-    process: subprocess.Popen[str]
-    log: Path
-
-    def output(self) -> str:
-        """What the server printed so far."""
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-    def url(self, path: str) -> str:
-        """The absolute URL of ``path``."""
-        return self.base + path
-
-    def deliberate(self, agents: list[str], scope: str = "quick", **extra: Any) -> str:
-        """Start a deliberation through the API; its id."""
-        body = {"user_query": "Which controls matter most?", "agent_names": agents, "scope": scope}
-        started = httpx.post(self.url("/deliberation"), json={**body, **extra}, timeout=10)
-        assert started.status_code == 202, started.text
-        identifier: str = started.json()["deliberation_id"]
-        return identifier
-
-    def settled(self, identifier: str) -> dict[str, Any]:
-        """Wait until the deliberation's ranking and judgments are applied; its record."""
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            record: dict[str, Any] = httpx.get(self.url(f"/deliberation/{identifier}")).json()
-            if record["ranking"]["state"] == record["judgments"]["state"] == "applied":
-                return record
-            time.sleep(0.05)
-        raise AssertionError(f"deliberation {identifier} did not settle: {record}")
-
-
 def start_server(folder: Path) -> Server:
     """`agentladder serve` with ``CONFIG`` over SQLite in ``folder``, once it is ready."""
-    config = folder / "agents.yaml"
-    config.write_text(CONFIG, encoding="utf-8")
-    port = _free_port()
-    log = folder / "server.log"
-    with log.open("w", encoding="utf-8") as out:  # a file, not a pipe nobody drains
-        process = subprocess.Popen(
-            [sys.executable, "-m", "agentladder.cli", "serve", "--config", str(config),
-             "--store", f"sqlite:///{folder / 'dashboard.db'}", "--port", str(port)],
-            stdout=out, stderr=subprocess.STDOUT, text=True, env=dict(os.environ),
-        )  # fmt: skip
-    served = Server(f"http://127.0.0.1:{port}", process, log)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if httpx.get(served.url("/readyz"), timeout=1).status_code == 200:
-                return served
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    process.kill()
-    process.wait()
-    raise AssertionError(f"the server did not start: {served.output()[-2000:]}")
+    return start_shared(folder, CONFIG, db="dashboard.db")
 
 
 def screenshot(page: Page, name: str) -> Path:

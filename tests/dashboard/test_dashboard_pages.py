@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
 import httpx
 
-from agentladder.api.app import create_app
 from agentladder.api.routes.dashboard import xp_series
-from agentladder.config import parse_settings
 from agentladder.services.clock import FixedClock
-from agentladder.services.container import Services, build_services
+from agentladder.services.container import Services
 from agentladder.services.oracle_models import JudgmentRequest
 from tests.dashboard.served import ROOT
+from tests.inprocess import Body, call_app
 
 AGENTS: dict[str, Any] = {
     "agents": [
@@ -26,22 +23,11 @@ AGENTS: dict[str, Any] = {
         {"name": "sim_b", "backend": {"kind": "simulated", "quality": 9.0}},
     ]
 }
-Body = Callable[[httpx.AsyncClient, Services], Coroutine[Any, Any, None]]
 
 
 def run(body: Body, clock: FixedClock | None = None) -> None:
     """Run ``body(client, services)`` against the app over a fresh memory store."""
-
-    async def main() -> None:
-        services = await build_services(parse_settings(AGENTS), store_url="memory://", clock=clock)
-        transport = httpx.ASGITransport(app=create_app(services), client=("127.0.0.1", 5000))
-        try:
-            async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-                await body(client, services)
-        finally:
-            await services.close()
-
-    asyncio.run(main())
+    call_app(AGENTS, body, clock=clock, seed=None)
 
 
 def test_declared_text_is_escaped() -> None:

@@ -1,0 +1,101 @@
+"""A real `agentladder serve` process on loopback for the tests that need one.
+
+It logs to a file (a pipe nobody drains fills up and blocks the server under load) and is
+stopped by its pid with SIGTERM.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+__all__ = ["Server", "free_port", "start_server"]
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Server:
+    """A running `agentladder serve`: its address, process and log."""
+
+    base: str
+    process: subprocess.Popen[str]
+    log: Path
+
+    def output(self) -> str:
+        """What the server printed so far."""
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def url(self, path: str) -> str:
+        """The absolute URL of ``path``."""
+        return self.base + path
+
+    def stop(self) -> str:
+        """SIGTERM by pid, wait, check the graceful shutdown; everything it printed."""
+        os.kill(self.process.pid, signal.SIGTERM)
+        self.process.wait(timeout=30)
+        output = self.output()
+        # uvicorn shuts down gracefully, then re-raises the signal it was stopped by
+        assert self.process.returncode in (0, -signal.SIGTERM), output[-2000:]
+        assert "Application shutdown complete." in output
+        return output
+
+    def deliberate(self, agents: list[str], scope: str = "quick", **extra: Any) -> str:
+        """Start a deliberation through the API; its id."""
+        body = {"user_query": "Which controls matter most?", "agent_names": agents, "scope": scope}
+        started = httpx.post(self.url("/deliberation"), json={**body, **extra}, timeout=10)
+        assert started.status_code == 202, started.text
+        identifier: str = started.json()["deliberation_id"]
+        return identifier
+
+    def settled(self, identifier: str) -> dict[str, Any]:
+        """Wait until the deliberation's ranking and judgments are applied; its record."""
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            record: dict[str, Any] = httpx.get(self.url(f"/deliberation/{identifier}")).json()
+            if record["ranking"]["state"] == record["judgments"]["state"] == "applied":
+                return record
+            time.sleep(0.05)
+        raise AssertionError(f"deliberation {identifier} did not settle: {record}")
+
+
+def start_server(
+    folder: Path, config: str, db: str = "served.db", port: int | None = None
+) -> Server:
+    """`agentladder serve` with the YAML ``config`` over SQLite ``folder/db``, once ready."""
+    path = folder / "agents.yaml"
+    path.write_text(config, encoding="utf-8")
+    port = port or free_port()
+    log = folder / f"server-{port}-{time.monotonic_ns()}.log"
+    with log.open("w", encoding="utf-8") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agentladder.cli", "serve", "--config", str(path),
+             "--store", f"sqlite:///{folder / db}", "--port", str(port)],
+            stdout=out, stderr=subprocess.STDOUT, text=True, env=dict(os.environ),
+        )  # fmt: skip
+    served = Server(f"http://127.0.0.1:{port}", process, log)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(served.url("/readyz"), timeout=1).status_code == 200:
+                return served
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    process.kill()
+    process.wait()
+    raise AssertionError(f"the server did not start: {served.output()[-2000:]}")
