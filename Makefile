@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench clean
+.PHONY: install demo test test-faults lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ unit: $(STAMP)
 	$(BIN)/pytest
 
 test: lint typecheck unit
+
+# The long fault-injection runs (killed services, a cluster losing a node, hostile input
+# for minutes, 500 deliberations with broken agents): see docs/reliability.md.
+test-faults: $(STAMP)
+	$(BIN)/pytest -m faults
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
