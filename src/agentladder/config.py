@@ -53,6 +53,10 @@ class OrchestratorSettings(BaseModel):
         default_factory=lambda: {"quick": 1, "standard": 2, "deep": 3}
     )
     timeout_s: float = Field(default=60.0, gt=0.0, allow_inf_nan=False)
+    recover_interval_s: float = Field(
+        default=30.0, gt=0.0, allow_inf_nan=False,
+        description="how often unfinished deliberations are looked for (services/recovery.py)",
+    )  # fmt: skip
     # Mentors: the best outputs of expert agents per task type, shown to lower levels.
     mentor_examples: int = Field(default=0, ge=0, le=10, description="0: not shown")
     mentor_min_score: float = Field(default=8.0, ge=0.0, le=10.0)

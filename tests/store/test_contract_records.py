@@ -54,6 +54,10 @@ def test_deliberations_newest_first_with_paging(with_store: Any) -> None:
         listed = await store.list_deliberations(limit=2)
         assert [d.id for d in listed] == ["d4", "d3"]
         assert [d.id for d in await store.list_deliberations(limit=10, offset=3)] == ["d1", "d0"]
+        queued = await store.list_deliberations(statuses={"queued", "running"})
+        assert [d.id for d in queued] == ["d4", "d3", "d1", "d0"]
+        assert [d.id for d in await store.list_deliberations(statuses=["completed"])] == ["d2"]
+        assert await store.list_deliberations(statuses=[]) == []
 
     with_store(body)
 

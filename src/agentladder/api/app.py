@@ -100,7 +100,7 @@ def create_served_app(settings: Settings, store_url: str | None = None) -> FastA
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = await build_services(settings, store_url=store_url)
-        services.start_heartbeats()
+        services.start_background()
         inner = create_app(services)
         app.state.services = services
         app.state.tokens = inner.state.tokens

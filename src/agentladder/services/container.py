@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from dataclasses import dataclass, field
 
 from nats.aio.client import Client
@@ -23,6 +24,7 @@ from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.nats_agents import NatsAgentProvider, serve_heartbeats
 from agentladder.services.oracle import Oracle
 from agentladder.services.orchestrator import Orchestrator
+from agentladder.services.recovery import recover
 from agentladder.services.registry import Registry
 from agentladder.services.sentinel import Sentinel
 from agentladder.store.base import Store
@@ -30,6 +32,8 @@ from agentladder.store.nats_config import parse_nats_url
 from agentladder.store.url import open_store
 
 __all__ = ["Services", "build_services"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -45,25 +49,34 @@ class Services:
     providers: dict[str, Provider]
     nc: Client | None = None
     subscriptions: list[Subscription] = field(default_factory=list)
-    _beating: asyncio.Task[None] | None = None
+    _background: list[asyncio.Task[None]] = field(default_factory=list)
 
-    def start_heartbeats(self) -> None:
-        """Heartbeat for the in-process agents every interval, in the background."""
+    def start_background(self) -> None:
+        """In the background: heartbeats of the in-process agents every interval, and
+        recovery (``services/recovery.py``) now and every ``recover_interval_s``."""
+        settings = self.settings.orchestrator
 
-        async def loop() -> None:
+        async def beat() -> None:
             while True:
-                await asyncio.sleep(self.settings.orchestrator.heartbeat_interval_s)
+                await asyncio.sleep(settings.heartbeat_interval_s)
                 with contextlib.suppress(Exception):  # the next beat tries again
                     await self.registry.beat_local()
 
-        self._beating = asyncio.ensure_future(loop())
+        async def recovering() -> None:
+            while True:
+                try:
+                    await recover(self.orchestrator, now=self.orchestrator.clock.now().timestamp())
+                except Exception:  # the next pass tries again
+                    log.exception("recovery pass failed")
+                await asyncio.sleep(settings.recover_interval_s)
+
+        self._background = [asyncio.ensure_future(beat()), asyncio.ensure_future(recovering())]
 
     async def close(self) -> None:
         """Stop background work, close providers, connections and the store."""
-        if self._beating is not None:
-            self._beating.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._beating
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         await self.orchestrator.close()
         for provider in self.providers.values():
             await provider.aclose()

@@ -27,6 +27,7 @@ from agentladder.domain.deliberation_record import (
     ProposalRecord,
     RoundRecord,
     SideEffect,
+    SideEffectState,
 )
 from agentladder.domain.external import ExternalDeliberation
 from agentladder.domain.privileges import TaskAllowance
@@ -43,7 +44,10 @@ from agentladder.services.side_effects import apply_judgments, apply_ranking, wi
 from agentladder.store.base import Store
 from agentladder.store.records import DeliberationDoc
 
-__all__ = ["Orchestrator"]
+__all__ = ["SETTLING", "Orchestrator", "stored_status"]
+
+SETTLING = "settling"
+"""The stored status of a completed deliberation whose side effects are not all applied."""
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +81,7 @@ class Orchestrator:
         self.finished: Counter[str] = Counter()  # status -> deliberations, for /metrics
         self._tasks: set[asyncio.Task[None]] = set()
         self._active: dict[str, DeliberationRecord] = {}
+        self._settling: set[str] = set()
         self._allowances: dict[str, dict[str, TaskAllowance]] = {}
 
     def _now(self) -> float:
@@ -122,7 +127,7 @@ class Orchestrator:
         await self.store.put_deliberation(
             DeliberationDoc(
                 id=record.id,
-                status=record.status.value,
+                status=stored_status(record),
                 created_at=record.created_at,
                 body=record.model_dump(mode="json"),
             )
@@ -140,6 +145,28 @@ class Orchestrator:
         record = await self.prepare(request)
         await self._execute(record)  # saved as running, then as completed
         return record
+
+    def resume(self, record: DeliberationRecord) -> bool:
+        """Apply a completed deliberation's pending side effects in the background, once.
+
+        False when they are already being applied by this instance.
+        """
+        if record.id in self._settling:
+            return False
+        self._spawn(self._side_effects(record))
+        return True
+
+    async def interrupt(self, record: DeliberationRecord, reason: str) -> None:
+        """Mark a queued or running deliberation that no instance will finish as failed."""
+        record.status = DeliberationStatus.FAILED
+        record.error = f"interrupted: {reason}"
+        record.finished_at = self._now()
+        self.finished[record.status.value] += 1
+        await self._save(record)
+
+    def running(self, deliberation_id: str) -> bool:
+        """True while this instance runs the deliberation."""
+        return deliberation_id in self._active
 
     def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(job)
@@ -220,6 +247,13 @@ class Orchestrator:
 
     async def _side_effects(self, record: DeliberationRecord) -> None:
         """Ranking, then judgments, each retried until the store takes it; saved after."""
+        self._settling.add(record.id)
+        try:
+            await self._apply_side_effects(record)
+        finally:
+            self._settling.discard(record.id)
+
+    async def _apply_side_effects(self, record: DeliberationRecord) -> None:
         now = int(self._now())
 
         async def rank() -> None:
@@ -300,6 +334,17 @@ class Orchestrator:
             raise InvalidInput("limit", limit, "must be an integer from 1 to 1000")
         docs = await self.store.list_deliberations(limit=limit, offset=offset)
         return [DeliberationRecord.model_validate(doc.body) for doc in docs]
+
+
+def stored_status(record: DeliberationRecord) -> str:
+    """The status a record is stored under: ``settling`` while a completed deliberation's
+    ranking or judgments are not yet applied (so that a restart finds and resumes them)."""
+    done = (SideEffectState.APPLIED, SideEffectState.SKIPPED)
+    if record.status is DeliberationStatus.COMPLETED and not (
+        record.ranking.state in done and record.judgments.state in done
+    ):
+        return SETTLING
+    return record.status.value
 
 
 def _rounds_of(external: ExternalDeliberation) -> list[RoundRecord]:

@@ -9,7 +9,7 @@ Writes that must happen once carry an idempotency key and fail with ``AlreadyApp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -163,7 +163,7 @@ class Store(Protocol):
         ...
 
     async def list_deliberations(
-        self, *, limit: int = 50, offset: int = 0
+        self, *, limit: int = 50, offset: int = 0, statuses: Collection[str] | None = None
     ) -> Sequence[DeliberationDoc]:
-        """Deliberation records, newest first."""
+        """Deliberation records, newest first; only those whose status is in ``statuses``."""
         ...

@@ -6,7 +6,7 @@ work without awaiting in between, so under asyncio each call is atomic.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
@@ -176,8 +176,11 @@ class MemoryStore:
         return self._deliberations.get(deliberation_id)
 
     async def list_deliberations(
-        self, *, limit: int = 50, offset: int = 0
+        self, *, limit: int = 50, offset: int = 0, statuses: Collection[str] | None = None
     ) -> Sequence[DeliberationDoc]:
         """Newest first."""
-        docs = sorted(self._deliberations.values(), key=lambda d: (-d.created_at, d.id))
+        docs = sorted(
+            (d for d in self._deliberations.values() if statuses is None or d.status in statuses),
+            key=lambda d: (-d.created_at, d.id),
+        )
         return docs[offset : offset + limit]

@@ -18,7 +18,7 @@ no responders raise ``StoreUnavailable``; other JetStream errors raise ``StoreEr
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import nats.errors
 from nats.aio.client import Client
@@ -230,8 +230,8 @@ class NatsStore:
             return await self._docs.get_deliberation(deliberation_id)
 
     async def list_deliberations(
-        self, *, limit: int = 50, offset: int = 0
+        self, *, limit: int = 50, offset: int = 0, statuses: Collection[str] | None = None
     ) -> Sequence[DeliberationDoc]:
         """Newest first."""
         with nats_errors("list_deliberations"):
-            return await self._docs.list_deliberations(limit, offset)
+            return await self._docs.list_deliberations(limit, offset, statuses)

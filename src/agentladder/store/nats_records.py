@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TypeVar
 
 import nats.js.errors
@@ -95,8 +95,13 @@ class KvDocuments:
             self._deliberations, self._deliberations_bucket, DeliberationDoc, deliberation_id
         )
 
-    async def list_deliberations(self, limit: int, offset: int) -> Sequence[DeliberationDoc]:
-        """Newest first (created_at descending, then id)."""
+    async def list_deliberations(
+        self, limit: int, offset: int, statuses: Collection[str] | None = None
+    ) -> Sequence[DeliberationDoc]:
+        """Newest first (created_at descending, then id); only ``statuses`` if given."""
         found = await _all(self._js, self._deliberations_bucket, DeliberationDoc)
-        docs = sorted(found.values(), key=lambda d: (-d.created_at, d.id))
+        docs = sorted(
+            (d for d in found.values() if statuses is None or d.status in statuses),
+            key=lambda d: (-d.created_at, d.id),
+        )
         return docs[offset : offset + limit]

@@ -19,7 +19,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
@@ -310,15 +310,20 @@ class SqliteStore:
         return await self._read(run)
 
     async def list_deliberations(
-        self, *, limit: int = 50, offset: int = 0
+        self, *, limit: int = 50, offset: int = 0, statuses: Collection[str] | None = None
     ) -> Sequence[DeliberationDoc]:
         """Newest first."""
+        wanted = None if statuses is None else sorted(statuses)
 
         def run(conn: sqlite3.Connection) -> list[DeliberationDoc]:
+            where = ""
+            if wanted is not None:
+                marks = ",".join("?" * len(wanted))
+                where = f" WHERE status IN ({marks})" if wanted else " WHERE 0"
             rows = conn.execute(
-                "SELECT id, status, created_at, doc FROM deliberations"
+                f"SELECT id, status, created_at, doc FROM deliberations{where}"
                 " ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
-                (limit, offset),
+                (*(wanted or ()), limit, offset),
             )
             return [_deliberation(row) for row in rows]
 

@@ -110,7 +110,14 @@ CREATE TABLE deliberations (
 CREATE INDEX deliberations_newest ON deliberations (created_at DESC, id);
 """
 
-MIGRATIONS: tuple[tuple[int, str, str], ...] = ((1, "initial schema", _V1),)
+_V2 = """
+CREATE INDEX deliberations_status ON deliberations (status, created_at DESC, id);
+"""
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (1, "initial schema", _V1),
+    (2, "deliberations by status (recovery after a restart)", _V2),
+)
 
 
 def migrate(conn: sqlite3.Connection) -> list[int]:

@@ -1,0 +1,105 @@
+"""Recovery after a stop: acknowledged deliberations are ranked and judged, once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentladder.domain.deliberation import DeliberationRequest
+from agentladder.domain.deliberation_record import (
+    DeliberationRecord,
+    DeliberationStatus,
+    SideEffectState,
+)
+from agentladder.services.clock import FixedClock
+from agentladder.services.orchestrator import SETTLING
+from agentladder.services.recovery import Recovered, longest_run_s, recover
+from agentladder.store.base import Store
+from agentladder.store.records import DeliberationDoc
+from tests.services.test_external import report
+from tests.services.world import world
+
+
+def test_a_report_left_unranked_by_a_stop_is_ranked_once_after(with_store: Any) -> None:
+    """Stopped before its side effects ran, a reported deliberation is resumed by the next
+    instance; a second recovery pass finds nothing more to do."""
+
+    async def body(store: Store) -> None:
+        first = await world(store, {})
+        await first.report(report("ext-1", {"a": 7.0, "b": 9.0}))
+        await first.close()  # stopped before the ranking ran
+        stored = await store.get_deliberation("ext-1")
+        assert stored is not None
+        assert stored.status == SETTLING
+        assert await store.get_stats("b") is None
+
+        second = await world(store, {})
+        assert (await recover(second, now=0.0)).resumed == 1
+        await second.settle()
+        stored = await store.get_deliberation("ext-1")
+        assert stored is not None
+        assert stored.status == "completed"
+        record = DeliberationRecord.model_validate(stored.body)
+        assert record.ranking.state is record.judgments.state is SideEffectState.APPLIED
+        b = await store.get_stats("b")
+        assert b is not None
+        assert (b.value.rank, b.value.tasks_completed) == (1, 1)
+        profile = await store.get_profile("a")
+        assert profile is not None
+        assert profile.value.stats.total_tasks == 1
+        assert await recover(second, now=0.0) == Recovered()
+
+    with_store(body)
+
+
+def test_resuming_what_was_already_applied_counts_it_once(with_store: Any) -> None:
+    """Ranked and judged, but stopped before the record said so: resumed, counted once."""
+
+    async def body(store: Store) -> None:
+        first = await world(store, {})
+        await first.report(report("ext-2", {"a": 7.0, "b": 9.0}))
+        await first.settle()
+        doc = await store.get_deliberation("ext-2")
+        assert doc is not None
+        body = dict(doc.body, ranking={"state": "pending"}, judgments={"state": "pending"})
+        await store.put_deliberation(doc.model_copy(update={"status": SETTLING, "body": body}))
+
+        second = await world(store, {})
+        assert (await recover(second, now=0.0)).resumed == 1
+        await second.settle()
+        b = await store.get_stats("b")
+        assert b is not None
+        assert (b.value.rank, b.value.tasks_completed) == (1, 1)
+        profile = await store.get_profile("b")
+        assert profile is not None
+        assert profile.value.stats.total_tasks == 1
+
+    with_store(body)
+
+
+def test_abandoned_deliberations_fail_only_after_the_longest_run(with_store: Any) -> None:
+    """Queued or running with no instance left to run it: failed once it is older than the
+    longest a deliberation can run; younger ones are left alone."""
+
+    async def body(store: Store) -> None:
+        clock = FixedClock()
+        orchestrator = await world(store, {}, clock=clock)
+        now = clock.now().timestamp()
+        request = DeliberationRequest(user_query="q", agent_names=["a", "b"])
+        for name, age in (("old", longest_run_s(orchestrator) + 120.0), ("young", 5.0)):
+            record = DeliberationRecord(
+                id=name, request=request, agents=["a", "b"], created_at=now - age,
+                status=DeliberationStatus.RUNNING, started_at=now - age,
+            )  # fmt: skip
+            doc = DeliberationDoc(
+                id=name, status="running", created_at=now - age, body=record.model_dump(mode="json")
+            )
+            await store.put_deliberation(doc)
+        assert (await recover(orchestrator, now=now)).interrupted == 1
+        old = await orchestrator.get("old")
+        assert old.status is DeliberationStatus.FAILED
+        assert old.error is not None
+        assert old.error.startswith("interrupted")
+        assert (await orchestrator.get("young")).status is DeliberationStatus.RUNNING
+        assert orchestrator.finished["failed"] == 1
+
+    with_store(body)
