@@ -55,6 +55,11 @@ class Server:
         assert "Application shutdown complete." in output
         return output
 
+    def kill(self) -> None:
+        """SIGKILL by pid (a crash: no shutdown runs), then reap the process."""
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
     def deliberate(self, agents: list[str], scope: str = "quick", **extra: Any) -> str:
         """Start a deliberation through the API; its id."""
         body = {"user_query": "Which controls matter most?", "agent_names": agents, "scope": scope}
@@ -75,9 +80,15 @@ class Server:
 
 
 def start_server(
-    folder: Path, config: str, db: str = "served.db", port: int | None = None
+    folder: Path,
+    config: str,
+    db: str = "served.db",
+    port: int | None = None,
+    store: str | None = None,
+    ready: bool = True,
 ) -> Server:
-    """`agentladder serve` with the YAML ``config`` over SQLite ``folder/db``, once ready."""
+    """`agentladder serve` with the YAML ``config`` over SQLite ``folder/db`` (or the
+    ``store`` URL), once it answers ``/readyz`` (or ``/healthz`` when not ``ready``)."""
     path = folder / "agents.yaml"
     path.write_text(config, encoding="utf-8")
     port = port or free_port()
@@ -85,14 +96,15 @@ def start_server(
     with log.open("w", encoding="utf-8") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "agentladder.cli", "serve", "--config", str(path),
-             "--store", f"sqlite:///{folder / db}", "--port", str(port)],
+             "--store", store or f"sqlite:///{folder / db}", "--port", str(port)],
             stdout=out, stderr=subprocess.STDOUT, text=True, env=dict(os.environ),
         )  # fmt: skip
     served = Server(f"http://127.0.0.1:{port}", process, log)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and process.poll() is None:
         try:
-            if httpx.get(served.url("/readyz"), timeout=1).status_code == 200:
+            probe = "/readyz" if ready else "/healthz"
+            if httpx.get(served.url(probe), timeout=1).status_code == 200:
                 return served
         except httpx.HTTPError:
             time.sleep(0.05)
