@@ -12,6 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentladder import __version__
 from agentladder.api.auth import TokenBook
+from agentladder.api.deps import CheckedJson
 from agentladder.api.errors import install_error_handlers
 from agentladder.api.metrics import install_metrics
 from agentladder.api.routes import agents, dashboard, deliberations, health, oracle
@@ -24,7 +25,12 @@ log = logging.getLogger(__name__)
 
 
 class BodyLimit:
-    """Refuse request bodies over ``limit`` bytes with 413, before they are read whole."""
+    """Refuse request bodies over ``limit`` bytes with 413, before they are read whole.
+
+    A declared Content-Length over the limit is refused at once; a body without one
+    (chunked) is read up to the limit and refused as soon as it passes it. A body within
+    the limit is buffered and handed on whole (the routes read it whole anyway).
+    """
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
@@ -38,24 +44,30 @@ class BodyLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
             await _too_large(send, self.limit)
             return
+        chunks: list[bytes] = []
         seen = 0
-
-        async def counted() -> Message:
-            nonlocal seen
+        while True:
             message = await receive()
-            seen += len(message.get("body", b""))
+            if message["type"] != "http.request":
+                return  # the client left before its body was read: nobody to answer
+            chunk: bytes = message.get("body", b"")
+            seen += len(chunk)
             if seen > self.limit:
-                raise _TooLarge
+                await _too_large(send, self.limit)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body: Message | None = {"type": "http.request", "body": b"".join(chunks)}
+
+        async def replay() -> Message:
+            nonlocal body
+            if body is None:
+                return await receive()  # after the body: waits for the disconnect
+            message, body = body, None
             return message
 
-        try:
-            await self.app(scope, counted, send)
-        except _TooLarge:
-            await _too_large(send, self.limit)
-
-
-class _TooLarge(Exception):
-    pass
+        await self.app(scope, replay, send)
 
 
 async def _too_large(send: Send, limit: int) -> None:
@@ -65,18 +77,26 @@ async def _too_large(send: Send, limit: int) -> None:
         + b' bytes"}}'
     )
     await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})  # fmt: skip
     await send({"type": "http.response.body", "body": body})
 
 
 def _configure(app: FastAPI, settings: Settings) -> None:
-    """Errors, routes, the dashboard's static files and the body limit."""
+    """Errors, routes, the dashboard's static files, the body limit, the metrics.
+
+    Every JSON body is checked (``deps.CheckedJson``: huge numbers, NaN, lone
+    surrogates, depth): the orchestrator's writes declare it after their role check, the
+    agents' routes get it here. The metrics middleware is the outermost: 413s count too.
+    """
     install_error_handlers(app)
-    install_metrics(app)
     for module in (health, agents, deliberations, oracle, dashboard):
-        app.include_router(module.router)
+        checks = [CheckedJson] if module is agents else []
+        app.include_router(module.router, dependencies=checks)
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")
     app.add_middleware(BodyLimit, limit=settings.api.max_body_bytes)
+    install_metrics(app)
 
 
 def create_app(services: Services) -> FastAPI:

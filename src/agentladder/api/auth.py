@@ -4,6 +4,10 @@ Roles: ``admin`` (everything, the admin API), ``orchestrator`` (deliberations, j
 results, validations), ``agent`` (heartbeats for its own agent_id only). Reading public
 data needs no token. With no tokens configured the service accepts writes from loopback
 clients only (as admin) and says so at start.
+
+Every refusal is a ``CallRefused`` with its reason (``unauthenticated``: no token;
+``invalid_token``: an unknown token or not a bearer one; ``forbidden_role``: the role may
+not); the error handlers log it with the route, role and agent and count it for /metrics.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from agentladder.api.errors import ApiError
+from agentladder.api.errors import CallRefused
 from agentladder.config import ApiSettings, TokenSettings
 
 __all__ = ["Caller", "TokenBook", "caller_of"]
@@ -35,9 +39,13 @@ class Caller:
     def require(self, *roles: str) -> Caller:
         """The caller if it has one of ``roles`` (admin always), else 401 or 403."""
         if self.role is None:
-            raise ApiError(401, "unauthorized", "a bearer token is required")
+            raise CallRefused(
+                401, "unauthorized", "a bearer token is required", reason="unauthenticated"
+            )
         if self.role != "admin" and self.role not in roles:
-            raise ApiError(403, "forbidden", f"the {self.role} role may not do this")
+            raise CallRefused(
+                403, "forbidden", f"the {self.role} role may not do this", reason="forbidden_role"
+            )
         return self
 
 
@@ -80,11 +88,13 @@ def caller_of(request: Request, book: TokenBook) -> Caller:
     header = request.headers.get("authorization", "")
     if header:
         scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token:
-            raise ApiError(401, "unauthorized", "use 'Authorization: Bearer <token>'")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise CallRefused(
+                401, "unauthorized", "use 'Authorization: Bearer <token>'", reason="invalid_token"
+            )
         entry = book.find(token.strip())
         if entry is None:
-            raise ApiError(401, "unauthorized", "unknown token")
+            raise CallRefused(401, "unauthorized", "unknown token", reason="invalid_token")
         return Caller(entry.role, entry.agent_id)
     if book.open_loopback and _loopback(request):
         return Caller("admin")

@@ -4,12 +4,19 @@ This module is the one place where agentladder's exceptions become HTTP status c
 400 too few agents, 401/403 authentication and roles, 404 not found, 409 conflicts
 (the same contract with another payload), 413 bodies over the limit, 422 invalid input
 naming the field (and a heartbeat reporting rank or XP), 503 store unavailable.
+
+Every refusal of a caller (no token, an unknown token, a role that may not, a heartbeat
+reporting rank or XP, an agent heartbeating as another) is logged as a warning naming
+the route, the caller's role and agent; the API's own refusals are counted per app in
+``app.state.refusals`` (the registry counts its own), and ``/metrics`` serves both.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
+from collections import Counter
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -29,7 +36,7 @@ from agentladder.errors import (
     TooFewAgents,
 )
 
-__all__ = ["ApiError", "error_response", "install_error_handlers"]
+__all__ = ["ApiError", "CallRefused", "error_response", "install_error_handlers", "refusals_of"]
 
 log = logging.getLogger(__name__)
 
@@ -45,18 +52,80 @@ class ApiError(Exception):
         super().__init__(message)
 
 
+class CallRefused(ApiError):
+    """A caller refused before the route runs: 401 (``unauthenticated``, ``invalid_token``)
+    or 403 (``forbidden_role``); logged and counted under ``reason``."""
+
+    def __init__(self, status: int, code: str, message: str, *, reason: str) -> None:
+        super().__init__(status, code, message)
+        self.reason = reason
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_MAX_ECHO = 200
+_MAX_MESSAGE = 1000
+
+
 def _safe(value: Any) -> Any:
     """A JSON-safe echo of a refused value (NaN and infinities as strings, long cut)."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return repr(value)[:_MAX_ECHO]
     if isinstance(value, str | int | float | bool) or value is None:
-        return value[:200] if isinstance(value, str) else value
-    return repr(value)[:200]
+        return value[:_MAX_ECHO] if isinstance(value, str) else value
+    return repr(value)[:_MAX_ECHO]
+
+
+def _clean(value: Any) -> Any:
+    """``value`` with lone surrogates replaced and non-finite floats as strings, so the
+    error body always encodes (an echo of hostile input must not turn a 4xx into a 500)."""
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {_clean(str(k)): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, int | bool) or value is None:
+        return value
+    return _clean(str(value))
 
 
 def error_response(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
     """The one error shape."""
-    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)
+    body = _clean({"error": {"code": code, "message": message[:_MAX_MESSAGE], **extra}})
+    return JSONResponse(body, status_code=status)
+
+
+def refusals_of(app: Any) -> Counter[str]:
+    """The refusals the API of ``app`` counted, by reason (``/metrics`` serves them)."""
+    found: Counter[str] = app.state.refusals
+    return found
+
+
+def _route(request: Request) -> str:
+    route = request.scope.get("route")
+    return f"{request.method} {getattr(route, 'path', request.url.path)}"
+
+
+def _reason(request: Request, error: Refused) -> str:
+    if isinstance(error, SelfPromotion):
+        return "self_promotion"
+    if getattr(request.scope.get("route"), "path", None) == "/agents/heartbeat":
+        return "impersonation"  # the registry's one other refusal
+    return "refused"
+
+
+def _log_refusal(request: Request, reason: str, message: str) -> None:
+    caller = getattr(request.state, "caller", None)
+    role = getattr(caller, "role", None)
+    agent = getattr(caller, "agent_id", None)
+    log.warning(
+        "refused %s (%s): role=%s agent=%s: %s",
+        _route(request), reason, role, agent, _clean(message)[:_MAX_ECHO],
+    )  # fmt: skip
 
 
 def _for(error: AgentladderError) -> JSONResponse:
@@ -86,19 +155,32 @@ def _for(error: AgentladderError) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     """Map every error to the one shape."""
 
-    async def domain(_: Request, error: Exception) -> JSONResponse:
+    app.state.refusals = Counter()
+
+    async def domain(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, AgentladderError)
+        if isinstance(error, Refused):  # the registry counts its own refusals
+            _log_refusal(request, _reason(request, error), str(error))
         return _for(error)
 
-    async def api(_: Request, error: Exception) -> JSONResponse:
+    async def api(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, ApiError)
+        if isinstance(error, CallRefused):
+            refusals_of(request.app)[error.reason] += 1
+            _log_refusal(request, error.reason, error.message)
         return error_response(error.status, error.code, error.message, **error.extra)
 
     async def validation(_: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError)
         first = error.errors()[0] if error.errors() else {}
+        if first.get("type") == "json_invalid":  # not JSON at all: 400, as documented
+            where = first.get("loc", ("body", "?"))[-1]
+            reason = first.get("ctx", {}).get("error", "invalid")
+            return error_response(
+                400, "bad_request", f"the body is not JSON: {reason} at character {where}"
+            )
         loc = [str(part) for part in first.get("loc", ()) if part != "body"]
-        field = ".".join(loc) or "body"
+        field = (".".join(loc) or "body")[:_MAX_ECHO]  # a 10,000-character key stays cut
         message = f"{field}: {first.get('msg', 'invalid')}"
         return error_response(422, "invalid_input", message, field=field,
                               value=_safe(first.get("input")))  # fmt: skip

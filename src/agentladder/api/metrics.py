@@ -20,6 +20,7 @@ from prometheus_client import (
 )
 
 from agentladder.api.deps import ServicesDep
+from agentladder.api.errors import refusals_of
 
 __all__ = ["install_metrics", "router"]
 
@@ -52,7 +53,9 @@ class Metrics:
             "agentladder_agents_registered", "agents registered", registry=self.registry
         )
         self.refusals = Gauge(
-            "agentladder_refusals", "refused attempts (self-promotion, impersonation)",
+            "agentladder_refusals",
+            "refused attempts by reason: unauthenticated, invalid_token, forbidden_role"
+            " (the API), self_promotion, impersonation (the registry)",
             ("reason",), registry=self.registry,
         )  # fmt: skip
 
@@ -88,6 +91,7 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
         metrics.deliberations.labels(status).set(count)
     for kind, count in services.oracle.awards.items():
         metrics.awards.labels(kind).set(count)
-    for reason, count in services.registry.refusals.items():
+    refusals = services.registry.refusals + refusals_of(request.app)
+    for reason, count in refusals.items():
         metrics.refusals.labels(reason).set(count)
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

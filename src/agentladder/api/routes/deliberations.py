@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel
 
-from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
+from agentladder.api.deps import MAX_OFFSET, CheckedJson, Role, ServicesDep
 from agentladder.api.schemas import Accepted
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.external import ExternalDeliberation
@@ -15,6 +15,8 @@ from agentladder.domain.external import ExternalDeliberation
 __all__ = ["router"]
 
 router = APIRouter(tags=["deliberations"])
+ORCHESTRATOR_WRITE = [Depends(Role("orchestrator")), CheckedJson]
+"""The caller's role first (a refusal whatever the body), then the body's numbers."""
 
 
 class DeliberationsOut(BaseModel):
@@ -23,10 +25,11 @@ class DeliberationsOut(BaseModel):
     deliberations: list[dict[str, Any]]
 
 
-@router.post("/deliberation", status_code=202, response_model=Accepted)
-async def start(services: ServicesDep, caller: CallerDep, request: DeliberationRequest) -> Accepted:
+@router.post(
+    "/deliberation", status_code=202, response_model=Accepted, dependencies=ORCHESTRATOR_WRITE
+)
+async def start(services: ServicesDep, request: DeliberationRequest) -> Accepted:
     """Queue a deliberation (400 with the excluded agents when fewer than 2 qualify)."""
-    caller.require("orchestrator")
     record = await services.orchestrator.submit(request)
     return Accepted(deliberation_id=record.id, status=record.status.value)
 
@@ -53,11 +56,8 @@ async def list_all(
     )
 
 
-@router.post("/deliberations/results", response_model=Accepted)
-async def report(
-    services: ServicesDep, caller: CallerDep, external: ExternalDeliberation
-) -> Accepted:
+@router.post("/deliberations/results", response_model=Accepted, dependencies=ORCHESTRATOR_WRITE)
+async def report(services: ServicesDep, external: ExternalDeliberation) -> Accepted:
     """A deliberation run elsewhere, ranked like one run here, once per id."""
-    caller.require("orchestrator")
     record, duplicate = await services.orchestrator.report(external)
     return Accepted(deliberation_id=record.id, status=record.status.value, duplicate=duplicate)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
+from agentladder.api.deps import MAX_OFFSET, CheckedJson, Role, ServicesDep
 from agentladder.api.schemas import ValidationRateOut
 from agentladder.domain.agents import AgentName
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
@@ -21,6 +21,8 @@ __all__ = ["router"]
 
 router = APIRouter(prefix="/oracle", tags=["oracle"])
 TaskType = Annotated[str | None, Query(pattern=TASK_TYPE_PATTERN)]
+ORCHESTRATOR_WRITE = [Depends(Role("orchestrator")), CheckedJson]
+"""The caller's role first (a refusal whatever the body), then the body's numbers."""
 
 
 class HistoryOut(BaseModel):
@@ -58,12 +60,9 @@ class ValidationIn(BaseModel):
     notes: str = Field(default="", max_length=10_000)
 
 
-@router.post("/judgments", response_model=JudgmentResult)
-async def judge(
-    services: ServicesDep, caller: CallerDep, request: JudgmentRequest
-) -> JudgmentResult:
+@router.post("/judgments", response_model=JudgmentResult, dependencies=ORCHESTRATOR_WRITE)
+async def judge(services: ServicesDep, request: JudgmentRequest) -> JudgmentResult:
     """The award process for one judged task; the same contract again returns the first."""
-    caller.require("orchestrator")
     return await services.oracle.submit_for_judgment(request)
 
 
@@ -116,24 +115,18 @@ async def privileges(
     return await services.oracle.get_privileges(agent_id, task_type)
 
 
-@router.post("/sentinel/check")
-async def sentinel_check(
-    services: ServicesDep, caller: CallerDep, check: SentinelCheck
-) -> dict[str, object]:
+@router.post("/sentinel/check", dependencies=ORCHESTRATOR_WRITE)
+async def sentinel_check(services: ServicesDep, check: SentinelCheck) -> dict[str, object]:
     """Validate this output? (reason: sampled, skipped_by_level or requested)."""
-    caller.require("orchestrator")
     decision: SamplingDecision = await services.sentinel.should_validate(
         check.agent_id, check.task_type, check.force
     )
     return decision.model_dump(mode="json", by_alias=True)
 
 
-@router.post("/validations", response_model=ValidationResult)
-async def validations(
-    services: ServicesDep, caller: CallerDep, verdict: ValidationIn
-) -> ValidationResult:
+@router.post("/validations", response_model=ValidationResult, dependencies=ORCHESTRATOR_WRITE)
+async def validations(services: ServicesDep, verdict: ValidationIn) -> ValidationResult:
     """Record a verdict; a failed one counts the task failed, takes back no XP."""
-    caller.require("orchestrator")
     return await services.sentinel.record_validation(
         verdict.agent_id, verdict.contract_id, verdict.passed, verdict.notes
     )
