@@ -49,7 +49,7 @@ class BodyLimit:
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                return  # the client left before its body was read: nobody to answer
+                break  # the client left mid-body: the app is told so, as without this
             chunk: bytes = message.get("body", b"")
             seen += len(chunk)
             if seen > self.limit:
@@ -57,8 +57,9 @@ class BodyLimit:
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
+                message = {"type": "http.request", "body": b"".join(chunks)}
                 break
-        body: Message | None = {"type": "http.request", "body": b"".join(chunks)}
+        body: Message | None = message
 
         async def replay() -> Message:
             nonlocal body
