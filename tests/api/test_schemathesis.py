@@ -1,12 +1,32 @@
-"""schemathesis against a real `agentladder serve`: no 5xx, no response outside the schema."""
+"""schemathesis against a real `agentladder serve`: no 5xx, no response outside the schema.
+
+The command-line run covers every operation (examples, coverage, fuzzing); the stateful
+runs follow the OpenAPI links (``api/schemas.py``: heartbeat -> the agent and its
+privileges, judgment -> profile, ledger, validation rate and a validation, deliberation
+or report -> the record) with an admin token, so that writes are accepted: a short one
+here, a five-minute one marked ``faults`` (``make test-faults``).
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
+import hypothesis
+import pytest
+import schemathesis
+from schemathesis import Case, Response
+from schemathesis.checks import not_a_server_error
+from schemathesis.generation.stateful.state_machine import APIStateMachine
+from schemathesis.specs.openapi.checks import response_schema_conformance
+
+from tests.api.test_hostile_served import ADMIN as SERVED_ADMIN
+from tests.api.test_hostile_served import CONFIG as SERVED_CONFIG
 from tests.api.test_serve import CONFIG
 from tests.served import start_server
 
@@ -29,3 +49,80 @@ def test_schemathesis_finds_no_server_error_and_no_schema_break(tmp_path: Path) 
         server.stop()
     assert result.returncode == 0, result.stdout[-4000:]
     assert "generated" in result.stdout
+
+
+def run_stateful(folder: Path, *, examples: int, seconds: float, seed: bool) -> Counter[str]:
+    """schemathesis's state machines (from the OpenAPI links) against a served instance
+    with an admin token, again and again until ``seconds`` are spent: no 5xx, every
+    response in its schema. Two machines, each with its own entry points: the deliberations,
+    and the agents with the Oracle (schemathesis starts from one group's writes only).
+    The calls made, by ``METHOD path status``."""
+    server = start_server(folder, SERVED_CONFIG, db="stateful.db")
+    calls: Counter[str] = Counter()
+    try:
+        schema = schemathesis.openapi.from_url(server.url("/openapi.json"))
+        machines = [
+            schema.include(path_regex="^/deliberation").as_state_machine(),
+            schema.exclude(path_regex="^/deliberation").as_state_machine(),
+        ]
+        settings = hypothesis.settings(
+            max_examples=examples, stateful_step_count=10, deadline=None, database=None,
+            derandomize=seed, suppress_health_check=list(hypothesis.HealthCheck),
+        )  # fmt: skip
+        deadline = time.monotonic() + seconds
+        while True:
+            for machine in machines:
+                workflow(machine, calls).run(settings=settings)
+            if time.monotonic() >= deadline:
+                break
+    finally:
+        output = server.stop()
+    assert "Traceback" not in output, output[-4000:]
+    return calls
+
+
+def workflow(machine: type[APIStateMachine], calls: Counter[str]) -> type[APIStateMachine]:
+    """``machine`` with the admin token, counting calls, checking 5xx and schemas only."""
+
+    class Workflow(machine):  # type: ignore[valid-type, misc]
+        def get_call_kwargs(self, case: Case) -> dict[str, Any]:
+            return {"headers": {"authorization": f"Bearer {SERVED_ADMIN}"}, "timeout": 30}
+
+        def after_call(self, response: Response, case: Case) -> None:
+            calls[f"{case.method} {case.path} {response.status_code}"] += 1
+
+        def validate_response(
+            self, response: Response, case: Case, additional_checks: Any = None, **kwargs: Any
+        ) -> None:
+            case.validate_response(
+                response, checks=[not_a_server_error, response_schema_conformance],
+                transport_kwargs=kwargs,
+            )  # fmt: skip
+
+    return Workflow
+
+
+def _summary(calls: Counter[str]) -> str:
+    return "\n".join(f"{count:6d} {call}" for call, count in sorted(calls.items()))
+
+
+def test_stateful_links_short(tmp_path: Path) -> None:
+    """The stateful run, short (about 20 s): chains are followed, nothing breaks."""
+    calls = run_stateful(tmp_path, examples=12, seconds=0, seed=True)
+    print(f"stateful (short): {sum(calls.values())} calls\n{_summary(calls)}")
+    assert not any(call.endswith((" 500", " 502", " 503")) for call in calls)
+    followed = {call.rsplit(" ", 1)[0] for call in calls if call.endswith(" 200")}
+    assert "GET /agents/{agent_id}" in followed  # heartbeat -> the agent
+    assert "GET /oracle/profiles/{agent_id}" in followed  # judgment -> the profile
+
+
+@pytest.mark.faults
+def test_stateful_links_for_minutes(tmp_path: Path) -> None:
+    """The stateful run for five minutes (``make test-faults``): no 5xx, no schema break."""
+    started = time.monotonic()
+    calls = run_stateful(tmp_path, examples=50, seconds=300, seed=False)
+    took = time.monotonic() - started
+    print(f"stateful (long): {sum(calls.values())} calls in {took:.0f} s\n{_summary(calls)}")
+    assert took >= 300
+    assert sum(calls.values()) > 1000
+    assert not any(call.rsplit(" ", 1)[1].startswith("5") for call in calls)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -16,6 +17,7 @@ from agentladder.api.deps import CheckedJson
 from agentladder.api.errors import install_error_handlers
 from agentladder.api.metrics import install_metrics
 from agentladder.api.routes import agents, dashboard, deliberations, health, oracle
+from agentladder.api.schemas import document
 from agentladder.config import Settings
 from agentladder.services.container import Services, build_services
 
@@ -98,6 +100,14 @@ def _configure(app: FastAPI, settings: Settings) -> None:
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")
     app.add_middleware(BodyLimit, limit=settings.api.max_body_bytes)
     install_metrics(app)
+    generated = app.openapi
+
+    def completed() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = document(generated())
+        return app.openapi_schema
+
+    app.openapi = completed  # type: ignore[method-assign]
 
 
 def create_app(services: Services) -> FastAPI:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentladder.domain.agents import AgentConfig
 from agentladder.domain.levels import Level
 from agentladder.domain.registry import AgentStatus
 from agentladder.domain.stats import (
@@ -15,7 +18,17 @@ from agentladder.domain.stats import (
 )
 from agentladder.services.registry import AgentView
 
-__all__ = ["Accepted", "AgentOut", "AgentStatsOut", "ValidationRateOut", "agent_out", "stats_out"]
+__all__ = [
+    "LINKS",
+    "Accepted",
+    "AgentOut",
+    "AgentStatsOut",
+    "ErrorOut",
+    "ValidationRateOut",
+    "agent_out",
+    "document",
+    "stats_out",
+]
 
 
 class AgentOut(BaseModel):
@@ -102,3 +115,130 @@ def stats_out(agent_id: str, stats: AgentPerformanceStats) -> AgentStatsOut:
         latency_p90_ms=latency_p90(stats),
         latency_max_ms=latency_max(stats),
     )
+
+
+class ErrorBody(BaseModel):
+    """The inside of the one error shape: a code, a message, and per code more fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    code: str
+    message: str
+
+
+class ErrorOut(BaseModel):
+    """``{"error": {"code", "message", ...}}``: every error the API returns."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: ErrorBody
+
+
+ERROR_STATUSES = {
+    "400": "bad_request (not JSON, nested too deep) or too_few_agents",
+    "401": "unauthorized: no token, or an unknown one",
+    "403": "forbidden: the role may not, or an agent acting as another",
+    "404": "not_found",
+    "409": "conflict: the same contract or report id with another payload",
+    "413": "payload_too_large: a body over api.max_body_bytes",
+    "422": "invalid_input (with field and value) or server_owned_field (with fields)",
+    "503": "store_unavailable",
+}
+
+LINKS: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
+    ("/agents/heartbeat", "post", "200"): {
+        "GetAgent": {"to": ("/agents/{agent_id}", "get"),
+                     "parameters": {"agent_id": "$response.body#/name"}},
+        "GetPrivileges": {"to": ("/oracle/agents/{agent_id}/privileges", "get"),
+                          "parameters": {"agent_id": "$response.body#/name"}},
+    },
+    ("/deliberation", "post", "202"): {
+        "GetDeliberation": {"to": ("/deliberation/{deliberation_id}", "get"),
+                            "parameters": {"deliberation_id": "$response.body#/deliberation_id"}},
+    },
+    ("/deliberations/results", "post", "200"): {
+        "GetDeliberation": {"to": ("/deliberation/{deliberation_id}", "get"),
+                            "parameters": {"deliberation_id": "$response.body#/deliberation_id"}},
+    },
+    ("/oracle/judgments", "post", "200"): {
+        "GetProfile": {"to": ("/oracle/profiles/{agent_id}", "get"),
+                       "parameters": {"agent_id": "$response.body#/agent_id"}},
+        "GetHistory": {"to": ("/oracle/profiles/{agent_id}/history", "get"),
+                       "parameters": {"agent_id": "$response.body#/agent_id"}},
+        "GetValidationRate": {"to": ("/oracle/agents/{agent_id}/validation-rate", "get"),
+                              "parameters": {"agent_id": "$response.body#/agent_id"}},
+        "Validate": {"to": ("/oracle/validations", "post"),
+                     "requestBody": {"agent_id": "$response.body#/agent_id",
+                                     "contract_id": "$response.body#/contract_id",
+                                     "passed": False}},
+    },
+    ("/oracle/validations", "post", "200"): {
+        "GetProfile": {"to": ("/oracle/profiles/{agent_id}", "get"),
+                       "parameters": {"agent_id": "$response.body#/agent_id"}},
+    },
+}  # fmt: skip
+"""OpenAPI links: what a write's response lets a client ask next (schemathesis's stateful
+tests follow them: heartbeat, then the agent; judgment, then profile, ledger, validation)."""
+
+
+def document(doc: dict[str, Any]) -> dict[str, Any]:
+    """The generated OpenAPI document completed: every operation's error responses in
+    the one shape (instead of FastAPI's ``{"detail"}``), the links, and the heartbeat's
+    body described as an agent declaration."""
+    schemas = doc.setdefault("components", {}).setdefault("schemas", {})
+    for model in (ErrorOut, AgentConfig):
+        found = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        schemas.update(found.pop("$defs", {}))
+        schemas[model.__name__] = found
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+    error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
+    ids = {(path, method): op["operationId"] for path, item in doc["paths"].items()
+           for method, op in item.items()}  # fmt: skip
+    for item in doc["paths"].values():
+        for op in item.values():
+            for status, what in ERROR_STATUSES.items():
+                op["responses"][status] = {"description": what, **error}
+    heartbeat = doc["paths"]["/agents/heartbeat"]["post"]["requestBody"]["content"]
+    heartbeat["application/json"]["schema"] = {"$ref": "#/components/schemas/AgentConfig"}
+    _bound_request_numbers(doc)
+    for (path, method, status), links in LINKS.items():
+        response = doc["paths"][path][method]["responses"][status]
+        response["links"] = {
+            name: {"operationId": ids[link["to"]],
+                   **{k: v for k, v in link.items() if k != "to"}}
+            for name, link in links.items()
+        }  # fmt: skip
+    return doc
+
+
+MAX_NUMBER = 2**53
+"""``deps.MAX_JSON_NUMBER``: the magnitude no number in a request body may pass."""
+
+
+def _bound_request_numbers(doc: dict[str, Any]) -> None:
+    """Say in the request bodies' schemas what ``deps.check_json`` enforces: every number
+    within 2**53 in magnitude (so generated valid bodies are valid)."""
+    schemas = doc["components"]["schemas"]
+    pending = [
+        op["requestBody"]["content"]["application/json"]["schema"]
+        for item in doc["paths"].values()
+        for op in item.values()
+        if "requestBody" in op
+    ]
+    seen: set[str] = set()
+    while pending:
+        node = pending.pop()
+        if isinstance(node, list):
+            pending.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.rsplit("/", 1)[-1] not in seen:
+            seen.add(ref.rsplit("/", 1)[-1])
+            pending.append(schemas[ref.rsplit("/", 1)[-1]])
+        if node.get("type") in ("number", "integer"):
+            node.setdefault("maximum", MAX_NUMBER)
+            node.setdefault("minimum", -MAX_NUMBER)
+        pending.extend(v for v in node.values() if isinstance(v, dict | list))
