@@ -23,7 +23,9 @@ estimate of four characters per token, so that cost accounting still works.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import ssl
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,6 +53,16 @@ __all__ = ["OpenAIProvider", "call_cost"]
 
 _EXCERPT_CHARS = 200
 _CHARS_PER_TOKEN = 4
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The TLS context of every client a provider opens, made once per process.
+
+    Making one loads the CA bundle: 50 to 250 ms of CPU. Each client making its own on
+    its first call, inside the event loop, stalled every other deliberation for that long
+    (and their calls timed out)."""
+    return httpx.create_ssl_context()
 
 
 def call_cost(agent: AgentConfig, usage: Usage) -> float:
@@ -120,6 +132,8 @@ class OpenAIProvider:
         self._environ = environ
         self._client = client
         self._owns_client = client is None
+        if self._owns_client:
+            _tls_context()  # paid now, when the services are built, not during a call
 
     def _headers(self) -> dict[str, str]:
         name = self.settings.api_key_env
@@ -135,7 +149,7 @@ class OpenAIProvider:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient()
+            self._client = httpx.AsyncClient(verify=_tls_context())
         return self._client
 
     async def _post(self, payload: dict[str, object], headers: dict[str, str]) -> httpx.Response:
@@ -168,7 +182,7 @@ class OpenAIProvider:
             )
         try:
             body = response.json()
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:  # nesting too deep to parse: not JSON
             raise ProviderError("unparseable", f"not JSON: {_excerpt(response.text)!r}") from error
         content = _content(body)
         return content, _usage(body, messages, content)

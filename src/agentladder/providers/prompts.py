@@ -7,13 +7,15 @@
   asked for ``{"score": <0-10>, "rationale": "..."}`` and nothing else.
 - ``parse_evaluation``: the first JSON object with a ``score`` in a reply (prose and
   ```json fences around it are fine). No JSON object with a score: ``ProviderError``
-  ``unparseable``; a score that is not a finite number from 0 to 10: ``invalid``.
+  ``unparseable``; a score that is not a finite number from 0 to 10: ``invalid``. The
+  search takes time proportional to the reply's length, whatever the reply.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Literal, TypedDict
 
 from agentladder.errors import ProviderError
@@ -113,18 +115,35 @@ def prompt_chars(messages: list[ChatMessage]) -> int:
     return sum(len(message["content"]) for message in messages)
 
 
+_OBJECT_START = re.compile(r'\{\s*"')
+MAX_SCORED_OBJECT_CHARS = 16_384
+"""The longest JSON object with a score that an evaluation reply is searched for."""
+MAX_OBJECT_STARTS = 64
+"""How many places where a JSON object may start (``{`` then ``"``) are tried, at most."""
+
+
 def _first_scored_object(text: str) -> dict[str, object] | None:
-    """The first JSON object in ``text`` that has a ``score`` key, else None."""
+    """The first JSON object in ``text`` that has a ``score`` key, else None.
+
+    Only places where an object with a key may start are tried, each on at most
+    ``MAX_SCORED_OBJECT_CHARS`` characters, at most ``MAX_OBJECT_STARTS`` of them, and
+    none after one nested deeper than Python's recursion limit: whatever the reply, the
+    search is quick (a failed decode from each ``{`` of the whole text costs the square
+    of its length, seconds for 100 KB of braces, and blocks the event loop meanwhile).
+    """
     decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
+    for tried, found in enumerate(_OBJECT_START.finditer(text)):
+        if tried == MAX_OBJECT_STARTS:
+            return None
+        start = found.start()
         try:
-            value, _ = decoder.raw_decode(text, start)
+            value, _ = decoder.raw_decode(text[start : start + MAX_SCORED_OBJECT_CHARS])
         except ValueError:
-            value = None
+            continue
+        except RecursionError:
+            return None  # nested too deep: garbage, and so would be every start inside it
         if isinstance(value, dict) and "score" in value:
             return value
-        start = text.find("{", start + 1)
     return None
 
 
