@@ -15,6 +15,8 @@ async def check_store(store: Store, expected: Expected) -> dict[str, int]:
     """Assert the store holds exactly ``expected`` and that replaying each agent's events
     gives its stored profile; the figures checked."""
     events = 0
+    unmarked = [d for d in sorted(expected.deliberations) if not await store.marker_applied(d)]
+    assert not unmarked, f"deliberations never ranked: {unmarked}"
     for agent, keys in expected.events.items():
         found = [
             e.key.removeprefix("judgment:")
@@ -31,7 +33,8 @@ async def check_store(store: Store, expected: Expected) -> dict[str, int]:
         stats = await store.get_stats(agent)
         completed = 0 if stats is None else stats.value.tasks_completed
         failed = 0 if stats is None else stats.value.tasks_failed
-        assert (completed, failed) == (expected.completed[agent], expected.failed[agent]), agent
+        wanted = (expected.completed[agent], expected.failed[agent])
+        assert (completed, failed) == wanted, (agent, (completed, failed), "wanted", wanted)
     for identifier in expected.deliberations:
         doc = await store.get_deliberation(identifier)
         assert doc is not None, identifier

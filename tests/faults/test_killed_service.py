@@ -93,5 +93,7 @@ def test_sigkill_under_load_loses_nothing_acknowledged(tmp_path: Path) -> None:
         for line in served.output().splitlines()
         if "recovery: resumed" in line
     )
-    print(f"kills (acked, sent): {kills}; retries: {dict(outcome)}; statuses: "
-          f"{dict(load.statuses)}; checked: {figures}; resumed: {resumed}")  # fmt: skip
+    print(
+        f"kills (acked, sent): {kills}; retries: {dict(outcome)}; statuses: "
+        f"{dict(load.statuses)}; checked: {figures}; resumed: {resumed}"
+    )

@@ -80,10 +80,13 @@ class Services:
         await self.orchestrator.close()
         for provider in self.providers.values():
             await provider.aclose()
-        for subscription in self.subscriptions:
-            await subscription.unsubscribe()
-        if self.nc is not None:
-            await self.nc.close()
+        try:
+            for subscription in self.subscriptions:
+                await subscription.unsubscribe()
+            if self.nc is not None:
+                await self.nc.close()
+        except Exception:  # a dead connection must not keep the store open
+            log.exception("closing the NATS connection of the agents failed")
         await self.store.close()
 
 

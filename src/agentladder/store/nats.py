@@ -18,6 +18,7 @@ no responders raise ``StoreUnavailable``; other JetStream errors raise ``StoreEr
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Collection, Mapping, Sequence
 
 import nats.errors
@@ -52,6 +53,8 @@ from agentladder.store.records import (
 from agentladder.store.retry import retry_on_conflict
 
 __all__ = ["LEADERBOARD_WAIT", "NatsStore", "open_nats_store"]
+
+log = logging.getLogger(__name__)
 
 LEADERBOARD_WAIT = 5.0
 """How long a leaderboard query waits for the index to catch up before StoreUnavailable."""
@@ -123,51 +126,60 @@ class NatsStore:
             await self._index.stop()
         try:
             await self._nc.drain()
-        except (nats.errors.Error, OSError):  # includes TimeoutError
-            await self._nc.close()
+        except (nats.errors.Error, OSError, RuntimeError) as error:  # includes TimeoutError
+            # after a reconnect the client may hold a dead transport: close what is left
+            # (nothing unacknowledged was promised to anyone)
+            log.warning("NATS %s: drain failed at close (%r); closing", self.url, error)
+            with contextlib.suppress(nats.errors.Error, OSError, RuntimeError):
+                await self._nc.close()
+
+    def _guard(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """``nats_errors``, failing at once (``StoreUnavailable``) while disconnected
+        instead of waiting out a request timeout during a reconnect."""
+        return nats_errors(what, self._nc)
 
     async def ping(self) -> None:
         """Ask JetStream for the account's info; fail at once while disconnected."""
         if not self._nc.is_connected:
             raise StoreUnavailable(f"NATS {self.url}: not connected (reconnecting or closed)")
-        with nats_errors("ping"):
+        with self._guard("ping"):
             await self._js.account_info()
 
     async def get_stats(self, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
         """One agent's stats from the rank bucket."""
-        with nats_errors("get_stats"):
+        with self._guard("get_stats"):
             return await self._ranks.get(agent_id)
 
     async def list_stats(self) -> dict[str, Versioned[AgentPerformanceStats]]:
         """Every agent's stats (marker entries skipped)."""
-        with nats_errors("list_stats"):
+        with self._guard("list_stats"):
             return await self._ranks.list_all()
 
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
     ) -> dict[str, int]:
         """One atomic batch of compare-and-set puts, plus the marker entry."""
-        with nats_errors("commit_stats"):
+        with self._guard("commit_stats"):
             return await self._ranks.commit(updates, marker)
 
     async def marker_applied(self, marker: str) -> bool:
         """Whether the marker entry exists."""
-        with nats_errors("marker_applied"):
+        with self._guard("marker_applied"):
             return await self._ranks.marker_applied(marker)
 
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
         """The profile in the agent's last event message."""
-        with nats_errors("get_profile"):
+        with self._guard("get_profile"):
             return await self._oracle.get_profile(agent_id)
 
     async def list_profiles(self) -> list[AgentProfile]:
         """Every agent's profile, by agent id."""
-        with nats_errors("list_profiles"):
+        with self._guard("list_profiles"):
             return await self._oracle.list_profiles()
 
     async def commit_oracle(self, commit: OracleCommit, expected_revision: int) -> int:
         """Append the event on ``expected_revision``, once per key (see ``nats_oracle``)."""
-        with nats_errors("commit_oracle"):
+        with self._guard("commit_oracle"):
             return await self._oracle.commit(commit, expected_revision)
 
     async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
@@ -175,63 +187,63 @@ class NatsStore:
         validate_agent_name(agent_id, "agent_id")
 
         async def attempt() -> OracleApplied | None:
-            with nats_errors("apply_oracle"):
+            with self._guard("apply_oracle"):
                 return await self._oracle.apply(agent_id, key, fold)
 
         return await retry_on_conflict(attempt)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The event held by the key's claim."""
-        with nats_errors("get_event"):
+        with self._guard("get_event"):
             return await self._oracle.get_event(agent_id, key)
 
     async def events(self, agent_id: str) -> list[OracleEvent]:
         """The agent's events in order."""
-        with nats_errors("events"):
+        with self._guard("events"):
             return await self._oracle.events(agent_id)
 
     async def ledger(
         self, agent_id: str, *, offset: int = 0, limit: int = 100
     ) -> list[LedgerEntry]:
         """A page of the agent's ledger lines, oldest first."""
-        with nats_errors("ledger"):
+        with self._guard("ledger"):
             return await self._oracle.ledger(agent_id, offset, limit)
 
     async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """From the in-memory index, once it has applied every event committed so far."""
         check_limit(limit)
-        with nats_errors("leaderboard"):
+        with self._guard("leaderboard"):
             await self._index.wait_for(await self._oracle.last_event_seq(), LEADERBOARD_WAIT)
             return self._index.rows(task_type, limit)
 
     async def put_registration(self, registration: Registration) -> None:
         """Insert or replace."""
-        with nats_errors("put_registration"):
+        with self._guard("put_registration"):
             await self._docs.put_registration(registration)
 
     async def get_registration(self, agent_id: str) -> Registration | None:
         """One registration."""
-        with nats_errors("get_registration"):
+        with self._guard("get_registration"):
             return await self._docs.get_registration(agent_id)
 
     async def list_registrations(self) -> list[Registration]:
         """By agent id."""
-        with nats_errors("list_registrations"):
+        with self._guard("list_registrations"):
             return await self._docs.list_registrations()
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace."""
-        with nats_errors("put_deliberation"):
+        with self._guard("put_deliberation"):
             await self._docs.put_deliberation(doc)
 
     async def get_deliberation(self, deliberation_id: str) -> DeliberationDoc | None:
         """One record."""
-        with nats_errors("get_deliberation"):
+        with self._guard("get_deliberation"):
             return await self._docs.get_deliberation(deliberation_id)
 
     async def list_deliberations(
         self, *, limit: int = 50, offset: int = 0, statuses: Collection[str] | None = None
     ) -> Sequence[DeliberationDoc]:
         """Newest first."""
-        with nats_errors("list_deliberations"):
+        with self._guard("list_deliberations"):
             return await self._docs.list_deliberations(limit, offset, statuses)

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import nats.errors
 import nats.js.errors
+from nats.aio.client import Client
 
 from agentladder.errors import AgentladderError, InvalidInput, StoreError, StoreUnavailable
 
@@ -151,12 +152,15 @@ _UNAVAILABLE = (
 
 
 @contextmanager
-def nats_errors(what: str) -> Iterator[None]:
+def nats_errors(what: str, client: Client | None = None) -> Iterator[None]:
     """Turn nats-py errors raised inside into ``StoreUnavailable`` or ``StoreError``.
 
     Unreachable, timed out, no responders, closed: ``StoreUnavailable``. Any other
     JetStream API error: ``StoreError`` with its code. agentladder's own errors pass.
+    With ``client``: ``StoreUnavailable`` at once if it is not connected now.
     """
+    if client is not None and not client.is_connected:
+        raise StoreUnavailable(f"NATS {what}: not connected (reconnecting or closed)")
     try:
         yield
     except AgentladderError:

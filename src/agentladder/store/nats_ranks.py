@@ -122,8 +122,16 @@ class RankStats:
                 first = ack.seq - ack.count + 1 + (1 if marker is not None else 0)
         except RevisionConflict as conflict:
             key = conflict.key.removeprefix(self._pre)
-            if marker is not None and key.startswith(MARKER_PREFIX):
+            # Only a marker that is really there means "applied before": when the server's
+            # error names no subject that changed (seen after a reconnect), the conflict
+            # falls back to the first message, the marker, and must stay a conflict.
+            if (
+                marker is not None
+                and key.startswith(MARKER_PREFIX)
+                and await self.marker_applied(marker)
+            ):
                 raise AlreadyApplied(marker) from None
+            log.warning("rank commit %s: conflict %s, retried", marker, conflict)
             raise RevisionConflict(key, conflict.expected, conflict.actual) from None
         revisions = {agent_id: first + index for index, agent_id in enumerate(agents)}
         await self._announce(updates)
