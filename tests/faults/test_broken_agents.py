@@ -20,6 +20,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
@@ -29,7 +32,8 @@ from typing import Any
 
 import pytest
 
-from agentladder.config import AgentSettings, OrchestratorSettings, Settings
+import nats
+from agentladder.config import AgentSettings, OrchestratorSettings, Settings, load_settings
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.deliberation_record import (
@@ -40,10 +44,19 @@ from agentladder.domain.deliberation_record import (
 from agentladder.domain.levels import Level
 from agentladder.domain.rules import OracleRules, PrivilegeTable
 from agentladder.errors import ProviderError
-from agentladder.providers.base import EvaluateRequest, ProposeRequest
+from agentladder.natsserver import NatsServer
+from agentladder.providers.base import (
+    EvaluateRequest,
+    Evaluation,
+    Proposal,
+    ProposeRequest,
+)
 from agentladder.providers.openai import OpenAIProvider
 from agentladder.providers.settings import OpenAISettings
 from agentladder.services.container import Services, build_services
+from agentladder.services.nats_agents import NatsAgentProvider, serve_agent
+from agentladder.store.nats_config import parse_nats_url
+from tests.conftest import unique_nats_url
 from tests.faults.broken_server import GARBAGE_BODIES, GARBAGE_EVALUATIONS, BrokenServer
 
 TIMEOUT_S = 0.5  # the orchestrator's deadline for each call
@@ -441,3 +454,158 @@ def test_five_hundred_deliberations_with_broken_agents(
     check(planned, run)
     assert len(run.samples) == 10
     assert broken_server.stop() == 0
+
+
+NATS_CONFIG = """
+orchestrator:
+  timeout_s: {timeout}
+  heartbeat_interval_s: 0.5
+oracle:
+  privileges:
+    rookie: {{validation_rate: 1.0, max_complexity: simple, max_retries: {retries},
+             can_self_correct: false, can_mentor: false}}
+agents:
+  - name: sim_a
+    backend: {{kind: simulated, quality: 6.0}}
+  - name: sim_b
+    backend: {{kind: simulated, quality: 8.0}}
+  - name: mute
+    remote: true
+    model_name: hang
+    backend: {{kind: openai, base_url: "{url}", timeout_s: 60}}
+  - name: absent
+    remote: true
+    backend: {{kind: simulated}}
+"""
+
+
+def start_agent(config: Path, name: str, server: str, prefix: str) -> subprocess.Popen[str]:
+    """`agentladder agent` as its own OS process."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentladder.cli", "agent", "--config", str(config),
+         "--name", name, "--server", server, "--prefix", prefix],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+async def remote_campaign(
+    settings: Settings, url: str, planned: list[Planned]
+) -> tuple[list[tuple[DeliberationRecord, float]], list[tuple[int, int]], dict[str, Any]]:
+    """Run ``planned`` 8 at a time on the NATS store; (records, samples, stats)."""
+    services = await build_services(settings, store_url=url)
+    services.start_background()
+    out: list[tuple[DeliberationRecord, float]] = []
+    samples, stats = [], {}
+    gate = asyncio.Semaphore(8)
+
+    async def one(p: Planned) -> tuple[DeliberationRecord, float]:
+        async with gate:
+            await services.registry.heartbeat({"name": "absent"})
+            started = time.perf_counter()
+            record = await services.orchestrator.run(p.request())
+            return record, time.perf_counter() - started
+
+    try:
+        for _ in range(400):  # the agent process heartbeats once it is up
+            if "mute" in await services.registry.online():
+                break
+            await asyncio.sleep(0.05)
+        for first in range(0, len(planned), 8):
+            out += await asyncio.gather(*(one(p) for p in planned[first : first + 8]))
+            await services.orchestrator.settle()
+            samples.append((open_fds(), len(asyncio.all_tasks())))
+        for name in ("sim_a", "sim_b", "mute", "absent"):
+            found = await services.store.get_stats(name)
+            assert found is not None
+            stats[name] = (found.value.tasks_completed, found.value.tasks_failed)
+    finally:
+        await services.close()
+    return out, samples, stats
+
+
+def test_remote_agents_that_never_reply_or_are_not_there(
+    session_nats_server: NatsServer, broken_server: BrokenServer, tmp_path: Path
+) -> None:
+    """Over NATS: an agent process whose model hangs never replies; a registered agent that
+    does not listen is refused at once. 24 deliberations each end within their bound, the
+    failures are counted exactly, and fds and tasks do not grow."""
+    config = tmp_path / "agents.yaml"
+    text = NATS_CONFIG.format(timeout=TIMEOUT_S, retries=RETRIES, url=broken_server.url)
+    config.write_text(text, encoding="utf-8")
+    url = unique_nats_url(session_nats_server.url)
+    mute = start_agent(config, "mute", session_nats_server.url, parse_nats_url(url).prefix)
+    planned = [Planned(("sim_a", "sim_b", "mute" if i % 2 else "absent"), 1) for i in range(24)]
+    try:
+        ended, samples, stats = asyncio.run(remote_campaign(load_settings(config), url, planned))
+    finally:
+        mute.send_signal(signal.SIGTERM)
+        code = mute.wait(timeout=20)
+        for pipe in (mute.stdout, mute.stderr):
+            assert pipe is not None
+            pipe.close()
+    assert code == 0
+    for p, (record, elapsed) in zip(planned, ended, strict=True):
+        assert record.status is DeliberationStatus.COMPLETED
+        assert elapsed <= p.bound_s(), elapsed
+        [remote] = [x for x in record.rounds[0].proposals if x.agent_id == p.agents[-1]]
+        assert remote.content is None
+        assert remote.error is not None
+        assert remote.error.startswith("timeout" if p.agents[-1] == "mute" else "refused")
+    # per deliberation: 1 proposal and 1 score of the other sim's; the remote one fails
+    # its proposal and both scores, each with all its tries
+    assert stats["sim_a"] == stats["sim_b"] == (2 * 24, 0)
+    assert stats["mute"] == stats["absent"] == (0, 12 * 3 * TRIES)
+    assert samples[-1][0] <= samples[0][0] + LEAK_SLACK, samples
+    assert samples[-1][1] <= samples[0][1], samples
+    assert broken_server.settled_stats()["stuck"] == 0  # the agent's hung calls were closed
+
+
+class Crashing:
+    """A provider with a bug: every call raises something other than ProviderError."""
+
+    async def propose(self, request: ProposeRequest) -> Proposal:
+        raise KeyError("choices")
+
+    async def evaluate(self, request: EvaluateRequest) -> Evaluation:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def test_a_remote_agent_whose_provider_crashes_answers_at_once(
+    session_nats_server: NatsServer,
+) -> None:
+    """The agent's side replies with an error for any failure: the orchestrator's side gets
+    ProviderError('refused') at once, where it used to wait for its whole timeout."""
+    prefix = f"t{os.getpid()}{time.monotonic_ns() % 10**9}"
+
+    async def main() -> list[tuple[str, float]]:
+        agent_nc = await nats.connect(session_nats_server.url)
+        asker_nc = await nats.connect(session_nats_server.url)
+        stop = asyncio.Event()
+        agent = AgentConfig(name="crashy")
+        serving = asyncio.ensure_future(
+            serve_agent(agent_nc, prefix, agent, Crashing(), interval_s=60, stop=stop)
+        )
+        provider = NatsAgentProvider(asker_nc, prefix, "crashy", timeout_s=5.0)
+        out = []
+        try:
+            await asyncio.sleep(0.2)  # subscribed
+            for call in (lambda: provider.propose(PROPOSE), lambda: provider.evaluate(EVALUATE)):
+                started = time.perf_counter()
+                with pytest.raises(ProviderError) as caught:
+                    await call()
+                out.append((str(caught.value), time.perf_counter() - started))
+        finally:
+            stop.set()
+            await serving
+            await agent_nc.close()
+            await asker_nc.close()
+        return out
+
+    answers = asyncio.run(main())
+    assert [text.split(":", 1)[0] for text, _ in answers] == ["refused", "refused"]
+    assert "KeyError" in answers[0][0]
+    assert "RecursionError" in answers[1][0]
+    assert all(elapsed < 1.0 for _, elapsed in answers), answers

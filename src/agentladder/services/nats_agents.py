@@ -146,7 +146,12 @@ async def serve_agent(
     stop: asyncio.Event,
     on_heartbeat: Callable[[dict[str, Any]], None] | None = None,
 ) -> None:
-    """Be one agent: answer its tasks with ``provider`` and heartbeat until ``stop`` is set."""
+    """Be one agent: answer its tasks with ``provider`` and heartbeat until ``stop`` is set.
+
+    Every task gets a reply: the answer, or ``{"error": {"kind", "message"}}`` for a
+    ``ProviderError``, an invalid task, or any other failure of the provider (``refused``,
+    naming it), so that a provider's bug costs the orchestrator no timeout.
+    """
 
     def answering(task: str) -> Callable[[Msg], Any]:
         async def handle(msg: Msg) -> None:
@@ -162,6 +167,10 @@ async def serve_agent(
                 reply = json.dumps({"error": {"kind": error.kind, "message": str(error)}}).encode()
             except ValidationError as error:
                 reply = json.dumps({"error": {"kind": "invalid", "message": str(error)}}).encode()
+            except Exception as error:  # a provider bug: answer now, never leave the asker waiting
+                log.exception("agent %s failed to %s", agent.name, task)
+                message = f"the agent failed: {type(error).__name__}: {error}"
+                reply = json.dumps({"error": {"kind": "refused", "message": message}}).encode()
             await msg.respond(reply)
 
         return handle
