@@ -2,17 +2,20 @@
 nothing leaks.
 
 The agents are real OpenAI-compatible endpoints on loopback, served by a misbehaving server
-in its own process (``broken_server.py``): two good agents, and agents that hang, answer
-garbage, close the connection, trickle bytes, answer 500, or answer just under or well over
-the timeout. ``build_services`` runs them on a SQLite store in a temporary folder; many
-deliberations run concurrently, each timed against the bound its rounds, retries and
-timeout allow. Every 50 deliberations (when the work has settled) the open file
+in its own process (``broken_server.py``): two good agents, and agents that hang (cut by
+the orchestrator's deadline, or by their own shorter ``timeout_s``), answer garbage, close
+the connection, trickle bytes, answer 500, or answer in 0.4 or 2 times the deadline.
+``build_services`` runs them on a SQLite store in a temporary folder, 12 deliberations at
+a time, each timed against the bound its rounds, tries and deadline allow. After every
+batch (50 deliberations; 15 in the short run) the work is settled and the open file
 descriptors, the asyncio tasks and the server's open connections are sampled: they must
-not grow. The counters of every agent must be exactly what the plan implies, and the
-server must have seen exactly as many requests per behaviour.
+not grow. The broken agents' failures and the others' successes are counted exactly; the
+server must have seen one request per try. The long run (500) is marked ``faults``.
 
-A remote agent over NATS that never replies (and one that is not there at all) is covered
-on a real nats-server.
+Also: each kind of garbage is a ``ProviderError`` within 0.5 s; new providers do not each
+load the CA bundle on the event loop; over NATS, an ``agentladder agent`` process whose
+model hangs never replies and an agent that does not listen is refused, within bounds and
+counted; an agent process whose provider crashes still replies at once.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ TRIES = 1 + RETRIES
 KEY_ENV = "AGENTLADDER_BROKEN_KEY"
 KINDS = ("timeout", "http", "refused", "unparseable", "invalid")
 SLACK_S = 2.0  # scheduling on a shared two-core machine, the store, the event loop
-LEAK_SLACK = 8  # pooled keep-alive connections still filling after the first batch
+LEAK_SLACK = 16  # idle keep-alive connections in the pools vary from batch to batch
 
 GOOD = {"good_a": "good:8", "good_b": "good:6"}
 SUCCEEDING = {"slow_under": f"slow:{int(TIMEOUT_S * 1000 * 0.4)}"}  # answers in 0.4 x timeout
@@ -323,13 +326,15 @@ def check(planned: list[Planned], run: Campaign) -> None:
         got = run.server["requests"].get(behaviour, 0)
         assert tries - spurious_allowance(tries) <= got <= tries, (behaviour, got, tries)
     assert run.server["stuck"] == 0
-    # no leaks: after warm-up (the first batch), nothing grows
+    # no leaks: after warm-up (the first batch), nothing grows. The clients' idle keep-alive
+    # connections come and go with the pools (the server counts them); every other
+    # descriptor (store, threads, NATS, pipes) stays exactly as it was.
     first, last = run.samples[0], run.samples[-1]
     assert all(s.server_stuck == 0 for s in run.samples), run.samples
     assert last.tasks <= first.tasks, run.samples
     assert max(s.tasks for s in run.samples) <= first.tasks + 1, run.samples
-    assert last.server_open <= first.server_open + LEAK_SLACK, run.samples
-    assert last.fds <= first.fds + LEAK_SLACK, run.samples
+    assert last.fds - last.server_open <= first.fds - first.server_open + 2, run.samples
+    assert max(s.server_open for s in run.samples) <= first.server_open + LEAK_SLACK
 
 
 def report(planned: list[Planned], run: Campaign) -> str:
@@ -344,6 +349,10 @@ def report(planned: list[Planned], run: Campaign) -> str:
                 max(e.elapsed_s - p.bound_s() for p, e in zip(planned, run.ended, strict=True)), 2
             ),
             "fds": [first.fds, last.fds],
+            "fds_other_than_connections": [
+                first.fds - first.server_open,
+                last.fds - last.server_open,
+            ],
             "tasks": [first.tasks, last.tasks],
             "server_open": [first.server_open, last.server_open],
             "server_max_open": run.server["max_open"],
