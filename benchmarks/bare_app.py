@@ -1,8 +1,9 @@
 """The baseline of the HTTP benchmark: a bare FastAPI app doing the same SQLite work.
 
 ``POST /oracle/judgments``: one transaction, one upsert and one insert (plain sqlite3, WAL,
-the same synchronous setting). ``GET /agents``: every row of a 1,000-agent table as JSON.
-The database path comes from ``BARE_DB``.
+the same synchronous setting). ``GET /agents``: every row of a 1,000-agent table, each
+row the JSON object agentladder answers for that agent, joined into the same body (the
+least any service can do to answer those bytes). The database path comes from ``BARE_DB``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sqlite3
 import threading
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Response
 
 app = FastAPI()
 _local = threading.local()
@@ -46,7 +47,8 @@ def judge(body: dict[str, Any]) -> dict[str, Any]:
 
 
 @app.get("/agents")
-def agents() -> dict[str, Any]:
+def agents() -> Response:
     """Every registered agent."""
-    rows = _conn().execute("SELECT name, doc FROM agents ORDER BY name").fetchall()
-    return {"agents": [{"name": name, "doc": doc} for name, doc in rows]}
+    rows = _conn().execute("SELECT doc FROM agents ORDER BY name").fetchall()
+    body = '{"agents":[' + ",".join(doc for (doc,) in rows) + "]}"
+    return Response(body, media_type="application/json")

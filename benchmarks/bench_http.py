@@ -11,6 +11,7 @@ Run: ``.venv/bin/python -m benchmarks http`` (needs ``wrk``: ``apt-get install w
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -52,7 +53,7 @@ async def _register(db: Path) -> None:
         await store.close()
 
 
-def _bare_db(db: Path) -> None:
+def _bare_db(db: Path, agents: list[str]) -> None:
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("CREATE TABLE p (id TEXT PRIMARY KEY, xp INTEGER)")
@@ -61,7 +62,7 @@ def _bare_db(db: Path) -> None:
         " agent_id TEXT, contract_id TEXT, xp INTEGER)"
     )
     conn.execute("CREATE TABLE agents (name TEXT PRIMARY KEY, doc TEXT)")
-    rows = [(f"agent-{i}", '{"capability_tags": ["audit"]}') for i in range(AGENTS)]
+    rows = [(f"agent-{i:04d}", doc) for i, doc in enumerate(agents)]
     conn.executemany("INSERT INTO agents VALUES (?, ?)", rows)
     conn.commit()
     conn.close()
@@ -95,7 +96,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder)
         asyncio.run(_register(base / "agentladder.db"))
-        _bare_db(base / "bare.db")
         script = base / "judgments.lua"
         script.write_text(LUA)
         env = {**os.environ, "BARE_DB": str(base / "bare.db"), "BARE_SYNC": "FULL"}
@@ -107,6 +107,8 @@ def main() -> None:
                     "--log-level", "warning"], bare, base / "b.log", env),
         ]  # fmt: skip
         try:
+            listed = httpx.get(f"http://127.0.0.1:{ours}/agents", timeout=30).json()["agents"]
+            _bare_db(base / "bare.db", [json.dumps(a, separators=(",", ":")) for a in listed])
             for name, path, lua in (("POST /oracle/judgments", "/", script),
                                     ("GET /agents (1,000 agents)", "/agents", None)):  # fmt: skip
                 ours_rps, ours_p50, ours_p99 = _wrk(f"http://127.0.0.1:{ours}{path}", lua)

@@ -15,6 +15,7 @@ from agentladder import __version__
 from agentladder.api.auth import TokenBook
 from agentladder.api.deps import CheckedJson
 from agentladder.api.errors import install_error_handlers
+from agentladder.api.listing import AgentListing
 from agentladder.api.metrics import install_metrics
 from agentladder.api.routes import agents, dashboard, deliberations, health, oracle
 from agentladder.api.schemas import document
@@ -93,6 +94,7 @@ def _configure(app: FastAPI, settings: Settings) -> None:
     surrogates, depth): the orchestrator's writes declare it after their role check, the
     agents' routes get it here. The metrics middleware is the outermost: 413s count too.
     """
+    app.state.listing = AgentListing()  # GET /agents, one cached fragment per agent
     install_error_handlers(app)
     for module in (health, agents, deliberations, oracle, dashboard):
         checks = [CheckedJson] if module is agents else []

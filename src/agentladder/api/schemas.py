@@ -87,7 +87,8 @@ _NO_STATS = AgentPerformanceStats()
 def agent_out(view: AgentView, stats: AgentPerformanceStats | None) -> AgentOut:
     """The API's view of one agent."""
     config = view.registration.config
-    return AgentOut(
+    # every part was validated when stored or computed: built, not validated again
+    return AgentOut.model_construct(
         name=config.name,
         provider_id=config.provider_id,
         model_name=config.model_name,

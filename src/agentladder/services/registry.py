@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from agentladder.config import AgentSettings
 from agentladder.domain.agents import AgentConfig
@@ -34,10 +35,12 @@ __all__ = ["AgentView", "Registry"]
 log = logging.getLogger(__name__)
 
 
-class AgentView(BaseModel):
-    """A registration as shown: the declaration, cost per round, status and times."""
+@dataclass(frozen=True, slots=True)
+class AgentView:
+    """A registration as shown: the declaration, cost per round, status and times.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    A plain dataclass: both parts are validated already, and listings build thousands.
+    """
 
     registration: Registration
     status: AgentStatus
@@ -116,7 +119,7 @@ class Registry:
     def _view(self, registration: Registration, now: float | None = None) -> AgentView:
         now = self._now() if now is None else now
         status = agent_status(registration.last_seen, now, self.interval)
-        return AgentView(registration=registration, status=status)
+        return AgentView(registration, status)
 
     async def get(self, agent_id: str) -> AgentView:
         """One agent's registration and status; ``NotFound`` if it never heartbeated."""

@@ -91,6 +91,8 @@ class SqliteStore:
         # Profiles as last committed by this writer, by revision: a read finding the same
         # revision in the file skips decoding (another process's write changes it).
         self._profiles: dict[str, tuple[int, AgentProfile]] = {}
+        # agent id -> (the stored JSON text, its decoded registration)
+        self._registrations: dict[str, tuple[str, Registration]] = {}
         self._closed = False
 
     @property
@@ -278,9 +280,19 @@ class SqliteStore:
     async def list_registrations(self) -> list[Registration]:
         """By agent id."""
 
+        cache = self._registrations
+
         def run(conn: sqlite3.Connection) -> list[Registration]:
             rows = conn.execute("SELECT agent_id, doc FROM registrations ORDER BY agent_id")
-            return [decode(Registration, doc, f"registrations/{agent}") for agent, doc in rows]
+            found = []
+            for agent, doc in rows:
+                # decoded once per stored text: only heartbeats since the last listing cost
+                cached = cache.get(agent)
+                if cached is None or cached[0] != doc:
+                    cached = (doc, decode(Registration, doc, f"registrations/{agent}"))
+                    cache[agent] = cached
+                found.append(cached[1])
+            return found
 
         return await self._read(run)
 

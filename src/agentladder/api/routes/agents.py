@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import APIRouter, Body, Query, Request, Response
 from pydantic import BaseModel
 
 from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
+from agentladder.api.listing import AgentListing
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out
 from agentladder.domain.registry import AgentStatus
 
@@ -47,12 +48,12 @@ async def heartbeat(
 
 
 @router.get("/agents", response_model=AgentsOut)
-async def list_agents(services: ServicesDep) -> Response:
+async def list_agents(services: ServicesDep, request: Request) -> Response:
     """Every registered agent with its declared fields, cost per round, status and stats."""
-    body = AgentsOut.model_construct(agents=await _all(services))
-    return Response(
-        body.model_dump_json(), media_type="application/json"
-    )  # built, not re-validated
+    listing: AgentListing = request.app.state.listing
+    views = await services.registry.list()
+    stats = await services.store.list_stats()
+    return Response(listing.body(views, stats), media_type="application/json")
 
 
 @router.get("/agents/directory", response_model=AgentsOut)
