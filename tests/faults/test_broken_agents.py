@@ -338,7 +338,7 @@ def check(planned: list[Planned], run: Campaign) -> None:
 
 
 def report(planned: list[Planned], run: Campaign) -> str:
-    """One line of figures for docs/reliability-broken-agents.md."""
+    """One line of figures for docs/reliability.md."""
     first, last = run.samples[0], run.samples[-1]
     return json.dumps(
         {
