@@ -21,6 +21,8 @@ def test_ci_runs_the_readme_test_command() -> None:
     """.ci/run calls `make test`, and the Makefile's test target runs lint, mypy and pytest."""
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r"^make test$", ci, re.M)
+    assert re.search(r"^make demo$", ci, re.M)  # the README's other command
+    assert re.search(r"^make test-faults$", ci, re.M)
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^test: lint typecheck unit$", makefile, re.M)
     assert "mypy src" in makefile
