@@ -16,7 +16,8 @@ from agentladder.natsserver import ENV_BINARY, NatsServer, cluster, find_binary
 async def _put(url: str, key: str, value: bytes, *, replicas: int = 1) -> int:
     nc = await nats.connect(url)
     try:
-        kv = await nc.jetstream().create_key_value(bucket="runner", replicas=replicas)
+        # an R3 bucket needs its stream's leader elected: slow on a loaded machine
+        kv = await nc.jetstream(timeout=30).create_key_value(bucket="runner", replicas=replicas)
         return await kv.put(key, value)
     finally:
         await nc.close()
@@ -25,7 +26,7 @@ async def _put(url: str, key: str, value: bytes, *, replicas: int = 1) -> int:
 async def _get(url: str, key: str) -> tuple[bytes | None, int | None]:
     nc = await nats.connect(url)
     try:
-        entry = await (await nc.jetstream().key_value("runner")).get(key)
+        entry = await (await nc.jetstream(timeout=30).key_value("runner")).get(key)
         return entry.value, entry.revision
     finally:
         await nc.close()
