@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Response
 from pydantic import BaseModel
 
 from agentladder.api.deps import MAX_OFFSET, CheckedJson, Role, ServicesDep
@@ -34,11 +34,13 @@ async def start(services: ServicesDep, request: DeliberationRequest) -> Accepted
     return Accepted(deliberation_id=record.id, status=record.status.value)
 
 
-@router.get("/deliberation/{deliberation_id}")
-async def get(services: ServicesDep, deliberation_id: str) -> dict[str, Any]:
+@router.get("/deliberation/{deliberation_id}", response_model=dict[str, Any])
+async def get(services: ServicesDep, deliberation_id: str) -> Response:
     """Status, agents, excluded, rounds with proposals and scores, result, side effects."""
     record = await services.orchestrator.get(deliberation_id)
-    return record.model_dump(mode="json", exclude={"submissions"})
+    # encoded by pydantic in one pass, not walked again by FastAPI's encoder
+    body = record.model_dump_json(exclude={"submissions"})
+    return Response(body, media_type="application/json")
 
 
 @router.get("/deliberations", response_model=DeliberationsOut)
