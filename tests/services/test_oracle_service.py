@@ -301,6 +301,25 @@ def test_task_allowance_by_level_and_task_type(with_store: Any) -> None:
     with_store(body)
 
 
+def test_task_allowances_read_at_once_match_task_allowance(with_store: Any) -> None:
+    """task_allowances gives every agent asked what task_allowance gives it alone."""
+
+    async def body(store: Store) -> None:
+        oracle = Oracle(store)
+        await oracle.award_xp("pro", "seed", 2000, "seed")
+        for task_type, complexity in ((None, Complexity.COMPLEX), ("poetry", None)):
+            many = await oracle.task_allowances(["newbie", "pro"], task_type, complexity)
+            assert list(many) == ["newbie", "pro"]
+            for agent in ("newbie", "pro"):
+                assert many[agent] == await oracle.task_allowance(agent, task_type, complexity)
+        with pytest.raises(InvalidInput):
+            await oracle.task_allowances(["../etc"])
+        with pytest.raises(InvalidInput):
+            await oracle.task_allowances(["pro"], "Bad Type")
+
+    with_store(body)
+
+
 def test_an_llm_judge_scores_through_a_provider(with_store: Any) -> None:
     """A ProviderJudge (here a noiseless simulated model) scores an output without a score."""
 

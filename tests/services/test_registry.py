@@ -58,6 +58,26 @@ def test_heartbeat_registers_the_declared_fields(with_store: Any) -> None:
     with_store(body)
 
 
+def test_online_among_says_what_online_says_of_the_agents_asked(with_store: Any) -> None:
+    """online_among: only the registered agents asked, each online or not as online says."""
+
+    async def body(store: Store) -> None:
+        clock = FixedClock()
+        registry = Registry(store, clock=clock)
+        await registry.heartbeat(SPEC_AGENT)
+        clock.advance(25)
+        await registry.heartbeat({**SPEC_AGENT, "name": "fresh"})
+        await registry.heartbeat({**SPEC_AGENT, "name": "other"})
+        clock.advance(10)
+        asked = ["fresh", "ghost", "audit_expert"]
+        among = await registry.online_among(asked)
+        assert among == {"fresh": True, "audit_expert": False}
+        everyone = await registry.online()
+        assert among == {agent: everyone[agent] for agent in asked if agent in everyone}
+
+    with_store(body)
+
+
 @pytest.mark.parametrize("field", ["rank", "xp", "level", "wins", "avg_score", "stats"])
 def test_heartbeat_with_a_server_owned_field_is_refused(with_store: Any, field: str) -> None:
     """rank, xp, level, wins, avg_score, stats in a heartbeat: refused, counted, not stored."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from agentladder.domain.agents import AgentConfig, validate_agent_name
@@ -263,6 +263,27 @@ class Oracle:
         check_task_type(task_type)
         profile = await self._profile_or_none(agent_id)
         return task_allowance(profile, self.rules, task_type, complexity)
+
+    async def task_allowances(
+        self,
+        agent_ids: Collection[str],
+        task_type: str | None = None,
+        complexity: Complexity | None = None,
+    ) -> dict[str, TaskAllowance]:
+        """``task_allowance`` for several agents, their profiles read at once."""
+        check_task_type(task_type)
+        for agent_id in agent_ids:
+            validate_agent_name(agent_id, "agent_id")
+        profiles = await self.store.get_many_profiles(agent_ids)
+        return {
+            agent_id: task_allowance(
+                None if (found := profiles.get(agent_id)) is None else found.value,
+                self.rules,
+                task_type,
+                complexity,
+            )
+            for agent_id in agent_ids
+        }
 
     async def get_validation_rate(self, agent_id: str, task_type: str | None = None) -> float:
         """How often the Sentinels check this agent's work (for a task type: its level there)."""

@@ -89,17 +89,15 @@ class Orchestrator:
 
     async def prepare(self, request: DeliberationRequest) -> DeliberationRecord:
         """The record of a new deliberation: who takes part; ``TooFewAgents`` otherwise."""
-        online = await self.registry.online()
         names = request.agent_names
-        found = await asyncio.gather(*(self.store.get_stats(agent) for agent in names))
-        ranks = {
-            agent: 0 if s is None else s.value.rank for agent, s in zip(names, found, strict=True)
-        }
-        known = [agent for agent in names if agent in online]
-        found_allowances = await asyncio.gather(
-            *(self.oracle.task_allowance(a, request.task_type, request.complexity) for a in known)
+        # Three batched reads of the named agents only, at once.
+        online, stats, every_allowance = await asyncio.gather(
+            self.registry.online_among(names),
+            self.store.get_many_stats(names),
+            self.oracle.task_allowances(names, request.task_type, request.complexity),
         )
-        allowances = dict(zip(known, found_allowances, strict=True))
+        ranks = {agent: 0 if agent not in stats else stats[agent].value.rank for agent in names}
+        allowances = {agent: every_allowance[agent] for agent in names if agent in online}
         allowed = None
         if request.complexity is not None:
             allowed = {agent: a.allowed for agent, a in allowances.items()}
@@ -178,24 +176,18 @@ class Orchestrator:
     ) -> list[Participant]:
         known = self._allowances.pop(record.id, {})
         missing = [agent for agent in record.agents if agent not in known]
-        for agent, allowance in zip(
-            missing,
-            await asyncio.gather(
-                *(
-                    self.oracle.task_allowance(a, request.task_type, request.complexity)
-                    for a in missing
-                )
-            ),
-            strict=True,
-        ):
-            known[agent] = allowance
+        if missing:
+            known.update(
+                await self.oracle.task_allowances(missing, request.task_type, request.complexity)
+            )
+        remote = [agent for agent in record.agents if agent not in self.agents]
+        registrations = await self.store.get_many_registrations(remote) if remote else {}
         out = []
         for agent in record.agents:
             allowance = known[agent]
             declared: AgentConfig | None = self.agents.get(agent)
-            if declared is None:
-                registration = await self.store.get_registration(agent)
-                declared = None if registration is None else registration.config
+            if declared is None and agent in registrations:
+                declared = registrations[agent].config
             if declared is None:
                 raise NotFound("agent", agent)
             out.append(

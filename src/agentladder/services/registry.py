@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -136,3 +136,13 @@ class Registry:
     async def online(self) -> dict[str, bool]:
         """Every registered agent and whether it is online."""
         return {v.agent_id: v.status is AgentStatus.ONLINE for v in await self.list()}
+
+    async def online_among(self, agent_ids: Collection[str]) -> dict[str, bool]:
+        """Those of ``agent_ids`` that are registered and whether each is online (what
+        ``online`` says of them, without reading every other registration)."""
+        now = self._now()
+        found = await self.store.get_many_registrations(agent_ids)
+        return {
+            agent: self._view(registration, now).status is AgentStatus.ONLINE
+            for agent, registration in found.items()
+        }

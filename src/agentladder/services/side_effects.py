@@ -67,7 +67,8 @@ async def apply_ranking(
     rounds = [{p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds]
 
     async def attempt() -> RankingOutcome:
-        current = {agent: await store.get_stats(agent) for agent in record.agents}
+        found = await store.get_many_stats(record.agents)  # one read for all
+        current = {agent: found.get(agent) for agent in record.agents}
         stats = {a: AgentPerformanceStats() if v is None else v.value for a, v in current.items()}
         outcome = rank_deliberation(stats, rounds, record.submissions, now)
         updates = {

@@ -9,9 +9,10 @@ Writes that must happen once carry an idempotency key and fail with ``AlreadyApp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,7 +27,9 @@ from agentladder.store.records import (
     Versioned,
 )
 
-__all__ = ["LedgerEntry", "StatsUpdate", "Store"]
+__all__ = ["LedgerEntry", "StatsUpdate", "Store", "each_found"]
+
+T = TypeVar("T")
 
 StatsUpdate = tuple[AgentPerformanceStats, int]
 """New stats and the revision they were computed from (0: the agent has none yet)."""
@@ -82,6 +85,13 @@ class Store(Protocol):
         """Every agent's stats."""
         ...
 
+    async def get_many_stats(
+        self, agent_ids: Collection[str]
+    ) -> dict[str, Versioned[AgentPerformanceStats]]:
+        """The stats of each of ``agent_ids`` that has some (the others are left out):
+        ``get_stats`` for several agents in one read."""
+        ...
+
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
     ) -> dict[str, int]:
@@ -99,6 +109,13 @@ class Store(Protocol):
     # The Oracle: profiles, the event log (idempotency and replay) and the ledger.
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
         """One agent's Oracle profile, or None when it was never judged."""
+        ...
+
+    async def get_many_profiles(
+        self, agent_ids: Collection[str]
+    ) -> dict[str, Versioned[AgentProfile]]:
+        """The profile of each of ``agent_ids`` that was judged (the others are left out):
+        ``get_profile`` for several agents in one read."""
         ...
 
     async def list_profiles(self) -> list[AgentProfile]:
@@ -150,6 +167,11 @@ class Store(Protocol):
         """One registration, or None."""
         ...
 
+    async def get_many_registrations(self, agent_ids: Collection[str]) -> dict[str, Registration]:
+        """The registration of each of ``agent_ids`` that has one (the others are left out):
+        ``get_registration`` for several agents in one read."""
+        ...
+
     async def list_registrations(self) -> list[Registration]:
         """Every registration, ordered by agent id."""
         ...
@@ -167,3 +189,15 @@ class Store(Protocol):
     ) -> Sequence[DeliberationDoc]:
         """Deliberation records, newest first; only those whose status is in ``statuses``."""
         ...
+
+
+async def each_found(
+    keys: Iterable[str], get: Callable[[str], Awaitable[T | None]]
+) -> dict[str, T]:
+    """``get`` for each distinct key at once; the keys found, in the order given.
+
+    The ``get_many_*`` reads of a backend without a batched read of its own.
+    """
+    wanted = list(dict.fromkeys(keys))
+    found = await asyncio.gather(*(get(key) for key in wanted))
+    return {key: value for key, value in zip(wanted, found, strict=True) if value is not None}

@@ -62,6 +62,12 @@ class MemoryStore:
         """Every agent's stats."""
         return dict(sorted(self._stats.items()))
 
+    async def get_many_stats(
+        self, agent_ids: Collection[str]
+    ) -> dict[str, Versioned[AgentPerformanceStats]]:
+        """The stats of those of ``agent_ids`` that have some."""
+        return {a: self._stats[a] for a in agent_ids if a in self._stats}
+
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
     ) -> dict[str, int]:
@@ -88,6 +94,12 @@ class MemoryStore:
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
         """One profile."""
         return self._profiles.get(agent_id)
+
+    async def get_many_profiles(
+        self, agent_ids: Collection[str]
+    ) -> dict[str, Versioned[AgentProfile]]:
+        """The profiles of those of ``agent_ids`` that have one."""
+        return {a: self._profiles[a] for a in agent_ids if a in self._profiles}
 
     async def list_profiles(self) -> list[AgentProfile]:
         """Every profile by agent id."""
@@ -162,6 +174,10 @@ class MemoryStore:
     async def get_registration(self, agent_id: str) -> Registration | None:
         """One registration."""
         return self._registrations.get(agent_id)
+
+    async def get_many_registrations(self, agent_ids: Collection[str]) -> dict[str, Registration]:
+        """The registrations of those of ``agent_ids`` that have one."""
+        return {a: self._registrations[a] for a in agent_ids if a in self._registrations}
 
     async def list_registrations(self) -> list[Registration]:
         """By agent id."""

@@ -29,7 +29,13 @@ from agentladder.domain.agents import validate_agent_name
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import StoreUnavailable
-from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
+from agentladder.store.base import (
+    LedgerEntry,
+    OracleApplied,
+    OracleFold,
+    StatsUpdate,
+    each_found,
+)
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.nats_config import NatsOptions, nats_errors, parse_nats_url
 from agentladder.store.nats_index import LeaderboardIndex
@@ -155,6 +161,12 @@ class NatsStore:
         with self._guard("list_stats"):
             return await self._ranks.list_all()
 
+    async def get_many_stats(
+        self, agent_ids: Collection[str]
+    ) -> dict[str, Versioned[AgentPerformanceStats]]:
+        """The stats of those of ``agent_ids`` that have some (one KV get each, at once)."""
+        return await each_found(agent_ids, self.get_stats)
+
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
     ) -> dict[str, int]:
@@ -171,6 +183,12 @@ class NatsStore:
         """The profile in the agent's last event message."""
         with self._guard("get_profile"):
             return await self._oracle.get_profile(agent_id)
+
+    async def get_many_profiles(
+        self, agent_ids: Collection[str]
+    ) -> dict[str, Versioned[AgentProfile]]:
+        """The profiles of those of ``agent_ids`` that have one (fetched at once)."""
+        return await each_found(agent_ids, self.get_profile)
 
     async def list_profiles(self) -> list[AgentProfile]:
         """Every agent's profile, by agent id."""
@@ -225,6 +243,10 @@ class NatsStore:
         """One registration."""
         with self._guard("get_registration"):
             return await self._docs.get_registration(agent_id)
+
+    async def get_many_registrations(self, agent_ids: Collection[str]) -> dict[str, Registration]:
+        """The registrations of those of ``agent_ids`` that have one (fetched at once)."""
+        return await each_found(agent_ids, self.get_registration)
 
     async def list_registrations(self) -> list[Registration]:
         """By agent id."""

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
@@ -48,6 +48,8 @@ T = TypeVar("T")
 _SYNC_MODES = ("full", "normal", "extra", "off")
 READERS = 4
 """Reader threads, each with its own connection: WAL lets them read while one writes."""
+MANY = 500
+"""Keys per ``IN (...)`` query of the ``get_many_*`` reads (SQLite limits parameters)."""
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
@@ -91,6 +93,8 @@ class SqliteStore:
         # Profiles as last committed by this writer, by revision: a read finding the same
         # revision in the file skips decoding (another process's write changes it).
         self._profiles: dict[str, tuple[int, AgentProfile]] = {}
+        # Rank stats the same way: agent id -> (revision, stats) as committed or last read.
+        self._stats: dict[str, tuple[int, AgentPerformanceStats]] = {}
         # agent id -> (the stored JSON text, its decoded registration)
         self._registrations: dict[str, tuple[str, Registration]] = {}
         self._closed = False
@@ -158,11 +162,40 @@ class SqliteStore:
 
         return await self._read(run)
 
+    async def get_many_stats(
+        self, agent_ids: Collection[str]
+    ) -> dict[str, Versioned[AgentPerformanceStats]]:
+        """The stats of those of ``agent_ids`` that have some, in one read; a revision
+        already decoded (committed here or read before) is not decoded again."""
+        wanted = list(dict.fromkeys(agent_ids))
+        cache = self._stats
+
+        def run(conn: sqlite3.Connection) -> dict[str, Versioned[AgentPerformanceStats]]:
+            found: dict[str, Versioned[AgentPerformanceStats]] = {}
+            for agent, data, revision in _rows_in(
+                conn, "SELECT agent_id, stats_json, revision FROM rank_stats", "agent_id", wanted
+            ):
+                known = cache.get(agent)
+                if known is None or known[0] != revision:
+                    known = (revision, decode(AgentPerformanceStats, data, f"rank_stats/{agent}"))
+                    cache[agent] = known
+                found[agent] = Versioned(known[1], revision)
+            return {agent: found[agent] for agent in wanted if agent in found}
+
+        return await self._read(run)
+
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
     ) -> dict[str, int]:
         """All compare-and-sets and the marker in one job of the writer: all or nothing."""
-        return await self._write(lambda c: ops.commit_stats(c, updates, marker))
+
+        def run(conn: sqlite3.Connection) -> dict[str, int]:
+            revisions = ops.commit_stats(conn, updates, marker)
+            fresh = {agent: (revisions[agent], updates[agent][0]) for agent in revisions}
+            self._writer.after_commit(lambda: self._stats.update(fresh))
+            return revisions
+
+        return await self._write(run)
 
     async def marker_applied(self, marker: str) -> bool:
         """Whether the marker was committed."""
@@ -176,6 +209,36 @@ class SqliteStore:
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
         """One profile."""
         return await self._read(lambda c: ops.get_profile(c, agent_id))
+
+    async def get_many_profiles(
+        self, agent_ids: Collection[str]
+    ) -> dict[str, Versioned[AgentProfile]]:
+        """The profiles of those of ``agent_ids`` that have one, in one read; a revision
+        already decoded (committed here or read before) is not read or decoded again."""
+        wanted = list(dict.fromkeys(agent_ids))
+        cache = self._profiles
+
+        def run(conn: sqlite3.Connection) -> dict[str, Versioned[AgentProfile]]:
+            revisions = dict(
+                _rows_in(conn, "SELECT id, revision FROM agent_profiles", "id", wanted)
+            )
+            found: dict[str, Versioned[AgentProfile]] = {}
+            stale = []
+            for agent, revision in revisions.items():
+                known = cache.get(agent)
+                if known is not None and known[0] == revision:
+                    found[agent] = Versioned(known[1], revision)
+                else:
+                    stale.append(agent)
+            for agent, data, revision in _rows_in(
+                conn, "SELECT id, profile_json, revision FROM agent_profiles", "id", stale
+            ):
+                profile = decode(AgentProfile, data, f"agent_profiles/{agent}")
+                cache[agent] = (revision, profile)
+                found[agent] = Versioned(profile, revision)
+            return {agent: found[agent] for agent in wanted if agent in found}
+
+        return await self._read(run)
 
     async def list_profiles(self) -> list[AgentProfile]:
         """Every profile by agent id."""
@@ -277,6 +340,26 @@ class SqliteStore:
 
         return await self._read(run)
 
+    async def get_many_registrations(self, agent_ids: Collection[str]) -> dict[str, Registration]:
+        """The registrations of those of ``agent_ids`` that have one, in one read (each
+        stored text decoded once, as for the listing)."""
+        wanted = list(dict.fromkeys(agent_ids))
+        cache = self._registrations
+
+        def run(conn: sqlite3.Connection) -> dict[str, Registration]:
+            found: dict[str, Registration] = {}
+            for agent, doc in _rows_in(
+                conn, "SELECT agent_id, doc FROM registrations", "agent_id", wanted
+            ):
+                cached = cache.get(agent)
+                if cached is None or cached[0] != doc:
+                    cached = (doc, decode(Registration, doc, f"registrations/{agent}"))
+                    cache[agent] = cached
+                found[agent] = cached[1]
+            return {agent: found[agent] for agent in wanted if agent in found}
+
+        return await self._read(run)
+
     async def list_registrations(self) -> list[Registration]:
         """By agent id."""
 
@@ -340,6 +423,18 @@ class SqliteStore:
             return [_deliberation(row) for row in rows]
 
         return await self._read(run)
+
+
+def _rows_in(
+    conn: sqlite3.Connection, select: str, column: str, keys: Sequence[str]
+) -> list[tuple[Any, ...]]:
+    """The rows of ``select`` whose ``column`` is one of ``keys`` (in chunks of ``MANY``)."""
+    rows: list[tuple[Any, ...]] = []
+    for start in range(0, len(keys), MANY):
+        chunk = keys[start : start + MANY]
+        marks = ",".join("?" * len(chunk))
+        rows.extend(conn.execute(f"{select} WHERE {column} IN ({marks})", chunk))
+    return rows
 
 
 def _deliberation(row: tuple[str, str, float, str]) -> DeliberationDoc:
