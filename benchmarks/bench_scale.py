@@ -21,7 +21,7 @@ p99 under 5 ms in-process, memory under 500 MB. The judgments are undone after t
 so the cached file keeps the loaded data.
 
 Run: ``make bench`` or ``.venv/bin/python -m benchmarks scale``. Smaller runs:
-``AGENTLADDER_SCALE_AGENTS``, ``AGENTLADDER_SCALE_LEDGER`` (SQLite),
+``AGENTLADDER_SCALE_AGENTS``, ``AGENTLADDER_SCALE_LEDGER`` (SQLite; 0 agents: no SQLite),
 ``AGENTLADDER_SCALE_NATS_AGENTS``, ``AGENTLADDER_SCALE_NATS_LEDGER`` (0 agents: no NATS),
 ``AGENTLADDER_SCALE_RUNS``.
 """
@@ -393,6 +393,7 @@ def nats_part() -> None:
 
 def main() -> None:
     """Load (or reuse) the data, measure SQLite, then NATS."""
-    sqlite_part()
+    if AGENTS:
+        sqlite_part()
     if NATS_AGENTS:
         nats_part()
