@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from agentladder.domain.rules import OracleRules
 from agentladder.domain.stats import AgentPerformanceStats
-from agentladder.errors import CorruptRecord, InvalidInput
+from agentladder.errors import AlreadyApplied, CorruptRecord, InvalidInput
+from agentladder.services.verify import verify_store
+from agentladder.store import sqlite_schema as schema
 from agentladder.store.sqlite import SqliteStore
 from agentladder.store.sqlite_schema import MIGRATIONS
 from agentladder.store.url import open_store
@@ -124,3 +127,41 @@ def test_bad_store_urls_are_refused(url: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         asyncio.run(open_store(url))
     assert caught.value.field == "store"
+
+
+def test_a_version_2_file_migrates_its_oracle_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written before migration 3 keeps its events, their order and their keys."""
+    db = tmp_path / "v2.db"
+
+    async def before() -> list[object]:
+        store = SqliteStore(db)
+        for i in range(4):
+            await award(store, judgment("a1", f"c-{i}", task_type=f"t{i % 2}"))
+        await award(store, judgment("a2", "c-0"))
+        events = [*await store.events("a1"), *await store.events("a2")]
+        await store.close()
+        return list(events)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(schema, "MIGRATIONS", MIGRATIONS[:2])
+        written = asyncio.run(before())
+
+    async def after() -> None:
+        store = SqliteStore(db)
+        assert [*await store.events("a1"), *await store.events("a2")] == written
+        with pytest.raises(AlreadyApplied):
+            await award(store, judgment("a1", "c-2"))
+        assert await award(store, judgment("a1", "c-9")) == 5
+        assert [e.seq for e in await store.events("a1")] == [1, 2, 3, 4, 5]
+        assert (await verify_store(store, OracleRules())).ok
+        await store.close()
+
+    asyncio.run(after())
+    conn = sqlite3.connect(db)
+    versions = [row[0] for row in conn.execute("SELECT version FROM schema_migrations")]
+    indexes = {row[1] for row in conn.execute("PRAGMA index_list(oracle_events)")}
+    conn.close()
+    assert versions == [m[0] for m in MIGRATIONS]
+    assert indexes == {"oracle_events_key"}

@@ -82,7 +82,8 @@ class Award(BaseModel):
     @property
     def ledger_lines(self) -> tuple[XPLine, ...]:
         """Every line of the xp_history ledger this award writes, task lines first."""
-        return self.breakdown + tuple(XPLine(event=a.event, xp=a.xp) for a in self.achievements)
+        make = XPLine.model_construct  # from validated unlocks: not validated again
+        return self.breakdown + tuple(make(event=a.event, xp=a.xp) for a in self.achievements)
 
     @property
     def total_xp(self) -> int:
@@ -218,13 +219,14 @@ def apply_judgment(
         spec_change = SpecializationLevelChange(
             task_type=judgment.task_type, from_level=spec_before.level, to_level=spec_level
         )
-    return Award(
+    # Built from validated parts by the rules (counts >= 1 after the fold): not validated again.
+    return Award.model_construct(
         xp_awarded=xp,
         breakdown=lines,
         achievements=unlocked,
         level_up=_change(profile.level, settled.level),
         specialization_level_up=spec_change,
-        position=TaskPosition(
+        position=TaskPosition.model_construct(
             overall=settled.stats.total_tasks, in_task_type=spec_after.tasks_judged
         ),
         profile=settled,

@@ -114,10 +114,14 @@ class Oracle:
         at = iso(self.clock.now())
         folded: list[JudgmentResult] = []
 
+        payload = judgment.model_dump(mode="json")
+
         def fold(profile: AgentProfile | None) -> OracleCommit:
             start = profile or new_profile(judgment.agent_id, judgment.provider, judgment.model)
             award = apply_judgment(start, judgment, self.rules, at)
-            result = JudgmentResult(
+            # Every part is already valid (the request, the rules' folds): built, not
+            # validated again.
+            result = JudgmentResult.model_construct(
                 agent_id=judgment.agent_id,
                 contract_id=judgment.contract_id,
                 task_type=judgment.task_type,
@@ -129,22 +133,24 @@ class Oracle:
                 level_up=award.level_up,
                 specialization_level_up=award.specialization_level_up,
                 achievements=award.achievements,
+                duplicate=False,
                 profile=award.profile,
             )
             folded.append(result)
             stored = result.model_dump(mode="json", exclude={"profile", "duplicate"})
             stored["position"] = award.position.model_dump()
-            event = OracleEvent(
+            event = OracleEvent.model_construct(
                 agent_id=judgment.agent_id,
                 key=key,
                 kind=OracleEventKind.JUDGMENT,
-                payload=judgment.model_dump(mode="json"),
+                payload=payload,
                 payload_hash=digest,
                 result=stored,
                 lines=award.ledger_lines,
                 at=at,
+                seq=0,
             )
-            return OracleCommit(event=event, profile=award.profile)
+            return OracleCommit.model_construct(event=event, profile=award.profile)
 
         applied = await self.apply(judgment.agent_id, key, fold)
         if not applied.created:

@@ -114,9 +114,37 @@ _V2 = """
 CREATE INDEX deliberations_status ON deliberations (status, created_at DESC, id);
 """
 
+# The Oracle's events as a rowid table with one unique index on the idempotency key.
+# Version 1's WITHOUT ROWID table kept its rows (about 1 KB: input, result, lines) in
+# index-format pages, where a row that large spills into overflow pages and lands in the
+# middle of the tree: about four dirty pages per award. Appended rows share the table's
+# last page, and the one index answers both the idempotency lookup and an agent's events
+# (sorted by seq). seq stays unique per agent: it is the profile's revision plus one,
+# read and written under the file's write lock (BEGIN IMMEDIATE).
+_V3 = """
+CREATE TABLE oracle_events_appended (
+  agent_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  payload_hash TEXT NOT NULL,
+  result TEXT NOT NULL,
+  lines TEXT NOT NULL,
+  at TEXT NOT NULL
+);
+INSERT INTO oracle_events_appended
+  SELECT agent_id, key, seq, kind, payload, payload_hash, result, lines, at FROM oracle_events
+  ORDER BY agent_id, seq;
+DROP TABLE oracle_events;
+ALTER TABLE oracle_events_appended RENAME TO oracle_events;
+CREATE UNIQUE INDEX oracle_events_key ON oracle_events (agent_id, key);
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
     (2, "deliberations by status (recovery after a restart)", _V2),
+    (3, "oracle_events appended, one index on (agent_id, key)", _V3),
 )
 
 
