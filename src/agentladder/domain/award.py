@@ -82,8 +82,7 @@ class Award(BaseModel):
     @property
     def ledger_lines(self) -> tuple[XPLine, ...]:
         """Every line of the xp_history ledger this award writes, task lines first."""
-        make = XPLine.model_construct  # from validated unlocks: not validated again
-        return self.breakdown + tuple(make(event=a.event, xp=a.xp) for a in self.achievements)
+        return self.breakdown + tuple(XPLine(event=a.event, xp=a.xp) for a in self.achievements)
 
     @property
     def total_xp(self) -> int:
@@ -219,14 +218,13 @@ def apply_judgment(
         spec_change = SpecializationLevelChange(
             task_type=judgment.task_type, from_level=spec_before.level, to_level=spec_level
         )
-    # Built from validated parts by the rules (counts >= 1 after the fold): not validated again.
-    return Award.model_construct(
+    return Award(
         xp_awarded=xp,
         breakdown=lines,
         achievements=unlocked,
         level_up=_change(profile.level, settled.level),
         specialization_level_up=spec_change,
-        position=TaskPosition.model_construct(
+        position=TaskPosition(
             overall=settled.stats.total_tasks, in_task_type=spec_after.tasks_judged
         ),
         profile=settled,

@@ -36,21 +36,19 @@ def task_xp_lines(judgment: Judgment, streak_before: int, table: XPTable) -> tup
     """
     if not judgment.success:
         return ()
-    # The table's values are validated (XP >= 0): the lines are built, not validated again.
-    make = XPLine.model_construct
-    lines = [make(event="task_completed", xp=table.task_completed)]
+    lines = [XPLine(event="task_completed", xp=table.task_completed)]
     if judgment.retries == 0:
-        lines.append(make(event="first_try", xp=table.first_try))
+        lines.append(XPLine(event="first_try", xp=table.first_try))
     if judgment.score is not None:
         reached = [tier for tier in table.quality_tiers if tier.reached_by(judgment.score)]
         if reached:
-            lines.append(make(event=reached[-1].event, xp=reached[-1].xp))
+            lines.append(XPLine(event=reached[-1].event, xp=reached[-1].xp))
     if judgment.under_budget:
-        lines.append(make(event="under_budget", xp=table.under_budget))
+        lines.append(XPLine(event="under_budget", xp=table.under_budget))
     if judgment.fast:
-        lines.append(make(event="fast_completion", xp=table.fast_completion))
+        lines.append(XPLine(event="fast_completion", xp=table.fast_completion))
     streak = streak_after(streak_before, success=True)
     bonus = table.streak_bonus(streak)
     if bonus:
-        lines.append(make(event=f"streak_{streak}", xp=bonus))
+        lines.append(XPLine(event=f"streak_{streak}", xp=bonus))
     return tuple(line for line in lines if line.xp > 0)

@@ -119,9 +119,7 @@ class Oracle:
         def fold(profile: AgentProfile | None) -> OracleCommit:
             start = profile or new_profile(judgment.agent_id, judgment.provider, judgment.model)
             award = apply_judgment(start, judgment, self.rules, at)
-            # Every part is already valid (the request, the rules' folds): built, not
-            # validated again.
-            result = JudgmentResult.model_construct(
+            result = JudgmentResult(
                 agent_id=judgment.agent_id,
                 contract_id=judgment.contract_id,
                 task_type=judgment.task_type,
@@ -133,13 +131,12 @@ class Oracle:
                 level_up=award.level_up,
                 specialization_level_up=award.specialization_level_up,
                 achievements=award.achievements,
-                duplicate=False,
                 profile=award.profile,
             )
             folded.append(result)
             stored = result.model_dump(mode="json", exclude={"profile", "duplicate"})
             stored["position"] = award.position.model_dump()
-            event = OracleEvent.model_construct(
+            event = OracleEvent(
                 agent_id=judgment.agent_id,
                 key=key,
                 kind=OracleEventKind.JUDGMENT,
@@ -148,9 +145,8 @@ class Oracle:
                 result=stored,
                 lines=award.ledger_lines,
                 at=at,
-                seq=0,
             )
-            return OracleCommit.model_construct(event=event, profile=award.profile)
+            return OracleCommit(event=event, profile=award.profile)
 
         applied = await self.apply(judgment.agent_id, key, fold)
         if not applied.created:
