@@ -36,8 +36,6 @@ class JudgmentRequest(Judgment):
     def judgment(self, **resolved: object) -> Judgment:
         """The judgment without the output, with resolved fields (score, provider, model)."""
         values = {name: getattr(self, name) for name in Judgment.model_fields}
-        if not resolved:  # every field was validated with this request: not again
-            return Judgment.model_construct(**values)
         values.update(resolved)
         return Judgment.model_validate(values)
 
