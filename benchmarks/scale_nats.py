@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Sequence
 
+from nats.aio.client import Client
+
 import nats
 from agentladder.store.nats_config import parse_nats_url
 from agentladder.store.url import open_store
@@ -25,7 +27,7 @@ __all__ = ["load_nats"]
 _IN_FLIGHT = 2000
 
 
-async def _publish_all(nc: nats.NATS, messages: list[tuple[str, bytes]]) -> None:
+async def _publish_all(nc: Client, messages: list[tuple[str, bytes]]) -> None:
     js = nc.jetstream()
     for start in range(0, len(messages), _IN_FLIGHT):
         sends: list[Awaitable[object]] = [
