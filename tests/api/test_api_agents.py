@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 
+from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.services.container import Services
 from tests.api.conftest import ADMIN, AGENT_A, ORCH, bearer
 
@@ -77,6 +78,17 @@ def test_directory_filters_and_sorts(api: Any) -> None:
         bad = await client.get("/agents/directory", params={"min_rank": -1})
         assert bad.status_code == 422
         assert bad.json()["error"]["field"] == "query.min_rank"
+        stats = AgentPerformanceStats(rank=2, avg_score=7.0)
+        await services.store.commit_stats({"sim_c": (stats, 0)})
+        ranked = await client.get("/agents/directory", params={"min_rank": 1, "tag": "code"})
+        assert [a["name"] for a in ranked.json()["agents"]] == ["sim_c"]
+        assert ranked.json()["agents"][0]["stats"]["rank"] == 2
+        by_rank = await client.get("/agents/directory", params={"sort": "rank"})
+        assert [a["name"] for a in by_rank.json()["agents"]] == ["sim_c", "sim_a", "sim_b"]
+        page = await client.get("/agents/directory", params={"limit": 1, "offset": 1})
+        assert [a["name"] for a in page.json()["agents"]] == ["sim_b"]
+        too_many = await client.get("/agents/directory", params={"limit": 0})
+        assert too_many.status_code == 422
 
     api(body)
 

@@ -31,6 +31,15 @@ def test_registrations_insert_replace_and_list(with_store: Any) -> None:
         b = await store.get_registration("b")
         assert b is not None
         assert b.config.capability_tags == ("sql",)
+        await store.put_registration(
+            registration("c", 1.0, capability_tags=("go", "sql"), provider_id="acme")
+        )
+        await store.put_registration(registration("d", 1.0, capability_tags=("sqlite",)))
+        ids = [r.agent_id for r in await store.list_registrations(tag="sql")]
+        assert ids == ["b", "c"]  # a whole tag, not a part of one
+        assert [r.agent_id for r in await store.list_registrations(provider="acme")] == ["c"]
+        assert [r.agent_id for r in await store.list_registrations(tag="go", provider="x")] == []
+        assert await store.list_registrations(tag="nothing") == []
 
     with_store(body)
 

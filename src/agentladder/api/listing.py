@@ -53,10 +53,14 @@ class AgentListing:
         self,
         views: Sequence[AgentView],
         stats: Mapping[str, Versioned[AgentPerformanceStats]],
+        *,
+        everyone: bool = True,
     ) -> bytes:
-        """The whole response body, in the order of ``views``."""
-        listed = {view.agent_id for view in views}
-        for gone in [agent for agent in self._fragments if agent not in listed]:
-            del self._fragments[gone]
+        """The response body, in the order of ``views``. With ``everyone`` (the views are
+        every registered agent) the fragments of agents no longer registered are dropped."""
+        if everyone:
+            listed = {view.agent_id for view in views}
+            for gone in [agent for agent in self._fragments if agent not in listed]:
+                del self._fragments[gone]
         parts = [self.fragment(view, stats.get(view.agent_id)) for view in views]
         return b'{"agents":[' + b",".join(parts) + b"]}"

@@ -128,10 +128,12 @@ class Registry:
             raise NotFound("agent", agent_id)
         return self._view(found)
 
-    async def list(self) -> list[AgentView]:
-        """Every registered agent, by name."""
+    async def list(self, *, tag: str | None = None, provider: str | None = None) -> list[AgentView]:
+        """Every registered agent, by name (those with capability ``tag`` and of
+        ``provider`` when given: filtered by the store)."""
         now = self._now()  # one clock reading for the whole listing
-        return [self._view(r, now) for r in await self.store.list_registrations()]
+        found = await self.store.list_registrations(tag=tag, provider=provider)
+        return [self._view(r, now) for r in found]
 
     async def online(self) -> dict[str, bool]:
         """Every registered agent and whether it is online."""

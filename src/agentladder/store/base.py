@@ -172,8 +172,11 @@ class Store(Protocol):
         ``get_registration`` for several agents in one read."""
         ...
 
-    async def list_registrations(self) -> list[Registration]:
-        """Every registration, ordered by agent id."""
+    async def list_registrations(
+        self, *, tag: str | None = None, provider: str | None = None
+    ) -> list[Registration]:
+        """Every registration, ordered by agent id; only those declaring capability ``tag``
+        and of ``provider`` (its provider_id) when given."""
         ...
 
     # Deliberation records.

@@ -20,6 +20,7 @@ from agentladder.store.records import (
     OracleEvent,
     Registration,
     Versioned,
+    registration_matches,
 )
 
 __all__ = ["MemoryStore"]
@@ -179,9 +180,15 @@ class MemoryStore:
         """The registrations of those of ``agent_ids`` that have one."""
         return {a: self._registrations[a] for a in agent_ids if a in self._registrations}
 
-    async def list_registrations(self) -> list[Registration]:
+    async def list_registrations(
+        self, *, tag: str | None = None, provider: str | None = None
+    ) -> list[Registration]:
         """By agent id."""
-        return [r for _, r in sorted(self._registrations.items())]
+        return [
+            r
+            for _, r in sorted(self._registrations.items())
+            if registration_matches(r, tag, provider)
+        ]
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace."""

@@ -55,6 +55,7 @@ from agentladder.store.records import (
     OracleEvent,
     Registration,
     Versioned,
+    registration_matches,
 )
 from agentladder.store.retry import retry_on_conflict
 
@@ -248,10 +249,13 @@ class NatsStore:
         """The registrations of those of ``agent_ids`` that have one (fetched at once)."""
         return await each_found(agent_ids, self.get_registration)
 
-    async def list_registrations(self) -> list[Registration]:
+    async def list_registrations(
+        self, *, tag: str | None = None, provider: str | None = None
+    ) -> list[Registration]:
         """By agent id."""
         with self._guard("list_registrations"):
-            return await self._docs.list_registrations()
+            found = await self._docs.list_registrations()
+        return [r for r in found if registration_matches(r, tag, provider)]
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace."""

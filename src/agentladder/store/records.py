@@ -124,3 +124,12 @@ class DeliberationDoc(BaseModel):
     status: str
     created_at: float
     body: dict[str, Any] = Field(default_factory=dict)
+
+
+def registration_matches(registration: Registration, tag: str | None, provider: str | None) -> bool:
+    """Whether ``registration`` declares capability ``tag`` and is of ``provider`` (each
+    when given): the directory's filters, applied by the stores."""
+    config = registration.config
+    return (tag is None or tag in config.capability_tags) and (
+        provider is None or config.provider_id == provider
+    )

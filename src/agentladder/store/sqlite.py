@@ -362,13 +362,17 @@ class SqliteStore:
 
         return await self._read(run)
 
-    async def list_registrations(self) -> list[Registration]:
-        """By agent id."""
-
+    async def list_registrations(
+        self, *, tag: str | None = None, provider: str | None = None
+    ) -> list[Registration]:
+        """By agent id; the filters are evaluated in SQLite."""
         cache = self._registrations
+        where, args = _registration_filter(tag, provider)
 
         def run(conn: sqlite3.Connection) -> list[Registration]:
-            rows = conn.execute("SELECT agent_id, doc FROM registrations ORDER BY agent_id")
+            rows = conn.execute(
+                f"SELECT agent_id, doc FROM registrations{where} ORDER BY agent_id", args
+            )
             found = []
             for agent, doc in rows:
                 # decoded once per stored text: only heartbeats since the last listing cost
@@ -447,6 +451,20 @@ def _rows_in(
         marks = ",".join("?" * len(chunk))
         rows.extend(conn.execute(f"{select} WHERE {column} IN ({marks})", chunk))
     return rows
+
+
+def _registration_filter(tag: str | None, provider: str | None) -> tuple[str, tuple[str, ...]]:
+    """The WHERE clause of the directory's filters, evaluated by SQLite on the stored JSON."""
+    clauses, args = [], []
+    if tag is not None:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM json_each(doc, '$.config.capability_tags') WHERE value = ?)"
+        )
+        args.append(tag)
+    if provider is not None:
+        clauses.append("json_extract(doc, '$.config.provider_id') = ?")
+        args.append(provider)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(args)
 
 
 def _deliberation(row: tuple[str, str, float, str]) -> DeliberationDoc:

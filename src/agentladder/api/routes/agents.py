@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request, Response
@@ -11,6 +12,8 @@ from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
 from agentladder.api.listing import AgentListing
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out
 from agentladder.domain.registry import AgentStatus
+from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.services.registry import AgentView
 
 __all__ = ["router"]
 
@@ -27,12 +30,6 @@ class AgentStatsListOut(BaseModel):
     """``{"agents": [...]}`` with derived stats."""
 
     agents: list[AgentStatsOut]
-
-
-async def _all(services: ServicesDep) -> list[AgentOut]:
-    views = await services.registry.list()
-    stats = await services.store.list_stats()
-    return [agent_out(v, stats[v.agent_id].value if v.agent_id in stats else None) for v in views]
 
 
 @router.post("/agents/heartbeat", response_model=AgentOut)
@@ -59,28 +56,45 @@ async def list_agents(services: ServicesDep, request: Request) -> Response:
 @router.get("/agents/directory", response_model=AgentsOut)
 async def directory(
     services: ServicesDep,
+    request: Request,
     tag: str | None = None,
     provider: str | None = None,
     min_rank: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     online: bool | None = None,
     sort: Literal["name", "rank", "avg_score", "cost"] = "name",
-) -> AgentsOut:
-    """The public directory, filtered by tag, provider, minimum rank and status, sorted."""
-    agents = [
-        a
-        for a in await _all(services)
-        if (tag is None or tag in a.capability_tags)
-        and (provider is None or a.provider_id == provider)
-        and a.stats.rank >= min_rank
-        and (online is None or (a.status is AgentStatus.ONLINE) == online)
-    ]
-    keys = {
-        "name": lambda a: (a.name,),
-        "rank": lambda a: (-a.stats.rank, a.name),
-        "avg_score": lambda a: (-a.stats.avg_score, a.name),
-        "cost": lambda a: (a.estimated_cost_per_round, a.name),
+    limit: Annotated[int | None, Query(ge=1, le=10_000)] = None,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+) -> Response:
+    """The public directory, filtered by tag, provider, minimum rank and status, sorted;
+    a page of it with ``limit`` and ``offset``.
+
+    The tag and provider filters run in the store; stats are read for those left only.
+    """
+    views = await services.registry.list(tag=tag, provider=provider)
+    if online is not None:
+        views = [v for v in views if (v.status is AgentStatus.ONLINE) == online]
+    if tag is None and provider is None:
+        stats = await services.store.list_stats()
+    else:
+        stats = await services.store.get_many_stats([v.agent_id for v in views])
+    none = AgentPerformanceStats()
+
+    def of(view: AgentView) -> AgentPerformanceStats:
+        found = stats.get(view.agent_id)
+        return none if found is None else found.value
+
+    if min_rank:
+        views = [v for v in views if of(v).rank >= min_rank]
+    keys: dict[str, Callable[[AgentView], tuple[Any, ...]]] = {
+        "name": lambda v: (v.agent_id,),
+        "rank": lambda v: (-of(v).rank, v.agent_id),
+        "avg_score": lambda v: (-of(v).avg_score, v.agent_id),
+        "cost": lambda v: (v.registration.config.estimated_cost_per_round, v.agent_id),
     }
-    return AgentsOut(agents=sorted(agents, key=keys[sort]))
+    views.sort(key=keys[sort])
+    page = views[offset:] if limit is None else views[offset : offset + limit]
+    listing: AgentListing = request.app.state.listing
+    return Response(listing.body(page, stats, everyone=False), media_type="application/json")
 
 
 @router.get("/agents/{agent_id}", response_model=AgentOut)
