@@ -20,6 +20,8 @@ def test_demo_runs_deliberations_and_shows_ranks_and_xp(tmp_path: Path) -> None:
     assert "Ranks after 6 deliberations" in result.output
     assert "XP leaderboard" in result.output
     assert "best at audit" in result.output
+    said = "".join(result.output.split())  # rich wraps and folds long lines
+    assert f"agentladderserve--storesqlite:///{db}" in said
     assert db.exists()
     conn = sqlite3.connect(db)
     profiles = conn.execute("SELECT COUNT(*) FROM agent_profiles").fetchone()[0]

@@ -81,7 +81,9 @@ def demo(
     console.print(
         f"\nThe data is in {result.db}. Inspect it with any SQLite client, for example"
         f" `sqlite3 {result.db} 'select id, xp, level from agent_profiles order by xp desc'`;"
-        " `agentladder serve` with its dashboard comes with the API."
+        " the dashboard shows the same data:"
+        f" `agentladder serve --store sqlite:///{result.db}`, then open"
+        " http://127.0.0.1:8000/dashboard."
     )
 
 
