@@ -14,7 +14,14 @@ import pytest
 
 from agentladder.services.container import Services
 from tests.api.conftest import ADMIN, ORCH, bearer, call_api
-from tests.api.test_hostile_corpus import ENDPOINTS, Endpoint, check_response, corpus, snapshot
+from tests.api.test_hostile_corpus import (
+    ADMIN_WRITES,
+    ENDPOINTS,
+    Endpoint,
+    check_response,
+    corpus,
+    snapshot,
+)
 
 SEED_JUDGMENT = {"agent_id": "sim_a", "contract_id": "seed-1", "score": 9.0}
 SEED_REPORT = {
@@ -34,7 +41,7 @@ async def seed(client: httpx.AsyncClient, services: Services) -> None:
 
 
 def _token(endpoint: Endpoint) -> str:
-    return ADMIN if endpoint.path == "/agents/heartbeat" else ORCH
+    return ADMIN if endpoint.path in ADMIN_WRITES else ORCH
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.path for e in ENDPOINTS])

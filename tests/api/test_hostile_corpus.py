@@ -21,7 +21,7 @@ from agentladder.config import Settings, parse_settings
 from agentladder.services.container import Services
 from tests.api.conftest import CONFIG
 
-__all__ = ["ENDPOINTS", "HOSTILE_NAMES", "Case", "Endpoint", "corpus", "snapshot"]
+__all__ = ["ADMIN_WRITES", "ENDPOINTS", "HOSTILE_NAMES", "Case", "Endpoint", "corpus", "snapshot"]
 
 Path = tuple[str | int, ...]
 _MARK = "\u0000hostile\u0000"
@@ -300,7 +300,34 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                  404, "not_found"),
         ),
     ),
+    Endpoint(
+        "/agents/tasks/answers",
+        {"agent_id": "sim_a", "task_id": "0" * 32, "answer": {"content": "an answer"}},
+        required=("agent_id", "task_id"), strings=(("task_id",),), numbers=(),
+        name=("agent_id",),
+        extras=(
+            Case("too long", "/agents/tasks/answers",
+                 _encode({"agent_id": "sim_a", "task_id": "0" * 32,
+                          "error": {"kind": "timeout", "message": "m" * 10_001}}), 422,
+                 "invalid_input", "error.message"),
+            Case("unknown task", "/agents/tasks/answers",
+                 _encode({"agent_id": "sim_a", "task_id": "0" * 32, "answer": {}}), 404,
+                 "not_found"),
+            Case("answer and error", "/agents/tasks/answers",
+                 _encode({"agent_id": "sim_a", "task_id": "0" * 32, "answer": {},
+                          "error": {"kind": "timeout"}}), 422, "invalid_input"),
+            Case("neither answer nor error", "/agents/tasks/answers",
+                 _encode({"agent_id": "sim_a", "task_id": "0" * 32}), 422, "invalid_input"),
+            Case("not a task id", "/agents/tasks/answers",
+                 _encode({"agent_id": "sim_a", "task_id": "../x", "answer": {}}), 422,
+                 "invalid_input", "task_id"),
+        ),
+    ),
 )  # fmt: skip
+"""The admin token is used for the heartbeat and the task answers (an agent's own writes,
+which an orchestrator token may not make), the orchestrator's for the rest."""
+
+ADMIN_WRITES = frozenset({"/agents/heartbeat", "/agents/tasks/answers"})
 
 
 def corpus(endpoint: Endpoint) -> list[Case]:

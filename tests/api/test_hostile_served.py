@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from tests.api.test_hostile_corpus import ENDPOINTS, check_response, corpus
+from tests.api.test_hostile_corpus import ADMIN_WRITES, ENDPOINTS, check_response, corpus
 from tests.served import Server, start_server
 
 ADMIN = "served-admin-token-0123456789"
@@ -40,7 +40,7 @@ WRITES = [e.path for e in ENDPOINTS]
 
 
 def _auth(path: str) -> dict[str, str]:
-    token = ADMIN if path == "/agents/heartbeat" else ORCH
+    token = ADMIN if path in ADMIN_WRITES else ORCH
     return {"authorization": f"Bearer {token}", "content-type": "application/json"}
 
 

@@ -54,8 +54,9 @@ def test_schemathesis_finds_no_server_error_and_no_schema_break(tmp_path: Path) 
 def run_stateful(folder: Path, *, examples: int, seconds: float, seed: bool) -> Counter[str]:
     """schemathesis's state machines (from the OpenAPI links) against a served instance
     with an admin token, again and again until ``seconds`` are spent: no 5xx, every
-    response in its schema. Two machines, each with its own entry points: the deliberations,
-    and the agents with the Oracle (schemathesis starts from one group's writes only).
+    response in its schema. Three machines, each with its own entry points: the
+    deliberations, the remote agents' tasks, and the agents with the Oracle (schemathesis
+    starts from one group's writes only).
     The calls made, by ``METHOD path status``."""
     server = start_server(folder, SERVED_CONFIG, db="stateful.db")
     calls: Counter[str] = Counter()
@@ -63,7 +64,8 @@ def run_stateful(folder: Path, *, examples: int, seconds: float, seed: bool) -> 
         schema = schemathesis.openapi.from_url(server.url("/openapi.json"))
         machines = [
             schema.include(path_regex="^/deliberation").as_state_machine(),
-            schema.exclude(path_regex="^/deliberation").as_state_machine(),
+            schema.exclude(path_regex="^/(deliberation|agents/tasks)").as_state_machine(),
+            schema.include(path_regex="^/agents/tasks").as_state_machine(),
         ]
         settings = hypothesis.settings(
             max_examples=examples, stateful_step_count=10, deadline=None, database=None,

@@ -17,7 +17,7 @@ from agentladder.api.deps import CheckedJson
 from agentladder.api.errors import install_error_handlers
 from agentladder.api.listing import AgentListing
 from agentladder.api.metrics import install_metrics
-from agentladder.api.routes import agents, dashboard, deliberations, health, oracle
+from agentladder.api.routes import agent_tasks, agents, dashboard, deliberations, health, oracle
 from agentladder.api.schemas import document
 from agentladder.config import Settings
 from agentladder.services.container import Services, build_services
@@ -96,7 +96,7 @@ def _configure(app: FastAPI, settings: Settings) -> None:
     """
     app.state.listing = AgentListing()  # GET /agents, one cached fragment per agent
     install_error_handlers(app)
-    for module in (health, agents, deliberations, oracle, dashboard):
+    for module in (health, agent_tasks, agents, deliberations, oracle, dashboard):
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -158,14 +159,21 @@ def serve(
 def agent(
     config: Annotated[Path, typer.Option(help="The YAML configuration with the agent.")],
     name: Annotated[str, typer.Option(help="The agent's name in the configuration.")],
-    server: Annotated[str, typer.Option(help="The server to join, nats://host:port.")],
+    server: Annotated[
+        str,
+        typer.Option(help="The server to join: nats://host:port, or http://host:port (its API)."),
+    ],
     prefix: Annotated[str, typer.Option(help="The server's subject prefix.")] = "agentladder",
+    token_env: Annotated[
+        str, typer.Option(help="Over HTTP: the environment variable holding the agent token.")
+    ] = "AGENTLADDER_TOKEN",
 ) -> None:
     """Run one configured agent as its own process: it heartbeats and answers its tasks."""
-    from agentladder.agent_process import run_agent_process  # noqa: PLC0415 (NATS only here)
+    from agentladder.agent_process import run_agent_process  # noqa: PLC0415 (agents only)
 
     try:
-        asyncio.run(run_agent_process(config, name, server, prefix))
+        token = os.environ.get(token_env) or None
+        asyncio.run(run_agent_process(config, name, server, prefix, token=token))
     except (InvalidInput, ValidationError) as error:
         console.print(f"[red]cannot start agent:[/] {error}")
         raise typer.Exit(code=1) from error

@@ -25,6 +25,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     computed_field,
     model_validator,
 )
@@ -85,7 +86,14 @@ def _not_blank(value: str) -> str:
     return value
 
 
-AgentName = Annotated[str, AfterValidator(validate_agent_name)]
+AGENT_NAME_SCHEMA_PATTERN = r"^[A-Za-z0-9_-]([A-Za-z0-9_.-]{0,62}[A-Za-z0-9_-])?$"
+"""The name rule as a JSON-schema pattern (all but the ban on '..', which the validator adds)."""
+
+AgentName = Annotated[
+    str,
+    AfterValidator(validate_agent_name),
+    WithJsonSchema({"type": "string", "pattern": AGENT_NAME_SCHEMA_PATTERN}),
+]
 _Tags = tuple[Annotated[str, AfterValidator(_not_blank)], ...]
 _Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 

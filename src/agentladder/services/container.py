@@ -21,6 +21,7 @@ from agentladder.domain.agents import AgentConfig
 from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
 from agentladder.services.clock import Clock, SystemClock
+from agentladder.services.http_agents import HttpAgentProvider, TaskBoard
 from agentladder.services.nats_agents import NatsAgentProvider, serve_heartbeats
 from agentladder.services.oracle import Oracle
 from agentladder.services.orchestrator import Orchestrator
@@ -49,6 +50,8 @@ class Services:
     providers: dict[str, Provider]
     nc: Client | None = None
     subscriptions: list[Subscription] = field(default_factory=list)
+    tasks: TaskBoard = field(default_factory=TaskBoard)
+    tasks_for: frozenset[str] = frozenset()  # agents that take their tasks over HTTP
     _background: list[asyncio.Task[None]] = field(default_factory=list)
 
     def start_background(self) -> None:
@@ -116,6 +119,8 @@ async def build_services(
             providers[agent.name] = make_provider(declared, agent.backend)
     nc = None
     subscriptions = []
+    board = TaskBoard()
+    over_http = frozenset(a.name for a in settings.agents if a.remote)
     if url.startswith(("nats://", "tls://")):
         options = parse_nats_url(url)
         nc = await nats.connect(list(options.servers), max_reconnect_attempts=-1)
@@ -125,6 +130,9 @@ async def build_services(
                 providers[agent.name] = NatsAgentProvider(
                     nc, options.prefix, agent.name, timeout_s=settings.orchestrator.timeout_s
                 )
+        over_http = frozenset()
+    for name in over_http:  # without NATS, remote agents poll their tasks over HTTP
+        providers[name] = HttpAgentProvider(board, name, timeout_s=settings.orchestrator.timeout_s)
     orchestrator = Orchestrator(
         store=store, registry=registry, oracle=oracle, providers=providers, agents=agents,
         settings=settings.orchestrator, clock=clock,
@@ -134,5 +142,6 @@ async def build_services(
     return Services(
         settings=settings, store=store, registry=registry, oracle=oracle,
         sentinel=Sentinel(oracle, seed=seed), orchestrator=orchestrator,
-        providers=providers, nc=nc, subscriptions=subscriptions,
+        providers=providers, nc=nc, subscriptions=subscriptions, tasks=board,
+        tasks_for=over_http,
     )  # fmt: skip

@@ -20,13 +20,13 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import nats.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from agentladder.domain.agents import AgentConfig
 from agentladder.errors import AgentladderError, ProviderError
@@ -37,6 +37,7 @@ from agentladder.providers.base import (
     ProposeRequest,
     Provider,
 )
+from agentladder.services.agent_wire import answer_task, decode_reply, parse_answer
 from agentladder.services.registry import Registry
 
 __all__ = [
@@ -48,7 +49,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-M = TypeVar("M", bound=BaseModel)
 
 
 def heartbeat_subject(prefix: str) -> str:
@@ -106,34 +106,18 @@ class NatsAgentProvider:
             raise ProviderError("timeout", f"agent {self._agent_id!r}: no answer") from error
         except (nats.errors.Error, OSError) as error:
             raise ProviderError("http", f"agent {self._agent_id!r}: {error!r}") from error
-        try:
-            reply = json.loads(msg.data)
-        except ValueError as error:
-            raise ProviderError("unparseable", f"agent {self._agent_id!r}: not JSON") from error
-        if not isinstance(reply, dict):
-            raise ProviderError("unparseable", f"agent {self._agent_id!r}: not a JSON object")
-        if "error" in reply:
-            detail = reply["error"] if isinstance(reply["error"], dict) else {}
-            raise ProviderError(str(detail.get("kind", "refused")), str(detail.get("message", "")))
-        return reply
+        return decode_reply(msg.data, self._agent_id)
 
     async def propose(self, request: ProposeRequest) -> Proposal:
         """The remote agent's proposal."""
-        return _parse(Proposal, await self._ask("propose", request), self._agent_id)
+        return parse_answer(Proposal, await self._ask("propose", request), self._agent_id)
 
     async def evaluate(self, request: EvaluateRequest) -> Evaluation:
         """The remote agent's evaluation."""
-        return _parse(Evaluation, await self._ask("evaluate", request), self._agent_id)
+        return parse_answer(Evaluation, await self._ask("evaluate", request), self._agent_id)
 
     async def aclose(self) -> None:
         """The connection belongs to the caller."""
-
-
-def _parse(model: type[M], data: dict[str, Any], agent_id: str) -> M:
-    try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        raise ProviderError("invalid", f"agent {agent_id!r}: {error.errors()[0]['msg']}") from None
 
 
 async def serve_agent(
@@ -155,23 +139,7 @@ async def serve_agent(
 
     def answering(task: str) -> Callable[[Msg], Any]:
         async def handle(msg: Msg) -> None:
-            try:
-                if task == "propose":
-                    answer: BaseModel = await provider.propose(
-                        ProposeRequest.model_validate_json(msg.data)
-                    )
-                else:
-                    answer = await provider.evaluate(EvaluateRequest.model_validate_json(msg.data))
-                reply = answer.model_dump_json().encode()
-            except ProviderError as error:
-                reply = json.dumps({"error": {"kind": error.kind, "message": str(error)}}).encode()
-            except ValidationError as error:
-                reply = json.dumps({"error": {"kind": "invalid", "message": str(error)}}).encode()
-            except Exception as error:  # a provider bug: answer now, never leave the asker waiting
-                log.exception("agent %s failed to %s", agent.name, task)
-                message = f"the agent failed: {type(error).__name__}: {error}"
-                reply = json.dumps({"error": {"kind": "refused", "message": message}}).encode()
-            await msg.respond(reply)
+            await msg.respond(await answer_task(provider, agent.name, task, msg.data))
 
         return handle
 
