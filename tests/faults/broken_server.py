@@ -322,7 +322,7 @@ class BrokenServer:
             data: dict[str, Any] = json.loads(response.read())
         return data
 
-    def settled_stats(self, timeout_s: float = 5.0) -> dict[str, Any]:
+    def settled_stats(self, timeout_s: float = 15.0) -> dict[str, Any]:
         """The counters once no request is stuck any more (the clients closed them), or as is."""
         deadline = time.monotonic() + timeout_s
         stats = self.stats()

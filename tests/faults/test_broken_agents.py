@@ -325,7 +325,7 @@ def check(planned: list[Planned], run: Campaign) -> None:
     for behaviour, tries in seen.items():
         got = run.server["requests"].get(behaviour, 0)
         assert tries - spurious_allowance(tries) <= got <= tries, (behaviour, got, tries)
-    assert run.server["stuck"] == 0
+    assert run.server["stuck"] == 0, [s.server_stuck for s in run.samples]
     # no leaks: after warm-up (the first batch), nothing grows. The clients' idle keep-alive
     # connections come and go with the pools (the server counts them); every other
     # descriptor (store, threads, NATS, pipes) stays exactly as it was.
