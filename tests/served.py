@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["Server", "free_port", "start_server"]
+__all__ = ["Server", "free_port", "start_agents", "start_server", "stop_agents"]
 
 
 def free_port() -> int:
@@ -111,3 +111,38 @@ def start_server(
     process.kill()
     process.wait()
     raise AssertionError(f"the server did not start: {served.output()[-2000:]}")
+
+
+def start_agents(
+    folder: Path,
+    names: list[str],
+    server_args: list[str],
+    env: dict[str, dict[str, str]] | None = None,
+) -> list[subprocess.Popen[str]]:
+    """`agentladder agent` processes for ``names`` of ``folder/agents.yaml`` joining
+    ``server_args`` (``--server URL ...``), logging to ``folder/agents.log``."""
+    log = (folder / "agents.log").open("a", encoding="utf-8")
+    command = [sys.executable, "-m", "agentladder.cli", "agent", "--config",
+               str(folder / "agents.yaml"), *server_args]  # fmt: skip
+    try:
+        return [
+            subprocess.Popen(
+                [*command, "--name", name],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env={**os.environ, **(env or {}).get(name, {})},
+            )
+            for name in names
+        ]
+    finally:
+        log.close()  # each process holds its own copy
+
+
+def stop_agents(folder: Path, processes: list[subprocess.Popen[str]]) -> None:
+    """SIGTERM each by pid; each must exit 0 (else what they logged is shown)."""
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    codes = [process.wait(timeout=30) for process in processes]
+    log = (folder / "agents.log").read_text(encoding="utf-8")
+    assert codes == [0] * len(processes), log[-2000:]

@@ -4,16 +4,12 @@ ranked; an agent token may act only for its own agent. All real processes on loo
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 
-from tests.served import start_server
+from tests.served import start_agents, start_server, stop_agents
 
 ADMIN = "admin-token-0123456789"
 TOKENS = {"far_a": "far-a-token-0123456789", "far_b": "far-b-token-0123456789"}
@@ -46,18 +42,8 @@ def _bearer(token: str) -> dict[str, str]:
 
 def test_agent_processes_over_http(tmp_path: Path) -> None:
     server = start_server(tmp_path, CONFIG)
-    log = (tmp_path / "agents.log").open("w", encoding="utf-8")
-    command = [sys.executable, "-m", "agentladder.cli", "agent",
-               "--config", str(tmp_path / "agents.yaml"), "--server", server.base]  # fmt: skip
-    agents = [
-        subprocess.Popen(
-            [*command, "--name", name],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "AGENTLADDER_TOKEN": TOKENS[name]},
-        )
-        for name in ("far_a", "far_b")
-    ]
+    tokens = {name: {"AGENTLADDER_TOKEN": token} for name, token in TOKENS.items()}
+    agents = start_agents(tmp_path, ["far_a", "far_b"], ["--server", server.base], tokens)
     try:
         with httpx.Client(base_url=server.base, timeout=30) as client:
             deadline = time.monotonic() + 30
@@ -103,9 +89,7 @@ def test_agent_processes_over_http(tmp_path: Path) -> None:
             metrics = client.get("/metrics").text
             assert 'agentladder_refusals{reason="impersonation"} 2.0' in metrics
     finally:
-        for process in agents:
-            process.send_signal(signal.SIGTERM)
-        codes = [process.wait(timeout=30) for process in agents]
-        log.close()
-        server.stop()
-    assert codes == [0, 0], (tmp_path / "agents.log").read_text(encoding="utf-8")[-2000:]
+        try:
+            stop_agents(tmp_path, agents)
+        finally:
+            server.stop()

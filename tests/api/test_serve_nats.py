@@ -4,9 +4,6 @@ and are ranked; all real processes on loopback."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -14,21 +11,8 @@ from pathlib import Path
 import httpx
 
 from agentladder.natsserver import NatsServer
-from tests.served import start_server
-
-CONFIG = """
-orchestrator:
-  heartbeat_interval_s: 0.5
-agents:
-  - name: far_a
-    provider_id: simulated
-    remote: true
-    backend: {kind: simulated, quality: 6.5}
-  - name: far_b
-    provider_id: simulated
-    remote: true
-    backend: {kind: simulated, quality: 8.5}
-"""
+from tests.served import start_agents, start_server, stop_agents
+from tests.services.test_remote_agents import CONFIG
 
 
 def test_serve_on_nats_with_agent_processes(
@@ -37,16 +21,9 @@ def test_serve_on_nats_with_agent_processes(
     prefix = f"s{uuid.uuid4().hex[:8]}"
     url = f"{session_nats_server.url}?prefix={prefix}"
     server = start_server(tmp_path, CONFIG, store=url)
-    log = (tmp_path / "agents.log").open("w", encoding="utf-8")
-    config = str(tmp_path / "agents.yaml")
-    command = [sys.executable, "-m", "agentladder.cli", "agent", "--config", config]
-    nats_args = ["--server", session_nats_server.url, "--prefix", prefix]
-    agents = [
-        subprocess.Popen(
-            [*command, "--name", name, *nats_args], stdout=log, stderr=subprocess.STDOUT
-        )
-        for name in ("far_a", "far_b")
-    ]
+    agents = start_agents(
+        tmp_path, ["far_a", "far_b"], ["--server", session_nats_server.url, "--prefix", prefix]
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -65,9 +42,7 @@ def test_serve_on_nats_with_agent_processes(
         profile = httpx.get(server.url("/oracle/profiles/far_b"), timeout=10).json()
         assert profile["stats"]["total_tasks"] == 1
     finally:
-        for process in agents:
-            process.send_signal(signal.SIGTERM)
-        codes = [process.wait(timeout=20) for process in agents]
-        log.close()
-        server.stop()
-    assert codes == [0, 0], (tmp_path / "agents.log").read_text(encoding="utf-8")[-2000:]
+        try:
+            stop_agents(tmp_path, agents)
+        finally:
+            server.stop()

@@ -4,11 +4,10 @@ act only for its own agent (else 403, logged and counted as ``impersonation``)."
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentladder.api.deps import CallerDep, CheckedJson, Role, ServicesDep
@@ -65,12 +64,6 @@ def _as_agent(caller: CallerDep, agent_id: str) -> None:
         )  # fmt: skip
 
 
-async def _disconnected(request: Request) -> None:
-    """Return once the poller has gone away."""
-    while not await request.is_disconnected():
-        await asyncio.sleep(0.25)
-
-
 def _takes_tasks(services: ServicesDep, agent_id: str) -> None:
     if agent_id not in services.tasks_for:
         raise NotFound("agent taking tasks over HTTP", agent_id)
@@ -83,19 +76,16 @@ def _takes_tasks(services: ServicesDep, agent_id: str) -> None:
 async def next_task(
     services: ServicesDep,
     caller: CallerDep,
-    request: Request,
     agent_id: AgentName,
     wait_s: Annotated[float, Query(ge=0, le=30)] = 20.0,
 ) -> Response:
-    """The agent's next task, waiting up to ``wait_s`` for one (204 if none came)."""
+    """The agent's next task, waiting up to ``wait_s`` for one (204 if none came).
+
+    A poll whose client went away is not noticed before ``wait_s`` ends (and a stopping
+    server waits for it): agents poll for 5 s (``http_agents.POLL_S``)."""
     _as_agent(caller, agent_id)
     _takes_tasks(services, agent_id)
-    taking = asyncio.ensure_future(services.tasks.take(agent_id, wait_s))
-    leaving = asyncio.ensure_future(_disconnected(request))
-    await asyncio.wait({taking, leaving}, return_when=asyncio.FIRST_COMPLETED)
-    leaving.cancel()
-    taking.cancel()  # a poller gone away takes nothing (and frees the server to stop)
-    task = taking.result() if taking.done() and not taking.cancelled() else None
+    task = await services.tasks.take(agent_id, wait_s)
     if task is None:
         return Response(status_code=204)
     body = (
