@@ -22,7 +22,6 @@ estimate of four characters per token, so that cost accounting still works.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import ssl
@@ -40,6 +39,7 @@ from agentladder.providers.base import (
     ProposeRequest,
     Usage,
 )
+from agentladder.providers.isolated import isolated
 from agentladder.providers.prompts import (
     ChatMessage,
     evaluate_messages,
@@ -155,11 +155,11 @@ class OpenAIProvider:
     async def _post(self, payload: dict[str, object], headers: dict[str, str]) -> httpx.Response:
         """POST within one deadline of ``timeout_s``; transport failures as ``ProviderError``."""
         timeout = self.settings.timeout_s
-        try:
-            async with asyncio.timeout(timeout):
-                return await self._http().post(
-                    self.url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
-                )
+        try:  # one deadline, kept by ``isolated`` alone (httpx's own timeouts are off)
+            return await isolated(
+                self._http().post(self.url, json=payload, headers=headers, timeout=None),
+                timeout,
+            )
         except (TimeoutError, httpx.TimeoutException) as error:
             raise ProviderError("timeout", f"no answer from {self.url} in {timeout} s") from error
         except (httpx.HTTPError, httpx.InvalidURL) as error:
