@@ -243,3 +243,15 @@ def test_call_cost_prices_usage_with_the_agents_prices() -> None:
     """1000 input and 500 output tokens at 2.5 / 10.0 per million tokens cost 0.0075."""
     assert call_cost(AGENT, Usage(input_tokens=1000, output_tokens=500)) == 0.0075
     assert call_cost(AgentConfig(name="free"), Usage(input_tokens=10**6)) == 0.0
+
+
+def test_answer_longer_than_max_response_bytes_is_not_read(chat_server: ChatServer) -> None:
+    """A 3 MB answer with a 1 MiB cap is a failed call naming the cap; under it, it is read."""
+    chat_server.replies.append(Reply(body=completion("y" * 600_000)))
+    chat_server.replies.append(Reply(body=completion("x" * 3_000_000)))
+    capped = {"max_response_bytes": 1024 * 1024}
+    proposal = ask(chat_server.url, "propose", **capped)
+    assert len(proposal.content) == 600_000
+    error = failure(chat_server.url, **capped)
+    assert error.kind == "http"
+    assert "more than 1048576 bytes" in str(error)

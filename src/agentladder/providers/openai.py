@@ -23,9 +23,11 @@ estimate of four characters per token, so that cost accounting still works.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import ssl
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -114,6 +116,18 @@ def _content(body: object) -> str:
     return content
 
 
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What the endpoint answered: the status and the body, decoded from its encoding."""
+
+    status: int
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
 class OpenAIProvider:
     """One agent on an OpenAI-compatible endpoint; see the module docstring."""
 
@@ -152,19 +166,34 @@ class OpenAIProvider:
             self._client = httpx.AsyncClient(verify=_tls_context())
         return self._client
 
-    async def _post(self, payload: dict[str, object], headers: dict[str, str]) -> httpx.Response:
+    async def _post(self, payload: dict[str, object], headers: dict[str, str]) -> _Answer:
         """POST within one deadline of ``timeout_s``; transport failures as ``ProviderError``."""
         timeout = self.settings.timeout_s
         try:  # one deadline, kept by ``isolated`` alone (httpx's own timeouts are off)
-            return await isolated(
-                self._http().post(self.url, json=payload, headers=headers, timeout=None),
-                timeout,
-            )
+            return await isolated(self._exchange(payload, headers), timeout)
         except (TimeoutError, httpx.TimeoutException) as error:
             raise ProviderError("timeout", f"no answer from {self.url} in {timeout} s") from error
         except (httpx.HTTPError, httpx.InvalidURL) as error:
             reason = _excerpt(str(error)) or type(error).__name__
             raise ProviderError("http", f"{self.url}: {reason}") from error
+
+    async def _exchange(self, payload: dict[str, object], headers: dict[str, str]) -> _Answer:
+        """The status and the decoded body, read up to ``max_response_bytes``."""
+        client = self._http()
+        request = client.build_request("POST", self.url, json=payload, headers=headers)
+        response = await client.send(request, stream=True)
+        try:
+            cap = self.settings.max_response_bytes
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > cap:
+                    raise ProviderError(
+                        "http", f"{self.url} answered more than {cap} bytes; not read further"
+                    )
+            return _Answer(response.status_code, bytes(body))
+        finally:
+            await response.aclose()
 
     async def _complete(self, messages: list[ChatMessage]) -> tuple[str, Usage]:
         """The model's reply to ``messages`` and the tokens it used."""
@@ -176,12 +205,12 @@ class OpenAIProvider:
             "temperature": self.settings.temperature,
         }
         response = await self._post(payload, headers)
-        if response.status_code >= 300:
+        if response.status >= 300:
             raise ProviderError(
-                "http", f"{self.url} answered {response.status_code}: {_excerpt(response.text)}"
+                "http", f"{self.url} answered {response.status}: {_excerpt(response.text)}"
             )
         try:
-            body = response.json()
+            body = json.loads(response.body)
         except (ValueError, RecursionError) as error:  # nesting too deep to parse: not JSON
             raise ProviderError("unparseable", f"not JSON: {_excerpt(response.text)!r}") from error
         content = _content(body)

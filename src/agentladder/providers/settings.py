@@ -12,6 +12,7 @@ agents:
       api_key_env: OPENAI_API_KEY
       timeout_s: 60
       max_tokens: 1024
+      max_response_bytes: 4194304   # the most of an answer read (decoded)
   - name: sim_a
     backend: {kind: simulated, quality: 7.5, noise: 0.5, latency_ms: 20, seed: 1}
 """
@@ -39,6 +40,9 @@ class OpenAISettings(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0)
     max_tokens: int = Field(default=1024, ge=1)
     temperature: float = Field(default=0.2, ge=0, le=2)
+    max_response_bytes: int = Field(
+        default=4 * 1024 * 1024, ge=1024, description="a longer answer is a failed call"
+    )
 
 
 class SimulatedSettings(BaseModel):

@@ -50,6 +50,10 @@ T = TypeVar("T")
 _SYNC_MODES = ("full", "normal", "extra", "off")
 READERS = 4
 """Reader threads, each with its own connection: WAL lets them read while one writes."""
+CHECKPOINT_PAGES = 250
+"""WAL pages after which the writer's commit checkpoints (SQLite's default is 1,000). The
+checkpoint runs inside that commit; a quarter of the default makes each one a quarter as
+long (see docs/benchmarks.md, the scale benchmark's judgment p99)."""
 MANY = 500
 """Keys per ``IN (...)`` query of the ``get_many_*`` reads (SQLite limits parameters)."""
 
@@ -91,6 +95,7 @@ class SqliteStore:
         self._conns_lock = threading.Lock()
         self._write_conn = _connect(self.path, synchronous)
         migrate(self._write_conn)
+        self._write_conn.execute(f"PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES}")
         self._writer = GroupWriter(self._write_conn)
         # Profiles as last committed by this writer, by revision: a read finding the same
         # revision in the file skips decoding (another process's write changes it).
