@@ -1,0 +1,76 @@
+"""How often the SQLite writer checkpoints the WAL: judgment latency on the scale file.
+
+SQLite checkpoints inside the commit that crosses ``wal_autocheckpoint`` pages; that
+judgment waits while the pages are written back into the database file and synced. On
+the scale benchmark's file (100,000 agents, 10,000,000 ledger lines; loaded and cached by
+``bench_scale``), judgments to random agents (``Oracle.submit_for_judgment``, one at a
+time, synchronous=FULL) are timed with the store's ``CHECKPOINT_PAGES`` at SQLite's
+default of 1,000 (the baseline) and at the store's value, alternately, ``RUNS`` runs
+each. Printed: medians over runs of p50, p99 and judgments per second. The judgments are
+undone afterwards.
+
+Run: ``.venv/bin/python -m benchmarks checkpoint`` (the scale file must fit on disk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import uuid
+
+from agentladder.config import parse_settings
+from agentladder.services.container import build_services
+from agentladder.services.oracle_models import JudgmentRequest
+from agentladder.store import sqlite as sqlite_store
+from benchmarks import bench_scale as scale
+from benchmarks import scale_load as load
+from benchmarks.common import percentile
+
+SQLITE_DEFAULT = 1000
+RUNS = 3
+JUDGMENTS = 2000
+
+
+def main() -> None:
+    """Alternate runs at SQLite's default and at the store's value; print medians."""
+    ours = sqlite_store.CHECKPOINT_PAGES
+    path = scale.cached_sqlite(scale.AGENTS, scale.LEDGER)
+    agents = [load.agent_name(i) for i in random.Random(2).sample(range(scale.AGENTS), 20_000)]
+    rows, counters = load.snapshot(path, agents)
+    dirty = path.with_name(path.name + ".in-use")
+    dirty.touch()
+
+    async def run(pages: int, seed: int) -> list[float]:
+        sqlite_store.CHECKPOINT_PAGES = pages
+        services = await build_services(parse_settings(None), store_url=f"sqlite:///{path}")
+        rng = random.Random(seed)
+
+        async def judge(i: int) -> None:
+            body = scale.judgment(rng.choice(agents), f"bench-{uuid.uuid4().hex}", rng)
+            await services.oracle.submit_for_judgment(JudgmentRequest.model_validate(body))
+
+        try:
+            return await scale.timed_async(judge, JUDGMENTS)
+        finally:
+            await services.close()
+
+    samples: dict[int, list[list[float]]] = {SQLITE_DEFAULT: [], ours: []}
+    try:
+        for seed in range(RUNS):
+            for pages, runs in samples.items():
+                runs.append(asyncio.run(run(pages, seed)))
+    finally:
+        sqlite_store.CHECKPOINT_PAGES = ours
+        load.restore(path, rows, counters)
+        dirty.unlink()
+    for pages, runs in samples.items():
+        label = "SQLite's default (baseline)" if pages == SQLITE_DEFAULT else "the store's value"
+        p50 = statistics.median(statistics.median(r) for r in runs)
+        p99 = statistics.median(percentile(r, 99) for r in runs)
+        rate = statistics.median(len(r) / sum(r) * 1000 for r in runs)
+        print(
+            f"checkpoint every {pages} pages ({label}): judgment p50 {p50:.2f} ms,"
+            f" p99 {p99:.2f} ms, {rate:,.0f} judgments/s; runs' p99"
+            f" {[round(percentile(r, 99), 2) for r in runs]}"
+        )
