@@ -57,6 +57,10 @@ class OrchestratorSettings(BaseModel):
         default=30.0, gt=0.0, allow_inf_nan=False,
         description="how often unfinished deliberations are looked for (services/recovery.py)",
     )  # fmt: skip
+    lease_s: float = Field(
+        default=30.0, gt=0.0, allow_inf_nan=False,
+        description="how long an instance's lease lasts unrenewed (services/lease.py)",
+    )  # fmt: skip
     # Mentors: the best outputs of expert agents per task type, shown to lower levels.
     mentor_examples: int = Field(default=0, ge=0, le=10, description="0: not shown")
     mentor_min_score: float = Field(default=8.0, ge=0.0, le=10.0)

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from agentladder.config import AgentSettings, OrchestratorSettings, Settings
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.deliberation_record import (
     DeliberationRecord,
     DeliberationStatus,
     SideEffectState,
 )
+from agentladder.providers.settings import SimulatedSettings
 from agentladder.services.clock import FixedClock
+from agentladder.services.container import build_services
 from agentladder.services.orchestrator import SETTLING
 from agentladder.services.recovery import Recovered, longest_run_s, recover
 from agentladder.store.base import Store
@@ -103,3 +111,94 @@ def test_abandoned_deliberations_fail_only_after_the_longest_run(with_store: Any
         assert orchestrator.finished["failed"] == 1
 
     with_store(body)
+
+
+def test_a_deliberation_whose_instance_lease_ran_out_fails_at_once(with_store: Any) -> None:
+    """Running for a few seconds only: failed at once when its instance's lease has run out
+    (or was dropped), left alone while the lease is live or when this instance runs it."""
+
+    async def body(store: Store) -> None:
+        clock = FixedClock()
+        orchestrator = await world(store, {}, clock=clock)
+        now = clock.now().timestamp()
+        await store.renew_lease("alive", now + 20.0)
+        await store.renew_lease("expired", now - 1.0)
+        await store.renew_lease("dropped", now + 20.0)
+        await store.drop_lease("dropped")
+        request = DeliberationRequest(user_query="q", agent_names=["a", "b"])
+        runners = {
+            "of-alive": "alive", "of-expired": "expired", "of-dropped": "dropped",
+            "of-unknown": "never-leased", "of-this": orchestrator.instance_id, "of-none": None,
+        }  # fmt: skip
+        for name, runner in runners.items():
+            record = DeliberationRecord(
+                id=name, request=request, agents=["a", "b"], created_at=now - 5.0,
+                status=DeliberationStatus.RUNNING, started_at=now - 5.0, runner=runner,
+            )  # fmt: skip
+            doc = DeliberationDoc(
+                id=name, status="running", created_at=now - 5, body=record.model_dump(mode="json")
+            )
+            await store.put_deliberation(doc)
+        assert (await recover(orchestrator, now=now)).interrupted == 3
+        for name, runner in runners.items():
+            got = await orchestrator.get(name)
+            if name in ("of-expired", "of-dropped", "of-unknown"):
+                assert got.status is DeliberationStatus.FAILED, name
+                assert got.error == (
+                    f"interrupted: instance {runner} stopped before finishing it"
+                    " (its lease ran out)"
+                )
+            else:
+                assert got.status is DeliberationStatus.RUNNING, name
+        assert (await recover(orchestrator, now=now)).interrupted == 0  # once
+
+    with_store(body)
+
+
+@pytest.fixture(params=["sqlite", "nats"])
+def shared_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store two instances can share, one after the other (not the in-memory one)."""
+    if request.param == "nats":
+        return str(request.getfixturevalue("nats_store_url"))
+    return f"sqlite:///{tmp_path / 'shared.db'}"
+
+
+def test_what_a_stopped_instance_left_running_fails_at_the_next_pass(
+    shared_store_url: str,
+) -> None:
+    """build_services takes the instance's lease and names it as each deliberation's runner.
+    An instance stopped mid-deliberation drops its lease; the next instance's first pass
+    marks that deliberation failed at once, not an hour later."""
+    slow = SimulatedSettings(latency_ms=60_000)
+    settings = Settings(
+        agents=[AgentSettings(name=name, backend=slow) for name in ("a", "b")],
+        orchestrator=OrchestratorSettings(timeout_s=120.0),
+    )
+
+    async def body() -> None:
+        first = await build_services(settings, store_url=shared_store_url)
+        holder = first.orchestrator.instance_id
+        try:
+            assert holder in await first.store.live_leases(time.time())
+            record = await first.orchestrator.submit(
+                DeliberationRequest(user_query="q", agent_names=["a", "b"])
+            )
+            assert record.runner == holder
+            await asyncio.sleep(0.05)  # it runs: the agents take a minute
+        finally:
+            await first.close()
+        second = await build_services(settings, store_url=shared_store_url)
+        try:
+            live = await second.store.live_leases(time.time())
+            assert holder not in live
+            assert second.orchestrator.instance_id in live
+            recovered = await recover(second.orchestrator, now=time.time())
+            assert recovered.interrupted == 1
+            left = await second.orchestrator.get(record.id)
+            assert left.status is DeliberationStatus.FAILED
+            assert left.error is not None
+            assert holder in left.error
+        finally:
+            await second.close()
+
+    asyncio.run(body())

@@ -78,3 +78,24 @@ def test_ping_answers(with_store: Any) -> None:
         await store.ping()
 
     with_store(body)
+
+
+def test_leases_renewed_listed_while_running_and_dropped(with_store: Any) -> None:
+    """A lease is live until its end, renewing moves the end, dropping ends it at once."""
+
+    async def body(store: Store) -> None:
+        assert await store.live_leases(100.0) == frozenset()
+        await store.renew_lease("instance-a", 130.0)
+        await store.renew_lease("instance-b", 110.0)
+        assert await store.live_leases(100.0) == {"instance-a", "instance-b"}
+        assert await store.live_leases(110.0) == {"instance-a"}  # ends are exclusive
+        await store.renew_lease("instance-b", 160.0)
+        assert await store.live_leases(140.0) == {"instance-b"}
+        await store.drop_lease("instance-b")
+        await store.drop_lease("never-held")  # nothing to drop is not an error
+        assert await store.live_leases(100.0) == {"instance-a"}
+        # a renewal far later forgets leases that ended more than an hour before
+        await store.renew_lease("instance-c", 130.0 + 7200.0)
+        assert await store.live_leases(0.0) == {"instance-c"}
+
+    with_store(body)

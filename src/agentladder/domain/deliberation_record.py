@@ -117,6 +117,10 @@ class DeliberationRecord(BaseModel):
     ranking: SideEffect = Field(default_factory=SideEffect)
     judgments: SideEffect = Field(default_factory=SideEffect)
     source: str = Field(default="orchestrator", description="orchestrator or external")
+    runner: str | None = Field(
+        default=None,
+        description="the service instance that runs it (its lease); None when reported",
+    )
     created_at: float
     started_at: float | None = None
     finished_at: float | None = None

@@ -22,6 +22,7 @@ from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.http_agents import HttpAgentProvider, TaskBoard
+from agentladder.services.lease import Lease
 from agentladder.services.nats_agents import NatsAgentProvider, serve_heartbeats
 from agentladder.services.oracle import Oracle
 from agentladder.services.orchestrator import Orchestrator
@@ -52,6 +53,7 @@ class Services:
     subscriptions: list[Subscription] = field(default_factory=list)
     tasks: TaskBoard = field(default_factory=TaskBoard)
     tasks_for: frozenset[str] = frozenset()  # agents that take their tasks over HTTP
+    lease: Lease | None = None  # this instance's, held from build to close
     _background: list[asyncio.Task[None]] = field(default_factory=list)
 
     def start_background(self) -> None:
@@ -81,6 +83,8 @@ class Services:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
         await self.orchestrator.close()
+        if self.lease is not None:  # what this instance leaves is taken over at once
+            await self.lease.stop()
         for provider in self.providers.values():
             await provider.aclose()
         try:
@@ -137,11 +141,13 @@ async def build_services(
         store=store, registry=registry, oracle=oracle, providers=providers, agents=agents,
         settings=settings.orchestrator, clock=clock,
     )  # fmt: skip
+    lease = Lease(store, orchestrator.instance_id, clock, settings.orchestrator.lease_s)
+    await lease.start()
     await registry.beat_local()
     await orchestrator.load_mentors()
     return Services(
         settings=settings, store=store, registry=registry, oracle=oracle,
         sentinel=Sentinel(oracle, seed=seed), orchestrator=orchestrator,
         providers=providers, nc=nc, subscriptions=subscriptions, tasks=board,
-        tasks_for=over_http,
+        tasks_for=over_http, lease=lease,
     )  # fmt: skip

@@ -67,6 +67,7 @@ class Orchestrator:
         clock: Clock | None = None,
         timeout_s: float | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+        instance_id: str | None = None,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -77,6 +78,7 @@ class Orchestrator:
         self.clock = clock or SystemClock()
         self.timeout_s = self.settings.timeout_s if timeout_s is None else timeout_s
         self.new_id = new_id
+        self.instance_id = instance_id or uuid.uuid4().hex  # its lease's holder
         self.mentors = Mentors(self.settings)
         self.finished: Counter[str] = Counter()  # status -> deliberations, for /metrics
         self._tasks: set[asyncio.Task[None]] = set()
@@ -117,6 +119,7 @@ class Orchestrator:
             agents=list(selection.qualified),
             excluded=list(selection.excluded),
             created_at=self._now(),
+            runner=self.instance_id,
         )
         self._allowances[record.id] = allowances  # read once, used when it runs
         return record

@@ -8,8 +8,10 @@ service is killed:
   resumed here. Both side effects are idempotent (the ranking commit is marked with the
   deliberation id, each judgment has its contract id), so resuming one that another
   instance is also applying counts it once;
-- a deliberation stored as queued or running that no instance runs any more: once it is
-  older than the longest a deliberation can run, it is marked failed ("interrupted").
+- a deliberation stored as queued or running that no instance runs any more: marked failed
+  ("interrupted") as soon as the lease of the instance that ran it has run out
+  (``services/lease.py``); a record that names no instance (stored before leases existed)
+  only once it is older than the longest a deliberation can run.
 
 ``serve`` runs :func:`recover` at start and then every ``recover_interval_s``.
 """
@@ -61,16 +63,25 @@ async def recover(orchestrator: Orchestrator, *, now: float, grace_s: float = 60
     """One pass: resume pending side effects, interrupt abandoned deliberations."""
     resumed = interrupted = 0
     stale_before = now - longest_run_s(orchestrator) - grace_s
-    for doc in await _unsettled(orchestrator):
+    unsettled = await _unsettled(orchestrator)
+    live = await orchestrator.store.live_leases(now) if unsettled else frozenset()
+    for doc in unsettled:
         if orchestrator.running(doc.id):
             continue
         record = DeliberationRecord.model_validate(doc.body)
         if doc.status == SETTLING:
             if orchestrator.resume(record):
                 resumed += 1
+            continue
+        runner = record.runner
+        if runner not in (None, orchestrator.instance_id) and runner not in live:
+            reason = f"instance {runner} stopped before finishing it (its lease ran out)"
         elif (record.started_at or record.created_at) < stale_before:
-            await orchestrator.interrupt(record, "no instance finished it in time (restarted?)")
-            interrupted += 1
+            reason = "no instance finished it in time (restarted?)"
+        else:
+            continue
+        await orchestrator.interrupt(record, reason)
+        interrupted += 1
     if resumed or interrupted:
         log.warning(
             "recovery: resumed the side effects of %d deliberation(s), interrupted %d",

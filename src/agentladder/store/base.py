@@ -193,6 +193,18 @@ class Store(Protocol):
         """Deliberation records, newest first; only those whose status is in ``statuses``."""
         ...
 
+    # Instance leases: which service instances are alive (recovery, services/lease.py).
+    async def renew_lease(self, holder: str, expires_at: float) -> None:
+        """Insert or extend ``holder``'s lease until ``expires_at`` (seconds since the epoch);
+        leases that ended more than an hour before ``expires_at`` are forgotten."""
+
+    async def drop_lease(self, holder: str) -> None:
+        """End ``holder``'s lease now (a clean stop); nothing if it has none."""
+
+    async def live_leases(self, now: float) -> frozenset[str]:
+        """The holders whose lease runs past ``now``."""
+        ...
+
 
 async def each_found(
     keys: Iterable[str], get: Callable[[str], Awaitable[T | None]]

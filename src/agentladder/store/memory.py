@@ -39,6 +39,7 @@ class MemoryStore:
         self._ledger_id = 0
         self._registrations: dict[str, Registration] = {}
         self._deliberations: dict[str, DeliberationDoc] = {}
+        self._leases: dict[str, float] = {}  # holder -> expires at
 
     @property
     def url(self) -> str:
@@ -207,3 +208,17 @@ class MemoryStore:
             key=lambda d: (-d.created_at, d.id),
         )
         return docs[offset : offset + limit]
+
+    async def renew_lease(self, holder: str, expires_at: float) -> None:
+        """Insert or extend; forget leases that ended an hour before."""
+        self._leases[holder] = expires_at
+        for stale in [h for h, ends in self._leases.items() if ends < expires_at - 3600.0]:
+            del self._leases[stale]
+
+    async def drop_lease(self, holder: str) -> None:
+        """End it now."""
+        self._leases.pop(holder, None)
+
+    async def live_leases(self, now: float) -> frozenset[str]:
+        """Those running past ``now``."""
+        return frozenset(h for h, expires_at in self._leases.items() if expires_at > now)

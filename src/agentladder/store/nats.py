@@ -8,7 +8,8 @@
   compare-and-set plus idempotency claims; leaderboards from an in-memory index fed by it
   (``nats_index``);
 - registrations and deliberations: KV buckets ``<prefix>_registrations`` and
-  ``<prefix>_deliberations`` (``nats_records``).
+  ``<prefix>_deliberations`` (``nats_records``);
+- the service instances' leases: KV bucket ``<prefix>_leases`` (``nats_leases``).
 
 Several service instances on several machines can share one store: every write is a
 compare-and-set or idempotent, checked by the server. An unreachable server, a timeout or
@@ -45,6 +46,7 @@ from agentladder.store.nats_io import (
     ensure_kv,
     ensure_oracle_stream,
 )
+from agentladder.store.nats_leases import KvLeases
 from agentladder.store.nats_oracle import OracleLog
 from agentladder.store.nats_ranks import RankStats
 from agentladder.store.nats_records import KvDocuments
@@ -79,6 +81,7 @@ async def open_nats_store(url: str) -> NatsStore:
             ranks = await ensure_kv(js, options.rank_bucket, replicas, atomic=True)
             registrations = await ensure_kv(js, options.registrations_bucket, replicas)
             deliberations = await ensure_kv(js, options.deliberations_bucket, replicas)
+            leases = await ensure_kv(js, options.leases_bucket, replicas)
             await ensure_oracle_stream(js, options)
             index = LeaderboardIndex(js, options.oracle_stream, options.event_prefix)
             await index.start()
@@ -93,8 +96,9 @@ async def open_nats_store(url: str) -> NatsStore:
         options.deliberations_bucket,
     )
     return NatsStore(
-        nc, js, options, RankStats(nc, js, ranks, options), OracleLog(nc, js, options), docs, index
-    )
+        nc, js, options, RankStats(nc, js, ranks, options), OracleLog(nc, js, options), docs,
+        index, KvLeases(js, leases, options.leases_bucket),
+    )  # fmt: skip
 
 
 class NatsStore:
@@ -109,6 +113,7 @@ class NatsStore:
         oracle: OracleLog,
         docs: KvDocuments,
         index: LeaderboardIndex,
+        leases: KvLeases,
     ) -> None:
         self._nc = nc
         self._js = js
@@ -117,6 +122,7 @@ class NatsStore:
         self._oracle = oracle
         self._docs = docs
         self._index = index
+        self._leases = leases
         self._closed = False
 
     @property
@@ -273,3 +279,18 @@ class NatsStore:
         """Newest first."""
         with self._guard("list_deliberations"):
             return await self._docs.list_deliberations(limit, offset, statuses)
+
+    async def renew_lease(self, holder: str, expires_at: float) -> None:
+        """Insert or extend (``nats_leases``)."""
+        with self._guard("renew_lease"):
+            await self._leases.renew(holder, expires_at)
+
+    async def drop_lease(self, holder: str) -> None:
+        """End it now."""
+        with self._guard("drop_lease"):
+            await self._leases.drop(holder)
+
+    async def live_leases(self, now: float) -> frozenset[str]:
+        """Those running past ``now``."""
+        with self._guard("live_leases"):
+            return await self._leases.live(now)

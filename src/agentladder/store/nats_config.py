@@ -65,6 +65,11 @@ class NatsOptions:
         return f"{self.prefix}_deliberations"
 
     @property
+    def leases_bucket(self) -> str:
+        """KV bucket of the service instances' leases."""
+        return f"{self.prefix}_leases"
+
+    @property
     def oracle_stream(self) -> str:
         """The stream of Oracle events and idempotency claims."""
         return f"{self.prefix.upper()}_ORACLE"

@@ -435,6 +435,18 @@ class SqliteStore:
 
         return await self._read(run)
 
+    async def renew_lease(self, holder: str, expires_at: float) -> None:
+        """Insert or extend."""
+        await self._write(lambda c: ops.renew_lease(c, holder, expires_at))
+
+    async def drop_lease(self, holder: str) -> None:
+        """End it now."""
+        await self._write(lambda c: c.execute("DELETE FROM leases WHERE holder = ?", (holder,)))
+
+    async def live_leases(self, now: float) -> frozenset[str]:
+        """Those running past ``now``."""
+        return await self._read(lambda c: ops.live_leases(c, now))
+
 
 def _encode(body: dict[str, Any]) -> str:
     """A document's JSON text: pydantic-core's encoder (about five times faster than

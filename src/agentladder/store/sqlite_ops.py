@@ -29,6 +29,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+LEASE_KEPT_S = 3600.0
+"""How long an ended lease is kept (a holder stopped an hour ago is forgotten)."""
 
 
 def get_stats(conn: sqlite3.Connection, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
@@ -238,6 +240,22 @@ def leaderboard(
             LeaderboardRow.model_validate({**values, "position": position, "task_type": task_type})
         )
     return out
+
+
+def renew_lease(conn: sqlite3.Connection, holder: str, expires_at: float) -> None:
+    """Insert or extend ``holder``'s lease; leases ended an hour ago are deleted."""
+    conn.execute(
+        "INSERT INTO leases (holder, expires_at) VALUES (?, ?)"
+        " ON CONFLICT (holder) DO UPDATE SET expires_at = excluded.expires_at",
+        (holder, expires_at),
+    )
+    conn.execute("DELETE FROM leases WHERE expires_at < ?", (expires_at - LEASE_KEPT_S,))
+
+
+def live_leases(conn: sqlite3.Connection, now: float) -> frozenset[str]:
+    """The holders whose lease runs past ``now``."""
+    rows = conn.execute("SELECT holder FROM leases WHERE expires_at > ?", (now,))
+    return frozenset(holder for (holder,) in rows)
 
 
 def run_read(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:

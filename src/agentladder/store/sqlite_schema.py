@@ -141,10 +141,20 @@ ALTER TABLE oracle_events_appended RENAME TO oracle_events;
 CREATE UNIQUE INDEX oracle_events_key ON oracle_events (agent_id, key);
 """
 
+# Each running service instance renews a lease; a deliberation whose instance's lease ran
+# out is abandoned (services/recovery.py).
+_V4 = """
+CREATE TABLE leases (
+  holder TEXT PRIMARY KEY,
+  expires_at REAL NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
     (2, "deliberations by status (recovery after a restart)", _V2),
     (3, "oracle_events appended, one index on (agent_id, key)", _V3),
+    (4, "leases of the service instances (recovery of abandoned deliberations)", _V4),
 )
 
 

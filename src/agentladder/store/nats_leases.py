@@ -1,0 +1,61 @@
+"""Instance leases in the JetStream KV bucket ``<prefix>_leases``.
+
+Key: the holder (a service instance's id, a valid KV key); value: the time its lease
+runs until, in seconds since the epoch, as text. Listing reads every key's last value
+(one ordered consumer): one key per instance running or stopped in the last hour. A
+renewal deletes keys whose lease ended more than an hour before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import nats.js.errors
+from nats.js import JetStreamContext
+from nats.js.kv import KeyValue
+
+from agentladder.errors import InvalidInput
+from agentladder.store.nats_config import kv_key_ok
+from agentladder.store.nats_io import is_deleted, scan
+
+__all__ = ["KvLeases"]
+
+KEPT_S = 3600.0
+
+
+class KvLeases:
+    """Renew, drop and list the instances' leases."""
+
+    def __init__(self, js: JetStreamContext, kv: KeyValue, bucket: str) -> None:
+        self._js = js
+        self._kv = kv
+        self._bucket = bucket
+
+    async def _all(self) -> dict[str, float]:
+        prefix = f"$KV.{self._bucket}."
+        found = {}
+        for msg in await scan(self._js, f"KV_{self._bucket}", f"{prefix}>", last_per_subject=True):
+            if is_deleted(msg):
+                continue
+            with contextlib.suppress(ValueError):  # not a lease of this store: ignored
+                found[msg.subject.removeprefix(prefix)] = float(msg.data)
+        return found
+
+    async def renew(self, holder: str, expires_at: float) -> None:
+        """Insert or extend; forget leases that ended more than an hour before."""
+        if not kv_key_ok(holder):
+            raise InvalidInput("holder", holder, "must be a valid KV key")
+        await self._kv.put(holder, repr(expires_at).encode())
+        for stale, ends in (await self._all()).items():
+            if ends < expires_at - KEPT_S:
+                await self.drop(stale)
+
+    async def drop(self, holder: str) -> None:
+        """End it now (a purge: no value left behind)."""
+        if kv_key_ok(holder):
+            with contextlib.suppress(nats.js.errors.KeyNotFoundError):
+                await self._kv.purge(holder)
+
+    async def live(self, now: float) -> frozenset[str]:
+        """Those running past ``now``."""
+        return frozenset(holder for holder, ends in (await self._all()).items() if ends > now)
