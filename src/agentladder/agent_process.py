@@ -21,6 +21,7 @@ from agentladder.config import load_settings
 from agentladder.domain.agents import AgentConfig
 from agentladder.errors import InvalidInput
 from agentladder.providers.factory import make_provider
+from agentladder.services.agent_wire import DEFAULT_CONCURRENCY
 from agentladder.services.http_agents import serve_agent_over_http
 from agentladder.services.nats_agents import serve_agent
 
@@ -28,7 +29,13 @@ __all__ = ["run_agent_process"]
 
 
 async def run_agent_process(
-    config: Path, name: str, server: str, prefix: str, *, token: str | None = None
+    config: Path,
+    name: str,
+    server: str,
+    prefix: str,
+    *,
+    token: str | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> None:
     """Serve the agent ``name`` of ``config`` through ``server`` (NATS or HTTP)."""
     settings = load_settings(config)
@@ -53,6 +60,7 @@ async def run_agent_process(
                 await serve_agent_over_http(
                     client, declared, provider,
                     interval_s=settings.orchestrator.heartbeat_interval_s, stop=stop,
+                    concurrency=concurrency,
                 )  # fmt: skip
         finally:
             await provider.aclose()
@@ -66,6 +74,7 @@ async def run_agent_process(
             provider,
             interval_s=settings.orchestrator.heartbeat_interval_s,
             stop=stop,
+            concurrency=concurrency,
         )
     finally:
         await provider.aclose()

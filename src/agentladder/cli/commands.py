@@ -167,13 +167,18 @@ def agent(
     token_env: Annotated[
         str, typer.Option(help="Over HTTP: the environment variable holding the agent token.")
     ] = "AGENTLADDER_TOKEN",
+    concurrency: Annotated[
+        int, typer.Option(min=1, max=64, help="Tasks answered at once (model calls in flight).")
+    ] = 4,
 ) -> None:
     """Run one configured agent as its own process: it heartbeats and answers its tasks."""
     from agentladder.agent_process import run_agent_process  # noqa: PLC0415 (agents only)
 
     try:
         token = os.environ.get(token_env) or None
-        asyncio.run(run_agent_process(config, name, server, prefix, token=token))
+        asyncio.run(
+            run_agent_process(config, name, server, prefix, token=token, concurrency=concurrency)
+        )
     except (InvalidInput, ValidationError) as error:
         console.print(f"[red]cannot start agent:[/] {error}")
         raise typer.Exit(code=1) from error

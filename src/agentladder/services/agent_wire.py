@@ -17,11 +17,13 @@ from pydantic import BaseModel, ValidationError
 from agentladder.errors import ProviderError
 from agentladder.providers.base import EvaluateRequest, ProposeRequest, Provider
 
-__all__ = ["TaskKind", "answer_task", "decode_reply", "parse_answer"]
+__all__ = ["DEFAULT_CONCURRENCY", "TaskKind", "answer_task", "decode_reply", "parse_answer"]
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
 TaskKind = Literal["propose", "evaluate"]
+DEFAULT_CONCURRENCY = 4
+"""Tasks an agent process answers at once: one hanging model call does not stop the rest."""
 
 
 async def answer_task(provider: Provider, agent: str, kind: str, data: bytes) -> bytes:

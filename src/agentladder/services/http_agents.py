@@ -31,7 +31,13 @@ from agentladder.providers.base import (
     ProposeRequest,
     Provider,
 )
-from agentladder.services.agent_wire import TaskKind, answer_task, decode_reply, parse_answer
+from agentladder.services.agent_wire import (
+    DEFAULT_CONCURRENCY,
+    TaskKind,
+    answer_task,
+    decode_reply,
+    parse_answer,
+)
 
 __all__ = ["HttpAgentProvider", "Task", "TaskBoard", "serve_agent_over_http"]
 
@@ -127,9 +133,11 @@ async def serve_agent_over_http(
     *,
     interval_s: float = 10.0,
     stop: asyncio.Event,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> None:
     """Be one agent through the API at ``client``'s base URL: heartbeat every interval and
-    answer the tasks polled, until ``stop`` is set."""
+    answer the tasks polled, until ``stop`` is set; ``concurrency`` pollers, each answering
+    the task it took, so one hanging model call does not stop the rest."""
     beat = agent.model_dump(mode="json", exclude={"estimated_cost_per_round"})
 
     async def heartbeats() -> None:
@@ -170,7 +178,8 @@ async def serve_agent_over_http(
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), 1.0)
 
-    workers = [asyncio.ensure_future(heartbeats()), asyncio.ensure_future(tasks())]
+    workers = [asyncio.ensure_future(heartbeats())]
+    workers += [asyncio.ensure_future(tasks()) for _ in range(concurrency)]
     try:
         await stop.wait()
     finally:

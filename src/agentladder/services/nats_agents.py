@@ -37,7 +37,12 @@ from agentladder.providers.base import (
     ProposeRequest,
     Provider,
 )
-from agentladder.services.agent_wire import answer_task, decode_reply, parse_answer
+from agentladder.services.agent_wire import (
+    DEFAULT_CONCURRENCY,
+    answer_task,
+    decode_reply,
+    parse_answer,
+)
 from agentladder.services.registry import Registry
 
 __all__ = [
@@ -129,17 +134,33 @@ async def serve_agent(
     interval_s: float = 10.0,
     stop: asyncio.Event,
     on_heartbeat: Callable[[dict[str, Any]], None] | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> None:
     """Be one agent: answer its tasks with ``provider`` and heartbeat until ``stop`` is set.
 
     Every task gets a reply: the answer, or ``{"error": {"kind", "message"}}`` for a
     ``ProviderError``, an invalid task, or any other failure of the provider (``refused``,
-    naming it), so that a provider's bug costs the orchestrator no timeout.
+    naming it), so that a provider's bug costs the orchestrator no timeout. Up to
+    ``concurrency`` tasks are answered at once (nats-py hands a subscription's messages
+    over one at a time, so each is answered in a task of its own); more wait their turn.
     """
+    gate = asyncio.Semaphore(concurrency)
+    inflight: set[asyncio.Task[None]] = set()
 
     def answering(task: str) -> Callable[[Msg], Any]:
+        async def reply(msg: Msg) -> None:
+            try:
+                await msg.respond(await answer_task(provider, agent.name, task, msg.data))
+            except (nats.errors.Error, OSError) as error:  # the asker is gone or unreachable
+                log.warning("answer to a %s task not delivered: %r", task, error)
+            finally:
+                gate.release()
+
         async def handle(msg: Msg) -> None:
-            await msg.respond(await answer_task(provider, agent.name, task, msg.data))
+            await gate.acquire()
+            job = asyncio.ensure_future(reply(msg))
+            inflight.add(job)
+            job.add_done_callback(inflight.discard)
 
         return handle
 
@@ -164,3 +185,6 @@ async def serve_agent(
     finally:
         for subscription in subscriptions:
             await subscription.unsubscribe()
+        for job in list(inflight):  # stopping: what is not answered yet never will be
+            job.cancel()
+        await asyncio.gather(*inflight, return_exceptions=True)
