@@ -27,12 +27,14 @@ from typing import Any, TypeVar
 import pydantic_core
 
 from agentladder.domain.profile import AgentProfile
+from agentladder.domain.registry import AgentStatus, status_within
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import StoreUnavailable
 from agentladder.store import sqlite_ops as ops
 from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
 from agentladder.store.codec import decode
 from agentladder.store.leaderboard import check_limit
+from agentladder.store.listing import NO_STATS_JSON, agent_json, listing_body, registration_parts
 from agentladder.store.records import (
     DeliberationDoc,
     LeaderboardRow,
@@ -315,15 +317,17 @@ class SqliteStore:
         return await self._read(lambda c: ops.leaderboard(c, task_type, limit))
 
     async def put_registration(self, registration: Registration) -> None:
-        """Insert or replace."""
+        """Insert or replace, with its listing parts (``store.listing``) in the same row."""
 
         def run(conn: sqlite3.Connection) -> None:
             conn.execute(
-                "INSERT INTO registrations (agent_id, last_seen, doc) VALUES (?,?,?)"
-                " ON CONFLICT (agent_id) DO UPDATE SET last_seen = excluded.last_seen,"
-                " doc = excluded.doc",
-                (registration.agent_id, registration.last_seen, registration.model_dump_json()),
-            )
+                "INSERT INTO registrations (agent_id, last_seen, doc, listing_head, listing_tail)"
+                " VALUES (?,?,?,?,?) ON CONFLICT (agent_id) DO UPDATE SET"
+                " last_seen = excluded.last_seen, doc = excluded.doc,"
+                " listing_head = excluded.listing_head, listing_tail = excluded.listing_tail",
+                (registration.agent_id, registration.last_seen, registration.model_dump_json(),
+                 *registration_parts(registration)),
+            )  # fmt: skip
 
         await self._write(run)
 
@@ -385,6 +389,23 @@ class SqliteStore:
 
         return await self._read(run)
 
+    async def agent_listing_json(self, now: float, online_window_s: float) -> bytes:
+        """One query: each agent's object is concatenated by SQLite from its registration's
+        listing parts, its status (``domain.registry.status_within``, evaluated in SQL)
+        and its stats' JSON as stored. A registration without parts (written by a writer
+        that does not keep them) or stats that are not JSON are read and decoded."""
+        args = (now, online_window_s, AgentStatus.ONLINE.value, AgentStatus.OFFLINE.value)
+
+        def run(conn: sqlite3.Connection) -> bytes:
+            rows = conn.execute(_LISTING, (*args, NO_STATS_JSON)).fetchall()
+            unfinished = [agent for agent, data in rows if data is None]
+            if unfinished:
+                finished = _finish_listing(conn, unfinished, now, online_window_s)
+                rows = [(agent, finished.get(agent, data)) for agent, data in rows]
+            return listing_body(data for _, data in rows)
+
+        return await self._read(run)
+
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace."""
 
@@ -429,6 +450,39 @@ class SqliteStore:
             return [_deliberation(row) for row in rows]
 
         return await self._read(run)
+
+
+_LISTING = (
+    "SELECT r.agent_id, r.listing_head"
+    " || CASE WHEN ? - r.last_seen < ? THEN ? ELSE ? END"
+    " || r.listing_tail"
+    " || CASE WHEN s.stats_json IS NULL THEN ? WHEN json_valid(s.stats_json) THEN s.stats_json END"
+    " || '}'"
+    " FROM registrations r LEFT JOIN rank_stats s ON s.agent_id = r.agent_id"
+    " ORDER BY r.agent_id"
+)
+"""Every agent's object (NULL where a part is missing or the stats are not JSON)."""
+
+
+def _finish_listing(
+    conn: sqlite3.Connection, agents: Sequence[str], now: float, online_window_s: float
+) -> dict[str, str]:
+    """The objects ``_LISTING`` could not build, from the decoded registration and stats
+    (``CorruptRecord`` naming the value that cannot be decoded)."""
+    stats = {
+        agent: decode(AgentPerformanceStats, data, f"rank_stats/{agent}")
+        for agent, data in _rows_in(
+            conn, "SELECT agent_id, stats_json FROM rank_stats", "agent_id", agents
+        )
+    }
+    finished = {}
+    for agent, doc in _rows_in(conn, "SELECT agent_id, doc FROM registrations", "agent_id", agents):
+        registration = decode(Registration, doc, f"registrations/{agent}")
+        status = status_within(registration.last_seen, now, online_window_s)
+        found = stats.get(agent)
+        stats_json = None if found is None else found.model_dump_json()
+        finished[agent] = agent_json(registration_parts(registration), status, stats_json)
+    return finished
 
 
 def _encode(body: dict[str, Any]) -> str:
