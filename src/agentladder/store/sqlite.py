@@ -392,17 +392,20 @@ class SqliteStore:
     async def agent_listing_json(self, now: float, online_window_s: float) -> bytes:
         """One query: each agent's object is concatenated by SQLite from its registration's
         listing parts, its status (``domain.registry.status_within``, evaluated in SQL)
-        and its stats' JSON as stored. A registration without parts (written by a writer
-        that does not keep them) or stats that are not JSON are read and decoded."""
-        args = (now, online_window_s, AgentStatus.ONLINE.value, AgentStatus.OFFLINE.value)
+        and its stats' JSON as stored, and the objects joined. A registration without
+        parts (written by a writer that does not keep them) or stats that are not JSON are
+        read and decoded instead."""
+        online, offline = AgentStatus.ONLINE.value, AgentStatus.OFFLINE.value
+        args = (now, online_window_s, online, offline, NO_STATS_JSON)
 
         def run(conn: sqlite3.Connection) -> bytes:
-            rows = conn.execute(_LISTING, (*args, NO_STATS_JSON)).fetchall()
-            unfinished = [agent for agent, data in rows if data is None]
-            if unfinished:
-                finished = _finish_listing(conn, unfinished, now, online_window_s)
-                rows = [(agent, finished.get(agent, data)) for agent, data in rows]
-            return listing_body(data for _, data in rows)
+            joined, unfinished = conn.execute(_LISTING, args).fetchone()
+            if not unfinished:
+                return listing_body(() if joined is None else (joined,))
+            rows = conn.execute(_OBJECTS, args).fetchall()
+            missing = [agent for agent, data in rows if data is None]
+            finished = _finish_listing(conn, missing, now, online_window_s)
+            return listing_body(finished.get(agent, data) for agent, data in rows)
 
         return await self._read(run)
 
@@ -452,16 +455,21 @@ class SqliteStore:
         return await self._read(run)
 
 
-_LISTING = (
+_OBJECTS = (
     "SELECT r.agent_id, r.listing_head"
     " || CASE WHEN ? - r.last_seen < ? THEN ? ELSE ? END"
     " || r.listing_tail"
     " || CASE WHEN s.stats_json IS NULL THEN ? WHEN json_valid(s.stats_json) THEN s.stats_json END"
-    " || '}'"
+    " || '}' AS object"
     " FROM registrations r LEFT JOIN rank_stats s ON s.agent_id = r.agent_id"
     " ORDER BY r.agent_id"
 )
 """Every agent's object (NULL where a part is missing or the stats are not JSON)."""
+
+_LISTING = f"SELECT group_concat(object, ','), count(*) - count(object) FROM ({_OBJECTS})"
+"""The objects joined by SQLite, in the subquery's order (an ordered subquery is not
+flattened into an aggregate: its rows reach ``group_concat`` sorted), and how many are
+NULL (``group_concat`` skips them)."""
 
 
 def _finish_listing(
