@@ -137,3 +137,27 @@ def test_metrics_count_requests_agents_awards_and_refusals(api: Any) -> None:
         assert 'agentladder_refusals{reason="self_promotion"} 1.0' in text
 
     api(body)
+
+
+def test_metrics_count_unmatched_paths_and_refused_bodies(api: Any) -> None:
+    """The metrics middleware sees every response: a path no route serves (``unmatched``),
+    a body refused before routing (413), and observes each request's latency once."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        assert (await client.get("/no/such/path")).status_code == 404
+        huge = b"{" + b" " * 2_000_000 + b"}"
+        refused = await client.post(
+            "/agents/heartbeat", content=huge, headers={"content-type": "application/json"}
+        )
+        assert refused.status_code == 413
+        await client.get("/agents")
+        await client.get("/agents")
+        text = (await client.get("/metrics")).text
+        assert 'method="GET",route="unmatched",status="404"} 1.0' in text
+        assert 'method="POST",route="unmatched",status="413"} 1.0' in text
+        assert (
+            'agentladder_http_request_duration_seconds_count{method="GET",route="/agents"} 2.0'
+            in text
+        )
+
+    api(body)

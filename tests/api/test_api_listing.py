@@ -1,13 +1,16 @@
-"""GET /agents reuses a cached fragment per agent: it must never show a stale one."""
+"""GET /agents: the store's listing, the bytes the API encoded from each agent's
+``AgentOut`` before, never stale."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from agentladder.api.schemas import agent_out
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.services.clock import FixedClock
 from agentladder.services.container import Services
@@ -19,6 +22,78 @@ async def _listed(client: httpx.AsyncClient) -> dict[str, dict[str, Any]]:
     response = await client.get("/agents")
     assert response.status_code == 200
     return {a["name"]: a for a in response.json()["agents"]}
+
+
+def _url(store: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    if store == "nats":
+        return str(request.getfixturevalue("nats_store_url"))
+    return "memory://" if store == "memory" else f"sqlite:///{tmp_path / 'listing.db'}"
+
+
+async def _as_before(services: Services) -> bytes:
+    """GET /agents as the route built it before the stores did: the registry's views, the
+    stats, one ``AgentOut`` each."""
+    stats = await services.store.list_stats()
+    objects = [
+        agent_out(view, None if view.agent_id not in stats else stats[view.agent_id].value)
+        .model_dump_json()
+        .encode()
+        for view in await services.registry.list()
+    ]
+    return b'{"agents":[' + b",".join(objects) + b"]}"
+
+
+ODD_BEATS: list[dict[str, Any]] = [
+    {"name": "odd.one", "provider_id": 'q"uote\\', "description": "é 日本 🦀 \u2028 \t\n\x01",
+     "capability_tags": ["a b", "ü"], "input_price_per_mtok": 0.3, "output_price_per_mtok": 1e-9},
+    {"name": "Plain-2", "description": '"status":"offline"}', "signing_schemes": ["ed25519"]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite", "nats"])
+def test_the_listing_is_byte_for_byte_the_former_rendering(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Agents with odd characters and unicode, with and without stats, online and offline:
+    the body is exactly what the route answered before, at every step."""
+    clock = FixedClock()
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        async def same() -> bytes:
+            response = await client.get("/agents")
+            assert response.status_code == 200
+            assert response.headers["content-type"] == "application/json"
+            assert response.content == await _as_before(services)
+            return response.content
+
+        await same()
+        for beat in ODD_BEATS:
+            assert (await client.post("/agents/heartbeat", json=beat)).status_code == 200
+        stats = AgentPerformanceStats(rank=4, avg_score=6.25, recent_latencies_ms=(1.5,))
+        await services.store.commit_stats({"odd.one": (stats, 0), "sim_a": (stats, 0)})
+        assert "odd.one" in (await same()).decode()
+        clock.advance(31)  # three 10 s heartbeat intervals and more
+        assert (await client.post("/agents/heartbeat", json=ODD_BEATS[1])).status_code == 200
+        listed = json.loads(await same())["agents"]
+        assert {a["name"]: a["status"] for a in listed} == {
+            "Plain-2": "online", "odd.one": "offline",
+            "sim_a": "offline", "sim_b": "offline", "sim_c": "offline",
+        }  # fmt: skip
+
+    call_app(CONFIG, body, store=_url(store, tmp_path, request), clock=clock)
+
+
+def test_the_openapi_schema_of_the_listing_is_unchanged() -> None:
+    """GET /agents still declares ``AgentsOut``: ``{"agents": [AgentOut, ...]}``."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        doc = (await client.get("/openapi.json")).json()
+        ok = doc["paths"]["/agents"]["get"]["responses"]["200"]["content"]["application/json"]
+        assert ok["schema"] == {"$ref": "#/components/schemas/AgentsOut"}
+        agents = doc["components"]["schemas"]["AgentsOut"]["properties"]["agents"]
+        assert agents["items"] == {"$ref": "#/components/schemas/AgentOut"}
+
+    call_app(CONFIG, body)
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])

@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 
 from agentladder.config import AgentSettings
-from agentladder.domain.registry import AgentStatus, SelfPromotion, agent_status
+from agentladder.domain.registry import (
+    AgentStatus,
+    SelfPromotion,
+    agent_status,
+    online_window_s,
+    status_within,
+)
 from agentladder.errors import InvalidInput, NotFound, Refused
 from agentladder.providers.settings import SimulatedSettings
 from agentladder.services.clock import FixedClock
@@ -30,6 +36,9 @@ def test_status_is_online_for_three_intervals() -> None:
     """Online while the last heartbeat is younger than 3 intervals, offline after."""
     assert agent_status(100.0, 129.9, 10.0) is AgentStatus.ONLINE
     assert agent_status(100.0, 130.0, 10.0) is AgentStatus.OFFLINE
+    assert online_window_s(10.0) == 30.0
+    assert status_within(100.0, 129.9, 30.0) is AgentStatus.ONLINE
+    assert status_within(100.0, 130.0, 30.0) is AgentStatus.OFFLINE
 
 
 def test_heartbeat_registers_the_declared_fields(with_store: Any) -> None:

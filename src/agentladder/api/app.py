@@ -15,12 +15,12 @@ from agentladder import __version__
 from agentladder.api.auth import TokenBook
 from agentladder.api.deps import CheckedJson
 from agentladder.api.errors import install_error_handlers
-from agentladder.api.listing import AgentListing
 from agentladder.api.metrics import install_metrics
 from agentladder.api.routes import agent_tasks, agents, dashboard, deliberations, health, oracle
 from agentladder.api.schemas import document
 from agentladder.config import Settings
 from agentladder.services.container import Services, build_services
+from agentladder.store.listing import AgentListingCache
 
 __all__ = ["create_app", "create_served_app"]
 
@@ -94,7 +94,7 @@ def _configure(app: FastAPI, settings: Settings) -> None:
     surrogates, depth): the orchestrator's writes declare it after their role check, the
     agents' routes get it here. The metrics middleware is the outermost: 413s count too.
     """
-    app.state.listing = AgentListing()  # GET /agents, one cached fragment per agent
+    app.state.listing = AgentListingCache()  # the directory's pages, one object per agent
     install_error_handlers(app)
     for module in (health, agent_tasks, agents, deliberations, oracle, dashboard):
         checks = [CheckedJson] if module is agents else []

@@ -7,7 +7,6 @@ live in one process).
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from prometheus_client import (
@@ -18,6 +17,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentladder.api.deps import ServicesDep
 from agentladder.api.errors import refusals_of
@@ -60,23 +60,37 @@ class Metrics:
         )  # fmt: skip
 
 
+class _Measure:
+    """Counts every request and observes its latency, up to the start of its response,
+    by method and route (``unmatched`` for a path no route serves). A plain ASGI
+    middleware: the response body passes through untouched."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+
+        async def counted(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                path = getattr(scope.get("route"), "path", "unmatched")
+                method = scope["method"]
+                self.metrics.latency.labels(method, path).observe(time.perf_counter() - start)
+                self.metrics.requests.labels(method, path, str(message["status"])).inc()
+            await send(message)
+
+        await self.app(scope, receive, counted)
+
+
 def install_metrics(app: FastAPI) -> None:
     """Count every request and serve ``/metrics``."""
     metrics = Metrics()
     app.state.metrics = metrics
-
-    @app.middleware("http")
-    async def measure(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        start = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
-        metrics.latency.labels(request.method, path).observe(time.perf_counter() - start)
-        metrics.requests.labels(request.method, path, str(response.status_code)).inc()
-        return response
-
+    app.add_middleware(_Measure, metrics=metrics)
     app.include_router(router)
 
 

@@ -21,6 +21,8 @@ __all__ = [
     "SelfPromotion",
     "agent_status",
     "check_heartbeat_fields",
+    "online_window_s",
+    "status_within",
 ]
 
 OFFLINE_AFTER_INTERVALS = 3
@@ -66,10 +68,19 @@ def check_heartbeat_fields(payload: Mapping[str, object]) -> None:
         raise SelfPromotion(payload.get("name"), owned)
 
 
-def agent_status(last_seen: float, now: float, interval_s: float) -> AgentStatus:
-    """Online while the last heartbeat is younger than 3 intervals."""
+def online_window_s(interval_s: float) -> float:
+    """How long an agent stays online after its last heartbeat: 3 intervals."""
     if not (math.isfinite(interval_s) and interval_s > 0):
         raise InvalidInput("heartbeat_interval_s", interval_s, "must be a number > 0")
-    if now - last_seen < OFFLINE_AFTER_INTERVALS * interval_s:
-        return AgentStatus.ONLINE
-    return AgentStatus.OFFLINE
+    return OFFLINE_AFTER_INTERVALS * interval_s
+
+
+def status_within(last_seen: float, now: float, window_s: float) -> AgentStatus:
+    """Online while ``now - last_seen < window_s`` (``online_window_s``). The SQLite
+    store evaluates this same comparison in SQL for the listing."""
+    return AgentStatus.ONLINE if now - last_seen < window_s else AgentStatus.OFFLINE
+
+
+def agent_status(last_seen: float, now: float, interval_s: float) -> AgentStatus:
+    """Online while the last heartbeat is younger than 3 intervals."""
+    return status_within(last_seen, now, online_window_s(interval_s))

@@ -24,6 +24,7 @@ from agentladder.domain.registry import (
     SelfPromotion,
     agent_status,
     check_heartbeat_fields,
+    online_window_s,
 )
 from agentladder.errors import InvalidInput, NotFound, Refused
 from agentladder.services.clock import Clock, SystemClock
@@ -134,6 +135,11 @@ class Registry:
         now = self._now()  # one clock reading for the whole listing
         found = await self.store.list_registrations(tag=tag, provider=provider)
         return [self._view(r, now) for r in found]
+
+    async def listing_json(self) -> bytes:
+        """``GET /agents``'s body: every registered agent with its status and stats, read
+        from the store's current state (``Store.agent_listing_json``)."""
+        return await self.store.agent_listing_json(self._now(), online_window_s(self.interval))
 
     async def online(self) -> dict[str, bool]:
         """Every registered agent and whether it is online."""

@@ -179,6 +179,12 @@ class Store(Protocol):
         and of ``provider`` (its provider_id) when given."""
         ...
 
+    async def agent_listing_json(self, now: float, online_window_s: float) -> bytes:
+        """``{"agents":[...]}``: every registered agent's JSON object as ``GET /agents``
+        answers it, by agent id, read from the current registrations and rank stats (see
+        ``store.listing``); an agent is online while ``now - last_seen < online_window_s``."""
+        ...
+
     # Deliberation records.
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace a deliberation record."""

@@ -13,6 +13,7 @@ from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, RevisionConflict
 from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
 from agentladder.store.leaderboard import leaderboard_rows
+from agentladder.store.listing import AgentListingCache, listing_from_reads
 from agentladder.store.records import (
     DeliberationDoc,
     LeaderboardRow,
@@ -40,6 +41,7 @@ class MemoryStore:
         self._registrations: dict[str, Registration] = {}
         self._deliberations: dict[str, DeliberationDoc] = {}
         self._leases: dict[str, float] = {}  # holder -> expires at
+        self._listing = AgentListingCache()
 
     @property
     def url(self) -> str:
@@ -190,6 +192,10 @@ class MemoryStore:
             for _, r in sorted(self._registrations.items())
             if registration_matches(r, tag, provider)
         ]
+
+    async def agent_listing_json(self, now: float, online_window_s: float) -> bytes:
+        """Built from the registrations and stats (``store.listing.listing_from_reads``)."""
+        return await listing_from_reads(self, self._listing, now, online_window_s)
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace."""

@@ -38,6 +38,7 @@ from agentladder.store.base import (
     each_found,
 )
 from agentladder.store.leaderboard import check_limit
+from agentladder.store.listing import AgentListingCache, listing_from_reads
 from agentladder.store.nats_config import NatsOptions, nats_errors, parse_nats_url
 from agentladder.store.nats_index import LeaderboardIndex
 from agentladder.store.nats_io import (
@@ -123,6 +124,7 @@ class NatsStore:
         self._docs = docs
         self._index = index
         self._leases = leases
+        self._listing = AgentListingCache()
         self._closed = False
 
     @property
@@ -262,6 +264,10 @@ class NatsStore:
         with self._guard("list_registrations"):
             found = await self._docs.list_registrations()
         return [r for r in found if registration_matches(r, tag, provider)]
+
+    async def agent_listing_json(self, now: float, online_window_s: float) -> bytes:
+        """Built from the registrations and stats (``store.listing.listing_from_reads``)."""
+        return await listing_from_reads(self, self._listing, now, online_window_s)
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace."""

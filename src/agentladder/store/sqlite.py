@@ -27,12 +27,14 @@ from typing import Any, TypeVar
 import pydantic_core
 
 from agentladder.domain.profile import AgentProfile
+from agentladder.domain.registry import AgentStatus, status_within
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import StoreUnavailable
 from agentladder.store import sqlite_ops as ops
 from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
 from agentladder.store.codec import decode
 from agentladder.store.leaderboard import check_limit
+from agentladder.store.listing import NO_STATS_JSON, agent_json, listing_body, registration_parts
 from agentladder.store.records import (
     DeliberationDoc,
     LeaderboardRow,
@@ -320,15 +322,17 @@ class SqliteStore:
         return await self._read(lambda c: ops.leaderboard(c, task_type, limit))
 
     async def put_registration(self, registration: Registration) -> None:
-        """Insert or replace."""
+        """Insert or replace, with its listing parts (``store.listing``) in the same row."""
 
         def run(conn: sqlite3.Connection) -> None:
             conn.execute(
-                "INSERT INTO registrations (agent_id, last_seen, doc) VALUES (?,?,?)"
-                " ON CONFLICT (agent_id) DO UPDATE SET last_seen = excluded.last_seen,"
-                " doc = excluded.doc",
-                (registration.agent_id, registration.last_seen, registration.model_dump_json()),
-            )
+                "INSERT INTO registrations (agent_id, last_seen, doc, listing_head, listing_tail)"
+                " VALUES (?,?,?,?,?) ON CONFLICT (agent_id) DO UPDATE SET"
+                " last_seen = excluded.last_seen, doc = excluded.doc,"
+                " listing_head = excluded.listing_head, listing_tail = excluded.listing_tail",
+                (registration.agent_id, registration.last_seen, registration.model_dump_json(),
+                 *registration_parts(registration)),
+            )  # fmt: skip
 
         await self._write(run)
 
@@ -390,6 +394,26 @@ class SqliteStore:
 
         return await self._read(run)
 
+    async def agent_listing_json(self, now: float, online_window_s: float) -> bytes:
+        """One query: each agent's object is concatenated by SQLite from its registration's
+        listing parts, its status (``domain.registry.status_within``, evaluated in SQL)
+        and its stats' JSON as stored, and the objects joined. A registration without
+        parts (written by a writer that does not keep them) or stats that are not JSON are
+        read and decoded instead."""
+        online, offline = AgentStatus.ONLINE.value, AgentStatus.OFFLINE.value
+        args = (now, online_window_s, online, offline, NO_STATS_JSON)
+
+        def run(conn: sqlite3.Connection) -> bytes:
+            joined, unfinished = conn.execute(_LISTING, args).fetchone()
+            if not unfinished:
+                return listing_body(() if joined is None else (joined,))
+            rows = conn.execute(_OBJECTS, args).fetchall()
+            missing = [agent for agent, data in rows if data is None]
+            finished = _finish_listing(conn, missing, now, online_window_s)
+            return listing_body(finished.get(agent, data) for agent, data in rows)
+
+        return await self._read(run)
+
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace."""
 
@@ -446,6 +470,44 @@ class SqliteStore:
     async def live_leases(self, now: float) -> frozenset[str]:
         """Those running past ``now``."""
         return await self._read(lambda c: ops.live_leases(c, now))
+
+
+_OBJECTS = (
+    "SELECT r.agent_id, r.listing_head"
+    " || CASE WHEN ? - r.last_seen < ? THEN ? ELSE ? END"
+    " || r.listing_tail"
+    " || CASE WHEN s.stats_json IS NULL THEN ? WHEN json_valid(s.stats_json) THEN s.stats_json END"
+    " || '}' AS object"
+    " FROM registrations r LEFT JOIN rank_stats s ON s.agent_id = r.agent_id"
+    " ORDER BY r.agent_id"
+)
+"""Every agent's object (NULL where a part is missing or the stats are not JSON)."""
+
+_LISTING = f"SELECT group_concat(object, ','), count(*) - count(object) FROM ({_OBJECTS})"
+"""The objects joined by SQLite, in the subquery's order (an ordered subquery is not
+flattened into an aggregate: its rows reach ``group_concat`` sorted), and how many are
+NULL (``group_concat`` skips them)."""
+
+
+def _finish_listing(
+    conn: sqlite3.Connection, agents: Sequence[str], now: float, online_window_s: float
+) -> dict[str, str]:
+    """The objects ``_LISTING`` could not build, from the decoded registration and stats
+    (``CorruptRecord`` naming the value that cannot be decoded)."""
+    stats = {
+        agent: decode(AgentPerformanceStats, data, f"rank_stats/{agent}")
+        for agent, data in _rows_in(
+            conn, "SELECT agent_id, stats_json FROM rank_stats", "agent_id", agents
+        )
+    }
+    finished = {}
+    for agent, doc in _rows_in(conn, "SELECT agent_id, doc FROM registrations", "agent_id", agents):
+        registration = decode(Registration, doc, f"registrations/{agent}")
+        status = status_within(registration.last_seen, now, online_window_s)
+        found = stats.get(agent)
+        stats_json = None if found is None else found.model_dump_json()
+        finished[agent] = agent_json(registration_parts(registration), status, stats_json)
+    return finished
 
 
 def _encode(body: dict[str, Any]) -> str:

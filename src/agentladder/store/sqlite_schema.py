@@ -5,13 +5,22 @@ The level-up specification's four tables keep exactly its names and columns
 columns to them (revisions, the profile as JSON, extra counters) and its own tables: rank
 stats, ranking markers, Oracle events (judgments and other events, the idempotency keys),
 registrations and deliberations.
+
+A migration is a script of SQL statements and, for some, a function run after it in the
+same transaction (``BACKFILLS``: values computed in Python from existing rows).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
-__all__ = ["MIGRATIONS", "migrate"]
+from agentladder.errors import CorruptRecord
+from agentladder.store.codec import decode
+from agentladder.store.listing import registration_parts
+from agentladder.store.records import Registration
+
+__all__ = ["BACKFILLS", "MIGRATIONS", "migrate"]
 
 _V1 = """
 CREATE TABLE agent_profiles (
@@ -141,9 +150,42 @@ ALTER TABLE oracle_events_appended RENAME TO oracle_events;
 CREATE UNIQUE INDEX oracle_events_key ON oracle_events (agent_id, key);
 """
 
+# Each registration keeps the parts of its GET /agents object that depend on it alone
+# (``store.listing.registration_parts``), written with the registration in the same
+# statement; the listing is then one query. The trigger keeps a writer that does not know
+# these columns (an older agentladder on the same file) from leaving them stale: a doc
+# changed without them clears them, and the listing builds that agent's object from its
+# doc until its next write.
+_V4 = """
+ALTER TABLE registrations ADD COLUMN listing_head TEXT;
+ALTER TABLE registrations ADD COLUMN listing_tail TEXT;
+CREATE TRIGGER registrations_listing_stale AFTER UPDATE OF doc ON registrations
+  WHEN NEW.doc IS NOT OLD.doc
+    AND NEW.listing_head IS OLD.listing_head AND NEW.listing_tail IS OLD.listing_tail
+BEGIN
+  UPDATE registrations SET listing_head = NULL, listing_tail = NULL
+  WHERE agent_id = NEW.agent_id;
+END;
+"""
+
+
+def _backfill_listing_parts(conn: sqlite3.Connection) -> None:
+    """Migration 4's parts for the registrations already stored. A doc that cannot be
+    decoded keeps none: the listing then fails on it naming it, as it did before."""
+    for agent, doc in conn.execute("SELECT agent_id, doc FROM registrations").fetchall():
+        try:
+            registration = decode(Registration, doc, f"registrations/{agent}")
+        except CorruptRecord:
+            continue
+        conn.execute(
+            "UPDATE registrations SET listing_head = ?, listing_tail = ? WHERE agent_id = ?",
+            (*registration_parts(registration), agent),
+        )
+
+
 # Each running service instance renews a lease; a deliberation whose instance's lease ran
 # out is abandoned (services/recovery.py).
-_V4 = """
+_V5 = """
 CREATE TABLE leases (
   holder TEXT PRIMARY KEY,
   expires_at REAL NOT NULL
@@ -154,8 +196,24 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
     (2, "deliberations by status (recovery after a restart)", _V2),
     (3, "oracle_events appended, one index on (agent_id, key)", _V3),
-    (4, "leases of the service instances (recovery of abandoned deliberations)", _V4),
+    (4, "registrations keep their listing parts", _V4),
+    (5, "leases of the service instances (recovery of abandoned deliberations)", _V5),
 )
+
+BACKFILLS: dict[int, Callable[[sqlite3.Connection], None]] = {4: _backfill_listing_parts}
+"""Run after their migration's script, in its transaction."""
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of ``script`` (a trigger's body keeps its own semicolons)."""
+    statements, pending = [], ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.rstrip(";").strip():
+                statements.append(pending)
+            pending = ""
+    return statements
 
 
 def migrate(conn: sqlite3.Connection) -> list[int]:
@@ -177,9 +235,10 @@ def migrate(conn: sqlite3.Connection) -> list[int]:
                 "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
             ).fetchone()
             if done is None:
-                for statement in script.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                for statement in _statements(script):
+                    conn.execute(statement)
+                if version in BACKFILLS:
+                    BACKFILLS[version](conn)
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name)
                 )

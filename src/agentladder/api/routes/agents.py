@@ -9,11 +9,11 @@ from fastapi import APIRouter, Body, Query, Request, Response
 from pydantic import BaseModel
 
 from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
-from agentladder.api.listing import AgentListing
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out
 from agentladder.domain.registry import AgentStatus
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.services.registry import AgentView
+from agentladder.store.listing import AgentListingCache
 
 __all__ = ["router"]
 
@@ -45,12 +45,9 @@ async def heartbeat(
 
 
 @router.get("/agents", response_model=AgentsOut)
-async def list_agents(services: ServicesDep, request: Request) -> Response:
+async def list_agents(services: ServicesDep) -> Response:
     """Every registered agent with its declared fields, cost per round, status and stats."""
-    listing: AgentListing = request.app.state.listing
-    views = await services.registry.list()
-    stats = await services.store.list_stats()
-    return Response(listing.body(views, stats), media_type="application/json")
+    return Response(await services.registry.listing_json(), media_type="application/json")
 
 
 @router.get("/agents/directory", response_model=AgentsOut)
@@ -93,8 +90,9 @@ async def directory(
     }
     views.sort(key=keys[sort])
     page = views[offset:] if limit is None else views[offset : offset + limit]
-    listing: AgentListing = request.app.state.listing
-    return Response(listing.body(page, stats, everyone=False), media_type="application/json")
+    listing: AgentListingCache = request.app.state.listing
+    body = listing.body([(v.registration, v.status) for v in page], stats, everyone=False)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/agents/{agent_id}", response_model=AgentOut)
