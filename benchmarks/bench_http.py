@@ -86,8 +86,9 @@ def _wrk(url: str, script: Path | None) -> tuple[float, str, str]:
         args[1:1] = ["-s", str(script)]
     out = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p50 = re.search(r"50%\s+(\S+)", out).group(1)  # type: ignore[union-attr]
-    p99 = re.search(r"99%\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+    # the latency distribution's lines, not a "+/- Stdev" figure such as 68.50%
+    p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)  # type: ignore[union-attr]
+    p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)  # type: ignore[union-attr]
     return rps, p50, p99
 
 
