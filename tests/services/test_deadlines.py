@@ -177,3 +177,29 @@ def test_a_round_records_each_timed_out_try_as_a_failed_submission() -> None:
         assert all(s.latency_ms >= 50 for s in failed)
 
     asyncio.run(main())
+
+
+class OwnTimeout(Slow):
+    """A provider raising ``TimeoutError`` itself, at once."""
+
+    async def _wait(self) -> None:
+        raise TimeoutError("its own")
+
+
+def test_a_providers_own_timeout_error_is_recorded_as_a_timeout() -> None:
+    """As with ``asyncio.timeout`` around the call: the same error text, no retry lost."""
+
+    async def main() -> None:
+        fast = simulated({"y": 8.0})
+        participants = [
+            Participant(AgentConfig(name="x"), OwnTimeout(0), allowance(retries=1)),
+            Participant(AgentConfig(name="y"), fast["y"], allowance(0)),
+        ]
+        runner = RoundRunner(timeout_s=5.0)
+        base = ProposeRequest(deliberation_id="d", round=1, user_query="q")
+        round_ = await runner.run_round(1, participants, base, None)
+        x = round_.proposals[0]
+        assert x.error == "timeout: no answer within 5.0 s"
+        assert x.attempts == 2
+
+    asyncio.run(main())

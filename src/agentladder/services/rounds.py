@@ -92,8 +92,8 @@ class RoundRunner:
                     value = await call(feedback)
                 finally:
                     expired = self.deadlines.finish(task)
-            except asyncio.CancelledError:
-                if not expired:
+            except (asyncio.CancelledError, TimeoutError) as stop:  # a call's own: as before
+                if isinstance(stop, asyncio.CancelledError) and not expired:
                     raise
                 error = f"timeout: no answer within {self.timeout_s} s"
             except Exception as failure:  # a provider's failure, whatever it is
