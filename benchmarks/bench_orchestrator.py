@@ -4,8 +4,7 @@ Five simulated agents of zero latency, 2 rounds, on SQLite (synchronous=normal a
 Measured in the same run:
 - baseline: the agents' own time: the same calls (per round, 5 proposals at once, then
   20 evaluations at once) made straight to the providers, no orchestrator, no store;
-- orchestrated: what ``Orchestrator.submit`` does, to the end: selection, the queued
-  record's write (overlapping the rounds), the rounds, the completed record's write;
+- orchestrated: ``Orchestrator.run`` (selection, rounds, records saved at each step);
 - side effects, per deliberation: the ranking update (one atomic commit of 5 agents'
   stats) and the 5 Oracle judgments, p50 and p99.
 Target: the orchestration adds at most 5 ms per deliberation beyond the agents' time.
@@ -66,7 +65,8 @@ async def orchestrated(path: Path, synchronous: str, count: int) -> dict[str, li
         for _ in range(count):
             start = time.perf_counter()
             record = await orchestrator.prepare(request)
-            await orchestrator._execute(record, orchestrator._queue(record))
+            await orchestrator._save(record)
+            await orchestrator._execute(record)
             times["run"].append((time.perf_counter() - start) * 1000)
             await orchestrator.close()  # side effects are timed below, one at a time
             start = time.perf_counter()

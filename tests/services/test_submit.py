@@ -1,8 +1,9 @@
-"""``submit``: the queued record's write overlaps the rounds, and nothing is lost by that.
+"""``submit``: acknowledged once the queued record is stored, and nothing before that.
 
-It returns once the queued record is stored; the final record is stored after it; when the
-queued write fails, ``submit`` raises its error and the deliberation is dropped as if it
-had never been submitted (no further round, nothing stored, counted or ranked).
+It returns once the queued record is stored, the final record stored after it; when the
+queued write fails, ``submit`` raises its error and nothing runs: no agent is asked,
+nothing is stored, counted or ranked. (Overlapping that write with the rounds was tried
+and dropped: slower in ``bench_orchestrator``, see docs/benchmarks.md.)
 """
 
 from __future__ import annotations
@@ -77,14 +78,13 @@ class Counting:
 def test_submit_returns_the_queued_record_once_stored_and_stores_the_end_after_it(
     with_store: Any,
 ) -> None:
-    """A queued write slower than the whole deliberation: still stored first, the end last."""
+    """A slow queued write: stored first, the end last."""
 
     async def body(store: Store) -> None:
         slow = SlowQueued(store, delay_s=0.2)
         orchestrator = await world(slow, simulated(AGENTS))  # type: ignore[arg-type]
         queued = await orchestrator.submit(standard())
-        assert queued.status is DeliberationStatus.QUEUED  # as stored, not as it runs now
-        assert queued.rounds == []
+        assert queued.status is DeliberationStatus.QUEUED
         found = await store.get_deliberation(queued.id)
         assert found is not None  # acknowledged: stored
         await orchestrator.settle()
@@ -98,12 +98,11 @@ def test_submit_returns_the_queued_record_once_stored_and_stores_the_end_after_i
     with_store(body)
 
 
-@pytest.mark.parametrize(("delay_s", "asked"), [(0.0, set()), (0.05, {1})])
-def test_a_failing_queued_write_fails_submit_and_drops_the_deliberation(
-    with_store: Any, delay_s: float, asked: set[int]
+@pytest.mark.parametrize("delay_s", [0.0, 0.05])
+def test_a_failing_queued_write_fails_submit_and_runs_nothing(
+    with_store: Any, delay_s: float
 ) -> None:
-    """As when the write came before the rounds: the error, nothing stored, counted or
-    ranked; a round already started ends, no further round is asked."""
+    """The error; no agent asked, nothing stored, counted, learned or ranked."""
 
     async def body(store: Store) -> None:
         failing = SlowQueued(store, delay_s=delay_s, fail=True)
@@ -120,7 +119,7 @@ def test_a_failing_queued_write_fails_submit_and_drops_the_deliberation(
         assert not orchestrator.running("d1")
         assert orchestrator.finished == {}
         assert await store.get_many_stats(list(AGENTS)) == {}
-        assert all(provider.rounds == asked for provider in providers.values())
+        assert all(provider.rounds == set() for provider in providers.values())
         assert orchestrator.mentors.examples(None) == ()
 
     with_store(body)

@@ -2,11 +2,11 @@
 
 ``submit`` checks who qualifies (unknown, offline, unreachable, below ``min_agent_rank``,
 not allowed the complexity: excluded; fewer than two: ``TooFewAgents``), stores the
-record as queued and runs it in the background (the write overlapping the rounds;
-``submit`` returns once it is stored); ``run`` runs it and waits for the result. While it
-runs, a record is kept and served from memory (round by round); it is stored when it ends
-(completed or failed). After completion the ranking update and the Oracle's judgments run
-as a side effect that never blocks or fails the job (``settle`` waits for them).
+record as queued and runs it in the background; ``run`` does the same and waits for the
+result. While it runs, a record is kept and served from memory (round by round); it is
+stored when queued and when it ends (completed or failed). After completion the ranking
+update and the Oracle's judgments run as a side
+effect that never blocks or fails the job (``settle`` waits for them).
 """
 
 from __future__ import annotations
@@ -122,29 +122,26 @@ class Orchestrator:
         return record
 
     async def _save(self, record: DeliberationRecord) -> None:
-        await self.store.put_deliberation(_doc(record))
-
-    def _queue(self, record: DeliberationRecord) -> asyncio.Future[None]:
-        """Start storing the record as it stands now (queued); the write, to be awaited."""
-        return asyncio.ensure_future(self.store.put_deliberation(_doc(record)))
+        await self.store.put_deliberation(
+            DeliberationDoc(
+                id=record.id,
+                status=stored_status(record),
+                created_at=record.created_at,
+                body=record.model_dump(mode="json"),
+            )
+        )
 
     async def submit(self, request: DeliberationRequest) -> DeliberationRecord:
-        """Queue a deliberation and run it in the background; the queued record (a copy).
-
-        Returns once the queued record is stored (raising the store's error otherwise,
-        and then the deliberation is dropped); its write overlaps the first round.
-        """
+        """Queue a deliberation and run it in the background; the queued record."""
         record = await self.prepare(request)
-        queued_record = record.model_copy(deep=True)
-        queued = self._queue(record)
-        self._spawn(self._execute(record, queued))
-        await asyncio.shield(queued)  # the caller going away does not stop the write
-        return queued_record
+        await self._save(record)
+        self._spawn(self._execute(record))
+        return record
 
     async def run(self, request: DeliberationRequest) -> DeliberationRecord:
         """Run a deliberation to its result (side effects continue in the background)."""
         record = await self.prepare(request)
-        await self._execute(record)  # stored once, when it ends
+        await self._execute(record)  # saved as running, then as completed
         return record
 
     def resume(self, record: DeliberationRecord) -> bool:
@@ -198,16 +195,7 @@ class Orchestrator:
             )
         return out
 
-    async def _execute(
-        self, record: DeliberationRecord, queued: asyncio.Future[None] | None = None
-    ) -> None:
-        """Run the rounds and store the outcome.
-
-        ``queued``: the queued record's write (``submit``), overlapping the rounds, awaited
-        before the outcome is learned, counted or stored. When it fails, ``submit`` raised
-        its error to the caller, and the deliberation is dropped: no further round, nothing
-        learned, counted or stored, as if it had never been submitted.
-        """
+    async def _execute(self, record: DeliberationRecord) -> None:
         request = record.request
         if request is None:
             raise InvalidInput("request", None, "an orchestrated deliberation needs its request")
@@ -215,17 +203,31 @@ class Orchestrator:
         record.started_at = self._now()
         self._active[record.id] = record  # served from memory while it runs
         try:
-            await self._deliberate(record, request, queued)
+            participants = await self._participants(record, request)
+            runner = RoundRunner(
+                timeout_s=self.timeout_s, examples=self.mentors.examples(request.task_type)
+            )
+            base = ProposeRequest(
+                deliberation_id=record.id, round=1, user_query=request.user_query,
+                task_type=request.task_type,
+            )  # fmt: skip
+            rounds = self.settings.scope_rounds.get(request.scope.value, 1)
+            for number in range(1, rounds + 1):
+                previous = record.rounds[-1] if record.rounds else None
+                record.rounds.append(await runner.run_round(number, participants, base, previous))
+            record.submissions = runner.submissions
+            by_round = [
+                {p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds
+            ]
+            scores = deliberation_scores(by_round)
+            record.scores = {agent: scores.get(agent) for agent in record.agents}
+            record.result = _best(record.rounds[-1].proposals)
+            record.status = DeliberationStatus.COMPLETED
+            self.mentors.learn(record)
         except Exception as error:
             log.exception("deliberation %s failed", record.id)
             record.status = DeliberationStatus.FAILED
             record.error = f"{type(error).__name__}: {error}"
-        if queued is not None:
-            await asyncio.wait((queued,))
-            if _failed(queued):
-                self._active.pop(record.id, None)
-                return
-        self.mentors.learn(record)
         record.finished_at = self._now()
         self.finished[record.status.value] += 1
         try:
@@ -234,34 +236,6 @@ class Orchestrator:
             self._active.pop(record.id, None)
         if record.status is DeliberationStatus.COMPLETED:
             self._spawn(self._side_effects(record))
-
-    async def _deliberate(
-        self,
-        record: DeliberationRecord,
-        request: DeliberationRequest,
-        queued: asyncio.Future[None] | None,
-    ) -> None:
-        """The rounds, the scores and the result (stopped early when ``queued`` failed)."""
-        participants = await self._participants(record, request)
-        runner = RoundRunner(
-            timeout_s=self.timeout_s, examples=self.mentors.examples(request.task_type)
-        )
-        base = ProposeRequest(
-            deliberation_id=record.id, round=1, user_query=request.user_query,
-            task_type=request.task_type,
-        )  # fmt: skip
-        rounds = self.settings.scope_rounds.get(request.scope.value, 1)
-        for number in range(1, rounds + 1):
-            if queued is not None and _failed(queued):
-                return
-            previous = record.rounds[-1] if record.rounds else None
-            record.rounds.append(await runner.run_round(number, participants, base, previous))
-        record.submissions = runner.submissions
-        by_round = [{p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds]
-        scores = deliberation_scores(by_round)
-        record.scores = {agent: scores.get(agent) for agent in record.agents}
-        record.result = _best(record.rounds[-1].proposals)
-        record.status = DeliberationStatus.COMPLETED
 
     async def _side_effects(self, record: DeliberationRecord) -> None:
         """Ranking, then judgments, each retried until the store takes it; saved after."""
@@ -363,20 +337,6 @@ def stored_status(record: DeliberationRecord) -> str:
     ):
         return SETTLING
     return record.status.value
-
-
-def _doc(record: DeliberationRecord) -> DeliberationDoc:
-    return DeliberationDoc(
-        id=record.id,
-        status=stored_status(record),
-        created_at=record.created_at,
-        body=record.model_dump(mode="json"),
-    )
-
-
-def _failed(write: asyncio.Future[None]) -> bool:
-    """Whether ``write`` has ended in failure (its error is ``submit``'s to raise)."""
-    return write.done() and (write.cancelled() or write.exception() is not None)
 
 
 def _rounds_of(external: ExternalDeliberation) -> list[RoundRecord]:
