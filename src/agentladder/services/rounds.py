@@ -30,6 +30,7 @@ from agentladder.providers.base import (
     Provider,
     Usage,
 )
+from agentladder.services.deadlines import Deadlines
 
 __all__ = ["Participant", "RoundRunner"]
 
@@ -71,6 +72,7 @@ class RoundRunner:
         self, *, timeout_s: float, max_attempts: int = 10, examples: tuple[str, ...] = ()
     ) -> None:
         self.timeout_s = timeout_s
+        self.deadlines = Deadlines(timeout_s)  # one timer for all the calls in flight
         self.max_attempts = max_attempts
         self.examples = examples  # mentors' outputs, shown to agents that are not mentors
         self.submissions: list[Submission] = []
@@ -84,10 +86,15 @@ class RoundRunner:
         total = 0.0
         for attempt in range(1, tries + 1):
             start = time.perf_counter()
+            task = self.deadlines.start()
             try:
-                async with asyncio.timeout(self.timeout_s):
+                try:
                     value = await call(feedback)
-            except TimeoutError:
+                finally:
+                    expired = self.deadlines.finish(task)
+            except (asyncio.CancelledError, TimeoutError) as stop:  # a call's own: as before
+                if isinstance(stop, asyncio.CancelledError) and not expired:
+                    raise
                 error = f"timeout: no answer within {self.timeout_s} s"
             except Exception as failure:  # a provider's failure, whatever it is
                 error = str(failure) or type(failure).__name__

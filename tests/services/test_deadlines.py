@@ -1,0 +1,205 @@
+"""Per-call time limits on one timer: each call's own, cancelled once, as ``asyncio.timeout``."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+
+import pytest
+
+from agentladder.domain.agents import AgentConfig
+from agentladder.domain.levels import Level
+from agentladder.domain.privileges import TaskAllowance
+from agentladder.providers.base import EvaluateRequest, Evaluation, Proposal, ProposeRequest
+from agentladder.services.deadlines import Deadlines
+from agentladder.services.rounds import Participant, RoundRunner
+from tests.services.world import simulated
+
+LIMIT = 0.1
+
+
+class Call:
+    """A call that takes ``seconds``, counting the cancellations delivered to it."""
+
+    def __init__(self, seconds: float, *, swallow: bool = False) -> None:
+        self.seconds = seconds
+        self.swallow = swallow  # answer anyway once cancelled
+        self.cancellations = 0
+
+    async def __call__(self) -> str:
+        try:
+            await asyncio.sleep(self.seconds)
+        except asyncio.CancelledError:
+            self.cancellations += 1
+            if not self.swallow:
+                raise
+        return "answer"
+
+
+async def watched(deadlines: Deadlines, call: Awaitable[str]) -> str:
+    """How the round runner awaits a call: a timeout is ``TimeoutError`` here."""
+    task = deadlines.start()
+    try:
+        try:
+            return await call
+        finally:
+            expired = deadlines.finish(task)
+    except asyncio.CancelledError:
+        if not expired:
+            raise
+        raise TimeoutError from None
+
+
+def test_each_call_is_limited_from_its_own_start_and_cancelled_once() -> None:
+    async def main() -> None:
+        deadlines = Deadlines(LIMIT)
+        slow, late_ok, late_slow = Call(10), Call(0.08), Call(10)
+
+        async def later(call: Call) -> str:
+            await asyncio.sleep(0.05)  # starts when the first call is half way
+            return await watched(deadlines, call())
+
+        began = time.monotonic()
+        outcomes = await asyncio.gather(
+            watched(deadlines, slow()), later(late_ok), later(late_slow), return_exceptions=True
+        )
+        took = time.monotonic() - began
+        assert isinstance(outcomes[0], TimeoutError)
+        assert outcomes[1] == "answer"  # ends after the first call's deadline: still in time
+        assert isinstance(outcomes[2], TimeoutError)
+        assert took >= 0.05 + LIMIT  # the late call timed out on its own deadline
+        assert (slow.cancellations, late_ok.cancellations, late_slow.cancellations) == (1, 0, 1)
+
+    asyncio.run(main())
+
+
+def test_a_finished_call_leaves_its_task_alone_after_the_deadline() -> None:
+    async def main() -> None:
+        deadlines = Deadlines(LIMIT)
+        assert await watched(deadlines, Call(0)()) == "answer"
+        await asyncio.sleep(2 * LIMIT)  # not cancelled by the finished call's deadline
+        assert await watched(deadlines, Call(0.05)()) == "answer"
+        task = asyncio.current_task()
+        assert task is not None
+        assert task.cancelling() == 0
+
+    asyncio.run(main())
+
+
+def test_another_cancellation_is_not_a_timeout() -> None:
+    async def main() -> None:
+        deadlines = Deadlines(LIMIT)
+        call = Call(10)
+        task = asyncio.ensure_future(watched(deadlines, call()))
+        await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert call.cancellations == 1
+        await asyncio.sleep(LIMIT)  # its deadline passes: nothing left to cancel
+
+    asyncio.run(main())
+
+
+def test_a_call_answering_despite_its_deadline_keeps_its_answer() -> None:
+    """As with ``asyncio.timeout``: the cancellation withdrawn, the answer returned."""
+
+    async def main() -> None:
+        deadlines = Deadlines(LIMIT)
+        call = Call(10, swallow=True)
+        assert await watched(deadlines, call()) == "answer"
+        assert call.cancellations == 1
+        task = asyncio.current_task()
+        assert task is not None
+        assert task.cancelling() == 0
+
+    asyncio.run(main())
+
+
+class Slow:
+    """A provider whose every call takes ``seconds``, counting the cancellations."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.cancellations = 0
+
+    async def _wait(self) -> None:
+        try:
+            await asyncio.sleep(self.seconds)
+        except asyncio.CancelledError:
+            self.cancellations += 1
+            raise
+
+    async def propose(self, request: ProposeRequest) -> Proposal:
+        await self._wait()
+        return Proposal(content="late")
+
+    async def evaluate(self, request: EvaluateRequest) -> Evaluation:
+        await self._wait()
+        return Evaluation(score=5.0)
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def allowance(retries: int) -> TaskAllowance:
+    return TaskAllowance(
+        allowed=True, reason=None, level=Level.ROOKIE, task_type=None, complexity=None,
+        max_retries=retries, can_self_correct=False, can_mentor=False,
+    )  # fmt: skip
+
+
+def test_a_round_records_each_timed_out_try_as_a_failed_submission() -> None:
+    """Every try limited from its own start, cancelled once; the same error text."""
+
+    async def main() -> None:
+        slow = Slow(10)
+        fast = simulated({"y": 8.0, "z": 6.0})
+        participants = [
+            Participant(AgentConfig(name="x"), slow, allowance(retries=2)),
+            *(Participant(AgentConfig(name=n), p, allowance(0)) for n, p in fast.items()),
+        ]
+        runner = RoundRunner(timeout_s=0.05)
+        base = ProposeRequest(deliberation_id="d", round=1, user_query="q")
+        began = time.monotonic()
+        round_ = await runner.run_round(1, participants, base, None)
+        took = time.monotonic() - began
+        x = round_.proposals[0]
+        assert x.error == "timeout: no answer within 0.05 s"
+        assert x.attempts == 3
+        assert x.latency_ms >= 3 * 50
+        assert slow.cancellations == 3 + 2 * 3  # 3 proposals, 3 tries of 2 evaluations
+        assert took >= 2 * 3 * 0.05  # proposing, then evaluating: 3 tries each
+        failed = [s for s in runner.submissions if s.agent_id == "x"]
+        assert len(failed) == 9
+        assert not any(s.ok for s in failed)
+        assert all(s.latency_ms >= 50 for s in failed)
+
+    asyncio.run(main())
+
+
+class OwnTimeout(Slow):
+    """A provider raising ``TimeoutError`` itself, at once."""
+
+    async def _wait(self) -> None:
+        raise TimeoutError("its own")
+
+
+def test_a_providers_own_timeout_error_is_recorded_as_a_timeout() -> None:
+    """As with ``asyncio.timeout`` around the call: the same error text, no retry lost."""
+
+    async def main() -> None:
+        fast = simulated({"y": 8.0})
+        participants = [
+            Participant(AgentConfig(name="x"), OwnTimeout(0), allowance(retries=1)),
+            Participant(AgentConfig(name="y"), fast["y"], allowance(0)),
+        ]
+        runner = RoundRunner(timeout_s=5.0)
+        base = ProposeRequest(deliberation_id="d", round=1, user_query="q")
+        round_ = await runner.run_round(1, participants, base, None)
+        x = round_.proposals[0]
+        assert x.error == "timeout: no answer within 5.0 s"
+        assert x.attempts == 2
+
+    asyncio.run(main())

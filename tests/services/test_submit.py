@@ -1,0 +1,125 @@
+"""``submit``: acknowledged once the queued record is stored, and nothing before that.
+
+It returns once the queued record is stored, the final record stored after it; when the
+queued write fails, ``submit`` raises its error and nothing runs: no agent is asked,
+nothing is stored, counted or ranked. (Overlapping that write with the rounds was tried
+and dropped: slower in ``bench_orchestrator``, see docs/benchmarks.md.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from agentladder.domain.deliberation import DeliberationRequest
+from agentladder.domain.deliberation_record import DeliberationStatus
+from agentladder.errors import StoreUnavailable
+from agentladder.providers.base import EvaluateRequest, Evaluation, Proposal, ProposeRequest
+from agentladder.store.base import Store
+from agentladder.store.records import DeliberationDoc
+from tests.services.world import simulated, world
+
+AGENTS = {"a": 6.0, "b": 9.0, "c": 7.0}
+
+
+def standard() -> DeliberationRequest:
+    return DeliberationRequest(user_query="q", agent_names=list(AGENTS), scope="standard")
+
+
+class SlowQueued:
+    """Wraps a store: the first deliberation write waits ``delay_s`` (0: no wait at all),
+    then stores or fails."""
+
+    def __init__(self, inner: Store, delay_s: float, *, fail: bool = False) -> None:
+        self.inner = inner
+        self.delay_s = delay_s
+        self.fail = fail
+        self.written: list[str] = []  # the statuses stored, in order
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def put_deliberation(self, doc: DeliberationDoc) -> None:
+        first = not self.written
+        self.written.append(doc.status)
+        if first and self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if first and self.fail:
+            raise StoreUnavailable("injected outage")
+        await self.inner.put_deliberation(doc)
+
+
+class Counting:
+    """A provider recording the rounds it is asked in, each call taking ``delay_s``."""
+
+    def __init__(self, inner: Any, delay_s: float) -> None:
+        self.inner = inner
+        self.delay_s = delay_s
+        self.rounds: set[int] = set()
+
+    async def propose(self, request: ProposeRequest) -> Proposal:
+        self.rounds.add(request.round)
+        await asyncio.sleep(self.delay_s)
+        proposal: Proposal = await self.inner.propose(request)
+        return proposal
+
+    async def evaluate(self, request: EvaluateRequest) -> Evaluation:
+        self.rounds.add(request.round)
+        await asyncio.sleep(self.delay_s)
+        evaluation: Evaluation = await self.inner.evaluate(request)
+        return evaluation
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def test_submit_returns_the_queued_record_once_stored_and_stores_the_end_after_it(
+    with_store: Any,
+) -> None:
+    """A slow queued write: stored first, the end last."""
+
+    async def body(store: Store) -> None:
+        slow = SlowQueued(store, delay_s=0.2)
+        orchestrator = await world(slow, simulated(AGENTS))  # type: ignore[arg-type]
+        queued = await orchestrator.submit(standard())
+        assert queued.status is DeliberationStatus.QUEUED
+        found = await store.get_deliberation(queued.id)
+        assert found is not None  # acknowledged: stored
+        await orchestrator.settle()
+        assert slow.written[0] == "queued"
+        assert slow.written[1] == "settling"  # completed, side effects pending
+        stored = await orchestrator.get(queued.id)
+        assert stored.status is DeliberationStatus.COMPLETED
+        assert len(stored.rounds) == 2
+        assert orchestrator.finished == {"completed": 1}
+
+    with_store(body)
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.05])
+def test_a_failing_queued_write_fails_submit_and_runs_nothing(
+    with_store: Any, delay_s: float
+) -> None:
+    """The error; no agent asked, nothing stored, counted, learned or ranked."""
+
+    async def body(store: Store) -> None:
+        failing = SlowQueued(store, delay_s=delay_s, fail=True)
+        providers = {
+            name: Counting(provider, delay_s=0.1) for name, provider in simulated(AGENTS).items()
+        }
+        orchestrator = await world(failing, providers)  # type: ignore[arg-type]
+        orchestrator.new_id = lambda: "d1"
+        with pytest.raises(StoreUnavailable, match="injected outage"):
+            await orchestrator.submit(standard())
+        await orchestrator.settle()
+        assert failing.written == ["queued"]
+        assert await store.get_deliberation("d1") is None
+        assert not orchestrator.running("d1")
+        assert orchestrator.finished == {}
+        assert await store.get_many_stats(list(AGENTS)) == {}
+        assert all(provider.rounds == set() for provider in providers.values())
+        assert orchestrator.mentors.examples(None) == ()
+
+    with_store(body)
