@@ -4,7 +4,8 @@ Five simulated agents of zero latency, 2 rounds, on SQLite (synchronous=normal a
 Measured in the same run:
 - baseline: the agents' own time: the same calls (per round, 5 proposals at once, then
   20 evaluations at once) made straight to the providers, no orchestrator, no store;
-- orchestrated: ``Orchestrator.run`` (selection, rounds, records saved at each step);
+- orchestrated: what ``Orchestrator.submit`` does, awaited: ``prepare`` (selection), the
+  queued record's save, and the run (rounds, then the completed record's save);
 - side effects, per deliberation: the ranking update (one atomic commit of 5 agents'
   stats) and the 5 Oracle judgments, p50 and p99.
 Target: the orchestration adds at most 5 ms per deliberation beyond the agents' time.

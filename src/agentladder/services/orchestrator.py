@@ -2,11 +2,11 @@
 
 ``submit`` checks who qualifies (unknown, offline, unreachable, below ``min_agent_rank``,
 not allowed the complexity: excluded; fewer than two: ``TooFewAgents``), stores the
-record as queued and runs it in the background; ``run`` does the same and waits for the
-result. While it runs, a record is kept and served from memory (round by round); it is
-stored when queued and when it ends (completed or failed). After completion the ranking
-update and the Oracle's judgments run as a side
-effect that never blocks or fails the job (``settle`` waits for them).
+record as queued and runs it in the background; ``run`` runs it at once and waits for the
+result, storing the record only when it ends. While it runs, a record is kept and served
+from memory (round by round); it is stored when queued (``submit``) and when it ends
+(completed or failed). After completion the ranking update and the Oracle's judgments
+run as a side effect that never blocks or fails the job (``settle`` waits for them).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class Orchestrator:
     async def run(self, request: DeliberationRequest) -> DeliberationRecord:
         """Run a deliberation to its result (side effects continue in the background)."""
         record = await self.prepare(request)
-        await self._execute(record)  # saved as running, then as completed
+        await self._execute(record)  # stored when it ends
         return record
 
     def resume(self, record: DeliberationRecord) -> bool:
