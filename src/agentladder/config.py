@@ -53,6 +53,17 @@ class OrchestratorSettings(BaseModel):
         default_factory=lambda: {"quick": 1, "standard": 2, "deep": 3}
     )
     timeout_s: float = Field(default=60.0, gt=0.0, allow_inf_nan=False)
+    deliberation_timeout_s: float | None = Field(
+        default=None, gt=0.0, allow_inf_nan=False,
+        description="the longest a whole deliberation may run; None: only each call's timeout",
+    )  # fmt: skip
+    max_running: int = Field(
+        default=32, ge=1, le=10_000, description="deliberations run at once by this instance"
+    )
+    max_waiting: int = Field(
+        default=1000, ge=0, le=1_000_000,
+        description="accepted deliberations waiting for a free slot; more are refused (busy)",
+    )  # fmt: skip
     recover_interval_s: float = Field(
         default=30.0, gt=0.0, allow_inf_nan=False,
         description="how often unfinished deliberations are looked for (services/recovery.py)",

@@ -11,6 +11,7 @@
     │   └── PayloadConflict   the same idempotency key with a different payload
     ├── Refused               an action the caller may not take (e.g. an agent self-promoting)
     ├── TooFewAgents          a deliberation with fewer than 2 qualified agents (holds why)
+    ├── Busy                  the instance takes no more deliberations now (retry later)
     ├── ProviderError         asking an agent's model failed (timeout, HTTP, unparseable...)
     └── StoreError            the store failed or holds data it cannot read
         ├── StoreUnavailable  the store cannot be reached right now (retry later)
@@ -25,6 +26,7 @@ from __future__ import annotations
 __all__ = [
     "AgentladderError",
     "AlreadyApplied",
+    "Busy",
     "Conflict",
     "CorruptRecord",
     "InvalidInput",
@@ -106,6 +108,14 @@ class TooFewAgents(AgentladderError):
         super().__init__(
             f"a deliberation needs at least 2 qualified agents, {len(qualified)} qualify"
         )
+
+
+class Busy(AgentladderError):
+    """This instance holds as many deliberations as it may; ``retry_after_s`` is a hint."""
+
+    def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(message)
 
 
 class ProviderError(AgentladderError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 import httpx
@@ -10,7 +11,8 @@ import httpx
 from agentladder.providers.settings import SimulatedSettings
 from agentladder.providers.simulated import SimulatedProvider
 from agentladder.services.container import Services
-from tests.api.conftest import ORCH, bearer
+from tests.api.conftest import CONFIG, ORCH, TOKENS, bearer
+from tests.inprocess import call_app
 
 
 async def wait_done(client: httpx.AsyncClient, deliberation_id: str) -> dict[str, Any]:
@@ -146,3 +148,30 @@ def test_health_and_readiness(api: Any) -> None:
         assert (await client.get("/openapi.json")).status_code == 200
 
     api(body)
+
+
+def test_a_full_instance_answers_503_busy_with_retry_after(api: Any) -> None:
+    """max_running 1 and max_waiting 1, agents of 300 ms: the third POST /deliberation is
+    503 busy with Retry-After, stores nothing, and /metrics shows one running, one waiting."""
+    config = copy.deepcopy({**CONFIG, **TOKENS})
+    config["orchestrator"] = {"max_running": 1, "max_waiting": 1}
+    for agent in config["agents"]:
+        agent["backend"] = {**agent["backend"], "latency_ms": 300}
+    request = {"user_query": "q", "agent_names": ["sim_a", "sim_b"], "scope": "quick"}
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        for _ in range(2):
+            accepted = await client.post("/deliberation", json=request, headers=bearer(ORCH))
+            assert accepted.status_code == 202
+        busy = await client.post("/deliberation", json=request, headers=bearer(ORCH))
+        assert busy.status_code == 503
+        assert busy.headers["retry-after"] == "1"
+        assert busy.json()["error"]["code"] == "busy"
+        listed = (await client.get("/deliberations")).json()["deliberations"]
+        assert len(listed) == 2
+        text = (await client.get("/metrics")).text
+        assert 'agentladder_deliberations_in_progress{state="running"} 1.0' in text
+        assert 'agentladder_deliberations_in_progress{state="waiting"} 1.0' in text
+        await services.orchestrator.settle()
+
+    call_app(config, body)

@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agentladder.domain.registry import SelfPromotion
 from agentladder.errors import (
     AgentladderError,
+    Busy,
     Conflict,
     CorruptRecord,
     InvalidInput,
@@ -93,10 +94,12 @@ def _clean(value: Any) -> Any:
     return _clean(str(value))
 
 
-def error_response(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+def error_response(
+    status: int, code: str, message: str, *, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
     """The one error shape."""
     body = _clean({"error": {"code": code, "message": message[:_MAX_MESSAGE], **extra}})
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def refusals_of(app: Any) -> Counter[str]:
@@ -143,6 +146,9 @@ def _for(error: AgentladderError) -> JSONResponse:
         return error_response(409, "conflict", str(error))
     if isinstance(error, Refused):
         return error_response(403, "forbidden", str(error))
+    if isinstance(error, Busy):
+        retry = str(max(1, math.ceil(error.retry_after_s)))
+        return error_response(503, "busy", str(error), headers={"Retry-After": retry})
     if isinstance(error, StoreUnavailable):
         return error_response(503, "store_unavailable", str(error))
     if isinstance(error, CorruptRecord):

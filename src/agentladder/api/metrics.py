@@ -44,6 +44,11 @@ class Metrics:
             "agentladder_deliberations", "deliberations finished by this instance, by status",
             ("status",), registry=self.registry,
         )  # fmt: skip
+        self.in_progress = Gauge(
+            "agentladder_deliberations_in_progress",
+            "deliberations on this instance now: running, or waiting for a slot",
+            ("state",), registry=self.registry,
+        )  # fmt: skip
         self.awards = Gauge(
             "agentladder_awards", "Oracle awards applied by this instance", ("kind",),
             registry=self.registry,
@@ -103,6 +108,9 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
     metrics.registered.set(len(online))
     for status, count in services.orchestrator.finished.items():
         metrics.deliberations.labels(status).set(count)
+    running, waiting = services.orchestrator.load
+    metrics.in_progress.labels("running").set(running)
+    metrics.in_progress.labels("waiting").set(waiting)
     for kind, count in services.oracle.awards.items():
         metrics.awards.labels(kind).set(count)
     refusals = services.registry.refusals + refusals_of(request.app)

@@ -33,7 +33,7 @@ from agentladder.domain.external import ExternalDeliberation
 from agentladder.domain.privileges import TaskAllowance
 from agentladder.domain.ranking import Submission
 from agentladder.domain.scoring import deliberation_scores
-from agentladder.errors import InvalidInput, NotFound, PayloadConflict, TooFewAgents
+from agentladder.errors import Busy, InvalidInput, NotFound, PayloadConflict, TooFewAgents
 from agentladder.providers.base import ProposeRequest, Provider
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.mentors import Mentors
@@ -50,6 +50,10 @@ SETTLING = "settling"
 """The stored status of a completed deliberation whose side effects are not all applied."""
 
 log = logging.getLogger(__name__)
+
+
+class DeadlineExceeded(Exception):
+    """A deliberation ran past ``orchestrator.deliberation_timeout_s``."""
 
 
 class Orchestrator:
@@ -83,6 +87,8 @@ class Orchestrator:
         self.finished: Counter[str] = Counter()  # status -> deliberations, for /metrics
         self._tasks: set[asyncio.Task[None]] = set()
         self._active: dict[str, DeliberationRecord] = {}
+        self._slots = asyncio.Semaphore(self.settings.max_running)
+        self._waiting: set[str] = set()  # accepted, waiting for a slot
         self._settling: set[str] = set()
         self._allowances: dict[str, dict[str, TaskAllowance]] = {}
 
@@ -135,7 +141,15 @@ class Orchestrator:
         )
 
     async def submit(self, request: DeliberationRequest) -> DeliberationRecord:
-        """Queue a deliberation and run it in the background; the queued record."""
+        """Queue a deliberation and run it in the background; the queued record.
+
+        ``Busy`` (and nothing stored) while ``max_waiting`` deliberations already wait for
+        one of the ``max_running`` slots."""
+        if len(self._waiting) >= self.settings.max_waiting:
+            raise Busy(
+                f"{len(self._active)} deliberations running and {len(self._waiting)} waiting"
+                " on this instance, its most (orchestrator.max_running, max_waiting)"
+            )
         record = await self.prepare(request)
         await self._save(record)
         self._spawn(self._execute(record))
@@ -166,8 +180,13 @@ class Orchestrator:
         await self._save(record)
 
     def running(self, deliberation_id: str) -> bool:
-        """True while this instance runs the deliberation."""
-        return deliberation_id in self._active
+        """True while this instance runs the deliberation or holds it waiting for a slot."""
+        return deliberation_id in self._active or deliberation_id in self._waiting
+
+    @property
+    def load(self) -> tuple[int, int]:
+        """Deliberations running and waiting for a slot on this instance now."""
+        return len(self._active), len(self._waiting)
 
     def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(job)
@@ -199,6 +218,16 @@ class Orchestrator:
         return out
 
     async def _execute(self, record: DeliberationRecord) -> None:
+        """Wait for one of the ``max_running`` slots, then run."""
+        self._waiting.add(record.id)
+        try:
+            async with self._slots:
+                self._waiting.discard(record.id)
+                await self._run(record)
+        finally:
+            self._waiting.discard(record.id)
+
+    async def _run(self, record: DeliberationRecord) -> None:
         request = record.request
         if request is None:
             raise InvalidInput("request", None, "an orchestrated deliberation needs its request")
@@ -215,9 +244,20 @@ class Orchestrator:
                 task_type=request.task_type,
             )  # fmt: skip
             rounds = self.settings.scope_rounds.get(request.scope.value, 1)
-            for number in range(1, rounds + 1):
-                previous = record.rounds[-1] if record.rounds else None
-                record.rounds.append(await runner.run_round(number, participants, base, previous))
+            limit = self.settings.deliberation_timeout_s
+            try:
+                async with asyncio.timeout(limit):
+                    for number in range(1, rounds + 1):
+                        previous = record.rounds[-1] if record.rounds else None
+                        record.rounds.append(
+                            await runner.run_round(number, participants, base, previous)
+                        )
+            except TimeoutError:
+                record.submissions = runner.submissions
+                raise DeadlineExceeded(
+                    f"the deliberation ran longer than {limit} s"
+                    f" (orchestrator.deliberation_timeout_s), in round {len(record.rounds) + 1}"
+                ) from None
             record.submissions = runner.submissions
             by_round = [
                 {p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds
@@ -227,6 +267,10 @@ class Orchestrator:
             record.result = _best(record.rounds[-1].proposals)
             record.status = DeliberationStatus.COMPLETED
             self.mentors.learn(record)
+        except DeadlineExceeded as error:
+            log.warning("deliberation %s failed: %s", record.id, error)
+            record.status = DeliberationStatus.FAILED
+            record.error = f"deadline: {error}"
         except Exception as error:
             log.exception("deliberation %s failed", record.id)
             record.status = DeliberationStatus.FAILED

@@ -44,7 +44,9 @@ def longest_run_s(orchestrator: Orchestrator, max_attempts: int = 10) -> float:
     """The longest a deliberation can run: every round's proposals and evaluations, each
     call retried up to ``max_attempts`` times, each attempt up to the timeout."""
     rounds = max(orchestrator.settings.scope_rounds.values(), default=1)
-    return rounds * 2 * max_attempts * orchestrator.timeout_s
+    longest = rounds * 2 * max_attempts * orchestrator.timeout_s
+    limit = orchestrator.settings.deliberation_timeout_s
+    return longest if limit is None else min(longest, limit)
 
 
 async def _unsettled(orchestrator: Orchestrator) -> list[DeliberationDoc]:

@@ -29,7 +29,8 @@ class DeliberationsOut(BaseModel):
     "/deliberation", status_code=202, response_model=Accepted, dependencies=ORCHESTRATOR_WRITE
 )
 async def start(services: ServicesDep, request: DeliberationRequest) -> Accepted:
-    """Queue a deliberation (400 with the excluded agents when fewer than 2 qualify)."""
+    """Queue a deliberation (400 with the excluded agents when fewer than 2 qualify; 503
+    busy, with Retry-After, when this instance holds as many as it may)."""
     record = await services.orchestrator.submit(request)
     return Accepted(deliberation_id=record.id, status=record.status.value)
 
