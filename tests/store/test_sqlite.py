@@ -165,3 +165,21 @@ def test_a_version_2_file_migrates_its_oracle_events(
     conn.close()
     assert versions == [m[0] for m in MIGRATIONS]
     assert indexes == {"oracle_events_key"}
+
+
+def test_checkpoint_pages_from_the_url(tmp_path: Path) -> None:
+    """``?checkpoint_pages=`` sets the writer's automatic checkpoint; SQLite's 1,000 is the
+    default; anything but an integer from 1 to 1,000,000 is refused naming the option."""
+
+    async def body() -> None:
+        for query, expected in (("", 1000), ("?checkpoint_pages=500", 500)):
+            store = await open_store(f"sqlite:///{tmp_path / 'c.db'}{query}")
+            assert isinstance(store, SqliteStore)
+            assert store.checkpoint_pages == expected
+            await store.close()
+        for bad in ("0", "-5", "x", "2000000"):
+            refused = f"checkpoint_pages='{bad}': it must be an integer from 1 to 1000000"
+            with pytest.raises(InvalidInput, match=refused):
+                await open_store(f"sqlite:///{tmp_path / 'c.db'}?checkpoint_pages={bad}")
+
+    asyncio.run(body())

@@ -52,11 +52,13 @@ T = TypeVar("T")
 _SYNC_MODES = ("full", "normal", "extra", "off")
 READERS = 4
 """Reader threads, each with its own connection: WAL lets them read while one writes."""
-CHECKPOINT_PAGES = 500
-"""WAL pages after which the writer's commit checkpoints (SQLite's default is 1,000). The
-checkpoint runs inside that commit; half the default makes each one shorter: on the
-100,000-agent file, judgment p99 about 11 instead of 15 ms at the same throughput
-(``bench_checkpoint``, docs/benchmarks.md)."""
+CHECKPOINT_PAGES = 1000
+"""WAL pages after which the writer's commit checkpoints: SQLite's default, kept as the
+store's (``?checkpoint_pages=`` in the URL changes it). The checkpoint runs inside that
+commit. On a file of many gigabytes, 500 makes each one shorter (judgment p99 about 11
+instead of 15 ms at the same throughput, ``bench_checkpoint``); on a small file it only
+checkpoints twice as often (``bench_orchestrator`` with FULL: 0.3 to 1 ms more per
+deliberation). See docs/benchmarks.md."""
 MANY = 500
 """Keys per ``IN (...)`` query of the ``get_many_*`` reads (SQLite limits parameters)."""
 
@@ -87,7 +89,9 @@ def _enable_wal(conn: sqlite3.Connection, timeout: float = 60.0) -> None:
 class SqliteStore:
     """A ``Store`` in one SQLite file."""
 
-    def __init__(self, path: str | Path, *, synchronous: str = "full") -> None:
+    def __init__(
+        self, path: str | Path, *, synchronous: str = "full", checkpoint_pages: int | None = None
+    ) -> None:
         if synchronous not in _SYNC_MODES:
             raise ValueError(f"synchronous must be one of {_SYNC_MODES}, not {synchronous!r}")
         self.path = str(path)
@@ -98,7 +102,12 @@ class SqliteStore:
         self._conns_lock = threading.Lock()
         self._write_conn = _connect(self.path, synchronous)
         migrate(self._write_conn)
-        self._write_conn.execute(f"PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES}")
+        pages = CHECKPOINT_PAGES if checkpoint_pages is None else checkpoint_pages
+        self._write_conn.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
+        # as SQLite holds it for the writer's connection
+        self.checkpoint_pages: int = self._write_conn.execute(
+            "PRAGMA wal_autocheckpoint"
+        ).fetchone()[0]
         self._writer = GroupWriter(self._write_conn)
         # Profiles as last committed by this writer, by revision: a read finding the same
         # revision in the file skips decoding (another process's write changes it).

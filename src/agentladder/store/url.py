@@ -21,18 +21,29 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
 
         return MemoryStore()
     if parts.scheme == "sqlite":
-        from agentladder.store.sqlite import SqliteStore  # noqa: PLC0415
+        from agentladder.store.sqlite import CHECKPOINT_PAGES, SqliteStore  # noqa: PLC0415
 
         path = parts.path[1:] if parts.path.startswith("/") else parts.path
         if parts.netloc or not path:
             raise InvalidInput(
                 "store", url, "must look like sqlite:///relative.db or sqlite:////abs.db"
             )
-        unknown = set(options) - {"synchronous"}
+        unknown = set(options) - {"synchronous", "checkpoint_pages"}
         if unknown:
             raise InvalidInput("store", url, f"has unknown options {sorted(unknown)}")
+        pages = options.get("checkpoint_pages", str(CHECKPOINT_PAGES))
+        if not pages.isdigit() or not 1 <= int(pages) <= 1_000_000:
+            raise InvalidInput(
+                "store",
+                url,
+                f"has checkpoint_pages={pages!r}: it must be an integer from 1 to 1000000",
+            )
         try:
-            return SqliteStore(path, synchronous=options.get("synchronous", "full"))
+            return SqliteStore(
+                path,
+                synchronous=options.get("synchronous", "full"),
+                checkpoint_pages=int(pages),
+            )
         except ValueError as error:
             raise InvalidInput("store", url, str(error)) from error
     if parts.scheme in ("nats", "tls"):
