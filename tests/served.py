@@ -87,8 +87,9 @@ def start_server(
     store: str | None = None,
     ready: bool = True,
 ) -> Server:
-    """`agentladder serve` with the YAML ``config`` over SQLite ``folder/db`` (or the
-    ``store`` URL), once it answers ``/readyz`` (or ``/healthz`` when not ``ready``)."""
+    """`agentladder serve` with the YAML ``config`` over SQLite ``folder/db`` (``--db``; or
+    the ``store`` URL, ``--store``), once it answers ``/readyz`` (or ``/healthz`` when not
+    ``ready``)."""
     path = folder / "agents.yaml"
     path.write_text(config, encoding="utf-8")
     port = port or free_port()
@@ -96,7 +97,8 @@ def start_server(
     with log.open("w", encoding="utf-8") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "agentladder.cli", "serve", "--config", str(path),
-             "--store", store or f"sqlite:///{folder / db}", "--port", str(port)],
+             *(["--store", store] if store else ["--db", str(folder / db)]),
+             "--port", str(port)],
             stdout=out, stderr=subprocess.STDOUT, text=True, env=dict(os.environ),
         )  # fmt: skip
     served = Server(f"http://127.0.0.1:{port}", process, log)

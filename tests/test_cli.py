@@ -21,7 +21,7 @@ def test_demo_runs_deliberations_and_shows_ranks_and_xp(tmp_path: Path) -> None:
     assert "XP leaderboard" in result.output
     assert "best at audit" in result.output
     said = "".join(result.output.split())  # rich wraps and folds long lines
-    assert f"agentladderserve--storesqlite:///{db}" in said
+    assert f"agentladderserve--db{db}" in said
     assert db.exists()
     conn = sqlite3.connect(db)
     profiles = conn.execute("SELECT COUNT(*) FROM agent_profiles").fetchone()[0]
@@ -61,3 +61,13 @@ def test_config_check_names_the_bad_field(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "input_price_per_mtok" in result.output
     assert "-3" in result.output
+
+
+def test_serve_refuses_a_store_named_twice(tmp_path: Path) -> None:
+    """`serve --db FILE --store URL` names the store twice: exit 2, nothing served."""
+    result = runner.invoke(
+        app, ["serve", "--db", str(tmp_path / "a.db"), "--store", "memory://", "--port", "0"]
+    )
+    assert result.exit_code == 2
+    assert "--db and --store name the store twice" in result.output
+    assert not (tmp_path / "a.db").exists()

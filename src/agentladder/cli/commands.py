@@ -83,7 +83,7 @@ def demo(
         f"\nThe data is in {result.db}. Inspect it with any SQLite client, for example"
         f" `sqlite3 {result.db} 'select id, xp, level from agent_profiles order by xp desc'`;"
         " the dashboard shows the same data:"
-        f" `agentladder serve --store sqlite:///{result.db}`, then open"
+        f" `agentladder serve --db {result.db}`, then open"
         " http://127.0.0.1:8000/dashboard."
     )
 
@@ -136,6 +136,9 @@ def examples() -> None:
 def serve(
     config: Annotated[Path | None, typer.Option(help="The YAML configuration.")] = None,
     store: Annotated[str | None, typer.Option(help="Store URL (default: the config's).")] = None,
+    db: Annotated[
+        Path | None, typer.Option(help="A SQLite file: short for --store sqlite:///FILE.")
+    ] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535)] = 8000,
 ) -> None:
@@ -144,6 +147,11 @@ def serve(
 
     from agentladder.api.app import create_served_app  # noqa: PLC0415
 
+    if db is not None:
+        if store is not None:
+            console.print("[red]--db and --store name the store twice: give one[/]")
+            raise typer.Exit(code=2)
+        store = f"sqlite:///{db}"
     try:
         settings = load_settings(config) if config is not None else parse_settings(None)
     except (InvalidInput, ValidationError) as error:
