@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -181,5 +182,62 @@ def test_checkpoint_pages_from_the_url(tmp_path: Path) -> None:
             refused = f"checkpoint_pages='{bad}': it must be an integer from 1 to 1000000"
             with pytest.raises(InvalidInput, match=refused):
                 await open_store(f"sqlite:///{tmp_path / 'c.db'}?checkpoint_pages={bad}")
+
+    asyncio.run(body())
+
+
+def test_inline_reads_from_the_url_and_both_ways_answer_alike(tmp_path: Path) -> None:
+    """``?inline_reads=off`` sends every read to the reader threads, ``on`` (the default)
+    runs short ones on the loop's thread: the same answers; any other value is refused."""
+
+    async def body() -> dict[str, object]:
+        answers: dict[str, object] = {}
+        for flag in ("on", "off"):
+            store = await open_store(f"sqlite:///{tmp_path / 'i.db'}?inline_reads={flag}")
+            assert isinstance(store, SqliteStore)
+            assert store.inline_reads is (flag == "on")
+            if flag == "on":
+                await award(store, judgment("a", "c1"))
+            profile = await store.get_profile("a")
+            board = await store.leaderboard(None, 10)
+            many = await store.get_many_profiles(["a", "nobody"])
+            answers[flag] = (profile, board, many)
+            await store.close()
+        with pytest.raises(InvalidInput, match="inline_reads='maybe': it must be on or off"):
+            await open_store(f"sqlite:///{tmp_path / 'i.db'}?inline_reads=maybe")
+        return answers
+
+    answers = asyncio.run(body())
+    assert answers["on"] == answers["off"]
+
+
+def test_a_read_refused_for_a_lock_on_the_loop_is_run_by_a_reader_thread(
+    tmp_path: Path,
+) -> None:
+    """An inline read that meets a lock (SQLite's "database is locked", which a WAL reader
+    sees only in rare cases and cannot be provoked while the store holds the file) is run
+    again on a reader thread, whose answer is returned; other errors are raised as they are."""
+    loop_thread = threading.get_ident()
+    seen: list[bool] = []
+
+    def read(conn: sqlite3.Connection) -> int:
+        on_loop = threading.get_ident() == loop_thread
+        seen.append(on_loop)
+        if on_loop:
+            raise sqlite3.OperationalError("database is locked")
+        return int(conn.execute("SELECT 41 + 1").fetchone()[0])
+
+    def broken(conn: sqlite3.Connection) -> int:
+        raise sqlite3.OperationalError("no such table: nothing")
+
+    async def body() -> None:
+        store = SqliteStore(tmp_path / "l.db")
+        try:
+            assert await store._read_short(read) == 42
+            assert seen == [True, False]
+            with pytest.raises(sqlite3.OperationalError, match="no such table"):
+                await store._read_short(broken)
+        finally:
+            await store.close()
 
     asyncio.run(body())

@@ -4,8 +4,14 @@ Writes go through one connection on one thread (``sqlite_writer.GroupWriter``), 
 ``BEGIN IMMEDIATE`` transactions, so the file's write lock is taken before any revision is
 read: two threads, tasks or OS processes writing the same file serialize on it and lose
 nothing. Writes waiting together share one transaction (one savepoint each) and one
-commit, acknowledged only after it. Reads run on ``READERS`` threads, each with its own
-connection, and see the last committed snapshot, never blocking writes.
+commit, acknowledged only after it. Reads see the last committed snapshot and never block
+writes. Short, bounded reads (one agent's stats, profile, registration or event, the
+named agents' batches, a leaderboard) run on the calling event loop's thread, on a
+connection of its own: the hop to a thread and back cost about 0.5 ms at the median on
+the machines measured, and doubled the tail (docs/benchmarks.md). Everything else (lists,
+scans, the agent listing) runs on ``READERS`` threads, each with its own connection, so
+that a long read never holds the event loop. ``?inline_reads=off`` sends every read to the
+threads (a file much larger than the OS's cache, whose reads would wait on the disk).
 
 ``sqlite:///path.db?synchronous=normal`` trades durability on power loss for speed; the
 default ``full`` syncs every commit, so an acknowledged write survives a crash of the
@@ -55,10 +61,13 @@ READERS = 4
 CHECKPOINT_PAGES = 1000
 """WAL pages after which the writer's commit checkpoints: SQLite's default, kept as the
 store's (``?checkpoint_pages=`` in the URL changes it). The checkpoint runs inside that
-commit. On a file of many gigabytes, 500 makes each one shorter (judgment p99 about 11
-instead of 15 ms at the same throughput, ``bench_checkpoint``); on a small file it only
+commit. On a file of many gigabytes, 500 makes each one shorter (judgment p99 about 6
+instead of 10 ms, and more judgments per second, ``bench_checkpoint``); on a small file it only
 checkpoints twice as often (``bench_orchestrator`` with FULL: 0.3 to 1 ms more per
 deliberation). See docs/benchmarks.md."""
+INLINE_BUSY_MS = 50
+"""How long a read on the event loop's thread waits for a lock before a reader thread
+takes it over (in WAL a reader waits only in rare cases, e.g. while the WAL is recovered)."""
 MANY = 500
 """Keys per ``IN (...)`` query of the ``get_many_*`` reads (SQLite limits parameters)."""
 
@@ -90,7 +99,12 @@ class SqliteStore:
     """A ``Store`` in one SQLite file."""
 
     def __init__(
-        self, path: str | Path, *, synchronous: str = "full", checkpoint_pages: int | None = None
+        self,
+        path: str | Path,
+        *,
+        synchronous: str = "full",
+        checkpoint_pages: int | None = None,
+        inline_reads: bool = True,
     ) -> None:
         if synchronous not in _SYNC_MODES:
             raise ValueError(f"synchronous must be one of {_SYNC_MODES}, not {synchronous!r}")
@@ -116,6 +130,8 @@ class SqliteStore:
         self._stats: dict[str, tuple[int, AgentPerformanceStats]] = {}
         # agent id -> (the stored JSON text, its decoded registration)
         self._registrations: dict[str, tuple[str, Registration]] = {}
+        self.inline_reads = inline_reads
+        self._inline: sqlite3.Connection | None = None  # for _read_short, loop thread only
         self._closed = False
 
     @property
@@ -133,6 +149,26 @@ class SqliteStore:
             raise StoreUnavailable("the store is closed")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._reader, self._run_read, fn)
+
+    async def _read_short(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """A short, bounded read run on the calling (event loop) thread: no hop to a
+        reader thread. A lock held elsewhere (rare in WAL) sends it to a reader thread."""
+        if self._closed:
+            raise StoreUnavailable("the store is closed")
+        if not self.inline_reads:
+            return await self._read(fn)
+        conn = self._inline
+        if conn is None:
+            conn = self._inline = _connect(self.path, self._synchronous)
+            conn.execute(f"PRAGMA busy_timeout = {INLINE_BUSY_MS}")
+            with self._conns_lock:
+                self._read_conns.append(conn)
+        try:
+            return ops.run_read(conn, fn)
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) and "busy" not in str(error):
+                raise
+            return await self._read(fn)
 
     def _run_read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -165,7 +201,7 @@ class SqliteStore:
 
     async def get_stats(self, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
         """One agent's stats."""
-        return await self._read(lambda c: ops.get_stats(c, agent_id))
+        return await self._read_short(lambda c: ops.get_stats(c, agent_id))
 
     async def list_stats(self) -> dict[str, Versioned[AgentPerformanceStats]]:
         """Every agent's stats, by agent id."""
@@ -201,7 +237,7 @@ class SqliteStore:
                 found[agent] = Versioned(known[1], revision)
             return {agent: found[agent] for agent in wanted if agent in found}
 
-        return await self._read(run)
+        return await self._read_short(run)
 
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
@@ -227,7 +263,7 @@ class SqliteStore:
 
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
         """One profile."""
-        return await self._read(lambda c: ops.get_profile(c, agent_id))
+        return await self._read_short(lambda c: ops.get_profile(c, agent_id))
 
     async def get_many_profiles(
         self, agent_ids: Collection[str]
@@ -257,7 +293,7 @@ class SqliteStore:
                 found[agent] = Versioned(profile, revision)
             return {agent: found[agent] for agent in wanted if agent in found}
 
-        return await self._read(run)
+        return await self._read_short(run)
 
     async def list_profiles(self) -> list[AgentProfile]:
         """Every profile by agent id."""
@@ -296,7 +332,7 @@ class SqliteStore:
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The agent's event with this key."""
-        return await self._read(lambda c: ops.get_event(c, agent_id, key))
+        return await self._read_short(lambda c: ops.get_event(c, agent_id, key))
 
     async def events(self, agent_id: str) -> list[OracleEvent]:
         """The agent's events in order."""
@@ -329,7 +365,7 @@ class SqliteStore:
     async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """From the leaderboard indexes."""
         check_limit(limit)
-        return await self._read(lambda c: ops.leaderboard(c, task_type, limit))
+        return await self._read_short(lambda c: ops.leaderboard(c, task_type, limit))
 
     async def put_registration(self, registration: Registration) -> None:
         """Insert or replace, with its listing parts (``store.listing``) in the same row."""
@@ -359,7 +395,7 @@ class SqliteStore:
                 else decode(Registration, found[0], f"registrations/{agent_id}")
             )
 
-        return await self._read(run)
+        return await self._read_short(run)
 
     async def get_many_registrations(self, agent_ids: Collection[str]) -> dict[str, Registration]:
         """The registrations of those of ``agent_ids`` that have one, in one read (each
@@ -379,7 +415,7 @@ class SqliteStore:
                 found[agent] = cached[1]
             return {agent: found[agent] for agent in wanted if agent in found}
 
-        return await self._read(run)
+        return await self._read_short(run)
 
     async def list_registrations(
         self, *, tag: str | None = None, provider: str | None = None

@@ -28,7 +28,7 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
             raise InvalidInput(
                 "store", url, "must look like sqlite:///relative.db or sqlite:////abs.db"
             )
-        unknown = set(options) - {"synchronous", "checkpoint_pages"}
+        unknown = set(options) - {"synchronous", "checkpoint_pages", "inline_reads"}
         if unknown:
             raise InvalidInput("store", url, f"has unknown options {sorted(unknown)}")
         pages = options.get("checkpoint_pages", str(CHECKPOINT_PAGES))
@@ -38,11 +38,15 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
                 url,
                 f"has checkpoint_pages={pages!r}: it must be an integer from 1 to 1000000",
             )
+        inline = options.get("inline_reads", "on")
+        if inline not in ("on", "off"):
+            raise InvalidInput("store", url, f"has inline_reads={inline!r}: it must be on or off")
         try:
             return SqliteStore(
                 path,
                 synchronous=options.get("synchronous", "full"),
                 checkpoint_pages=int(pages),
+                inline_reads=inline == "on",
             )
         except ValueError as error:
             raise InvalidInput("store", url, str(error)) from error
