@@ -27,9 +27,11 @@ from agentladder.store.records import (
     Versioned,
 )
 
-__all__ = ["LedgerEntry", "StatsUpdate", "Store", "each_found"]
+__all__ = ["LEASE_KEPT_S", "LedgerEntry", "StatsUpdate", "Store", "each_found"]
 
 T = TypeVar("T")
+LEASE_KEPT_S = 3600.0
+"""How long an ended lease is kept: a renewal forgets those that ended longer before."""
 
 StatsUpdate = tuple[AgentPerformanceStats, int]
 """New stats and the revision they were computed from (0: the agent has none yet)."""
@@ -202,7 +204,7 @@ class Store(Protocol):
     # Instance leases: which service instances are alive (recovery, services/lease.py).
     async def renew_lease(self, holder: str, expires_at: float) -> None:
         """Insert or extend ``holder``'s lease until ``expires_at`` (seconds since the epoch);
-        leases that ended more than an hour before ``expires_at`` are forgotten."""
+        leases that ended more than ``LEASE_KEPT_S`` before ``expires_at`` are forgotten."""
 
     async def drop_lease(self, holder: str) -> None:
         """End ``holder``'s lease now (a clean stop); nothing if it has none."""

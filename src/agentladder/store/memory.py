@@ -11,7 +11,13 @@ from collections.abc import Collection, Mapping, Sequence
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, RevisionConflict
-from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
+from agentladder.store.base import (
+    LEASE_KEPT_S,
+    LedgerEntry,
+    OracleApplied,
+    OracleFold,
+    StatsUpdate,
+)
 from agentladder.store.leaderboard import leaderboard_rows
 from agentladder.store.listing import AgentListingCache, listing_from_reads
 from agentladder.store.records import (
@@ -218,7 +224,8 @@ class MemoryStore:
     async def renew_lease(self, holder: str, expires_at: float) -> None:
         """Insert or extend; forget leases that ended an hour before."""
         self._leases[holder] = expires_at
-        for stale in [h for h, ends in self._leases.items() if ends < expires_at - 3600.0]:
+        forget = expires_at - LEASE_KEPT_S
+        for stale in [h for h, ends in self._leases.items() if ends < forget]:
             del self._leases[stale]
 
     async def drop_lease(self, holder: str) -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "ensure_kv",
     "ensure_oracle_stream",
     "is_deleted",
+    "kv_values",
     "last_msg",
     "scan",
 ]
@@ -198,3 +199,10 @@ async def scan(
                 return messages
     finally:
         await sub.unsubscribe()
+
+
+async def kv_values(js: JetStreamContext, bucket: str) -> dict[str, bytes]:
+    """Every key of a KV bucket with its last value, deleted and purged keys left out."""
+    prefix = f"$KV.{bucket}."
+    messages = await scan(js, f"KV_{bucket}", f"{prefix}>", last_per_subject=True)
+    return {msg.subject.removeprefix(prefix): msg.data for msg in messages if not is_deleted(msg)}

@@ -15,12 +15,11 @@ from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
 from agentladder.errors import InvalidInput
+from agentladder.store.base import LEASE_KEPT_S
 from agentladder.store.nats_config import kv_key_ok
-from agentladder.store.nats_io import is_deleted, scan
+from agentladder.store.nats_io import kv_values
 
 __all__ = ["KvLeases"]
-
-KEPT_S = 3600.0
 
 
 class KvLeases:
@@ -32,13 +31,10 @@ class KvLeases:
         self._bucket = bucket
 
     async def _all(self) -> dict[str, float]:
-        prefix = f"$KV.{self._bucket}."
         found = {}
-        for msg in await scan(self._js, f"KV_{self._bucket}", f"{prefix}>", last_per_subject=True):
-            if is_deleted(msg):
-                continue
+        for holder, data in (await kv_values(self._js, self._bucket)).items():
             with contextlib.suppress(ValueError):  # not a lease of this store: ignored
-                found[msg.subject.removeprefix(prefix)] = float(msg.data)
+                found[holder] = float(data)
         return found
 
     async def renew(self, holder: str, expires_at: float) -> None:
@@ -47,7 +43,7 @@ class KvLeases:
             raise InvalidInput("holder", holder, "must be a valid KV key")
         await self._kv.put(holder, repr(expires_at).encode())
         for stale, ends in (await self._all()).items():
-            if ends < expires_at - KEPT_S:
+            if ends < expires_at - LEASE_KEPT_S:
                 await self.drop(stale)
 
     async def drop(self, holder: str) -> None:

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from agentladder.errors import InvalidInput
 from agentladder.store.codec import decode
 from agentladder.store.nats_config import kv_key_ok
-from agentladder.store.nats_io import is_deleted, scan
+from agentladder.store.nats_io import kv_values
 from agentladder.store.records import DeliberationDoc, Registration
 
 __all__ = ["KvDocuments"]
@@ -38,14 +38,8 @@ async def _get(kv: KeyValue, bucket: str, model: type[M], key: str) -> M | None:
 
 
 async def _all(js: JetStreamContext, bucket: str, model: type[M]) -> dict[str, M]:
-    prefix = f"$KV.{bucket}."
-    messages = await scan(js, f"KV_{bucket}", f"{prefix}>", last_per_subject=True)
-    found = {}
-    for msg in messages:
-        key = msg.subject.removeprefix(prefix)
-        if not is_deleted(msg):
-            found[key] = decode(model, msg.data, f"{bucket}/{key}")
-    return found
+    values = await kv_values(js, bucket)
+    return {key: decode(model, data, f"{bucket}/{key}") for key, data in values.items()}
 
 
 class KvDocuments:

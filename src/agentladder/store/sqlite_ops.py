@@ -15,7 +15,7 @@ from typing import TypeVar
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, RevisionConflict
-from agentladder.store.base import LedgerEntry, StatsUpdate
+from agentladder.store.base import LEASE_KEPT_S, LedgerEntry, StatsUpdate
 from agentladder.store.codec import decode, loads
 from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent, Versioned
 
@@ -29,8 +29,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-LEASE_KEPT_S = 3600.0
-"""How long an ended lease is kept (a holder stopped an hour ago is forgotten)."""
 
 
 def get_stats(conn: sqlite3.Connection, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
