@@ -48,7 +48,7 @@ class Server:
     def stop(self) -> str:
         """SIGTERM by pid, wait, check the graceful shutdown; everything it printed."""
         os.kill(self.process.pid, signal.SIGTERM)
-        self.process.wait(timeout=30)
+        _reap(self.process, self.log)
         output = self.output()
         # uvicorn shuts down gracefully, then re-raises the signal it was stopped by
         assert self.process.returncode in (0, -signal.SIGTERM), output[-2000:]
@@ -77,6 +77,18 @@ class Server:
                 return record
             time.sleep(0.05)
         raise AssertionError(f"deliberation {identifier} did not settle: {record}")
+
+
+def _reap(process: subprocess.Popen[str], log: Path, timeout_s: float = 30) -> int:
+    """Wait for a signalled process; one still running after ``timeout_s`` is killed and
+    reaped, and the test fails with the end of its log (not with a process left behind)."""
+    try:
+        return process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
+        raise AssertionError(f"pid {process.pid} did not stop in {timeout_s} s:\n{tail}") from None
 
 
 def start_server(
@@ -145,6 +157,7 @@ def stop_agents(folder: Path, processes: list[subprocess.Popen[str]]) -> None:
     """SIGTERM each by pid; each must exit 0 (else what they logged is shown)."""
     for process in processes:
         process.send_signal(signal.SIGTERM)
-    codes = [process.wait(timeout=30) for process in processes]
-    log = (folder / "agents.log").read_text(encoding="utf-8")
+    log_path = folder / "agents.log"
+    codes = [_reap(process, log_path) for process in processes]
+    log = log_path.read_text(encoding="utf-8")
     assert codes == [0] * len(processes), log[-2000:]

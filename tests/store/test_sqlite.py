@@ -241,3 +241,27 @@ def test_a_read_refused_for_a_lock_on_the_loop_is_run_by_a_reader_thread(
             await store.close()
 
     asyncio.run(body())
+
+
+def test_awaiting_tasks_cancelled_mid_write_leave_the_store_writable(tmp_path: Path) -> None:
+    """Tasks cancelled while their award waits for the writer (a deadline, a shutdown):
+    each award is all there or not at all, the next write commits, and close returns."""
+
+    async def run() -> None:
+        store = await open_store(f"sqlite:///{tmp_path / 'c.db'}")
+        tasks = [asyncio.ensure_future(award(store, judgment("a1", f"c-{i}"))) for i in range(40)]
+        await asyncio.sleep(0)
+        for task in tasks[1::2]:
+            task.cancel()
+        outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.wait_for(award(store, judgment("a1", "after")), timeout=10)
+        profile = await store.get_profile("a1")
+        assert profile is not None
+        applied = {event.key for event in await store.events("a1")}
+        done = {f"c-{i}" for i, o in enumerate(outcomes) if not isinstance(o, BaseException)}
+        assert done | {"after"} <= applied  # every acknowledged award is stored
+        assert profile.value.stats.total_tasks == len(applied)  # and nothing half-stored
+        assert any(isinstance(o, asyncio.CancelledError) for o in outcomes)
+        await asyncio.wait_for(store.close(), timeout=10)
+
+    asyncio.run(run())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,52 @@ def test_after_commit_actions_run_only_for_committed_jobs(tmp_path: Path) -> Non
         failed.result(timeout=10)
     writer.close()
     assert seen == ["kept"]
+
+
+def test_a_cancelled_job_is_skipped_and_the_writer_goes_on(tmp_path: Path) -> None:
+    """A caller that gave up before its job ran: the job never runs, the thread survives,
+    and later writes commit (a cancelled future once killed the writer thread)."""
+    conn = sqlite3.connect(tmp_path / "c.db", isolation_level=None, check_same_thread=False)
+    conn.execute("CREATE TABLE t (v INTEGER)")
+    writer = GroupWriter(conn)
+    started, release = threading.Event(), threading.Event()
+
+    def blocking(c: sqlite3.Connection) -> None:
+        started.set()
+        assert release.wait(timeout=10)
+        c.execute("INSERT INTO t VALUES (1)")
+
+    first = writer.submit(blocking)
+    assert started.wait(timeout=10)
+    assert not first.cancel()  # taken by the thread: its outcome will be delivered
+    gave_up = writer.submit(lambda c: c.execute("INSERT INTO t VALUES (2)"))
+    assert gave_up.cancel()
+    release.set()
+    first.result(timeout=10)
+    later = writer.submit(lambda c: c.execute("INSERT INTO t VALUES (3)").rowcount)
+    assert later.result(timeout=10) == 1
+    writer.close()
+    check = sqlite3.connect(tmp_path / "c.db")
+    assert sorted(v for (v,) in check.execute("SELECT v FROM t")) == [1, 3]
+    check.close()
+
+
+def test_a_failing_after_commit_action_does_not_stop_the_writer(tmp_path: Path) -> None:
+    """The commit stands, the caller gets its result, and the next write still commits."""
+    conn = sqlite3.connect(tmp_path / "f.db", isolation_level=None, check_same_thread=False)
+    conn.execute("CREATE TABLE t (v INTEGER)")
+    writer = GroupWriter(conn)
+
+    def job(c: sqlite3.Connection) -> int:
+        writer.after_commit(lambda: 1 / 0)  # type: ignore[func-returns-value]
+        return c.execute("INSERT INTO t VALUES (1)").rowcount
+
+    assert writer.submit(job).result(timeout=10) == 1
+    assert (
+        writer.submit(lambda c: c.execute("INSERT INTO t VALUES (2)").rowcount).result(timeout=10)
+        == 1
+    )
+    writer.close()
+    check = sqlite3.connect(tmp_path / "f.db")
+    assert sorted(v for (v,) in check.execute("SELECT v FROM t")) == [1, 2]
+    check.close()

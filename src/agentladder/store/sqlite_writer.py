@@ -7,10 +7,15 @@ alone and its caller gets the exception; the others commit together. Callers lea
 outcome only after ``COMMIT`` returned, so nothing is acknowledged before it is durable.
 Under load one commit (and, with ``synchronous=full``, one fsync) serves many writes;
 a lone write still commits at once.
+
+A job whose caller gave up (its future cancelled, e.g. the awaiting task was cancelled)
+before the thread took it is skipped: the caller was told it did not happen, so it must
+not. Once taken, a job's future can no longer be cancelled; its outcome is delivered.
 """
 
 from __future__ import annotations
 
+import logging
 import queue
 import sqlite3
 import threading
@@ -19,6 +24,8 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 __all__ = ["GroupWriter"]
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _Job = tuple[Callable[[sqlite3.Connection], Any], "Future[Any]"]
@@ -74,7 +81,11 @@ class GroupWriter:
             if stop:
                 return
 
-    def _run_batch(self, batch: list[_Job]) -> None:
+    def _run_batch(self, queued: list[_Job]) -> None:
+        # claim each future: a cancelled one is dropped, a claimed one cannot be cancelled
+        batch = [(job, future) for job, future in queued if future.set_running_or_notify_cancel()]
+        if not batch:
+            return
         conn = self._conn
         outcomes: list[tuple[bool, Any]] = []
         self._after_commit = []
@@ -99,7 +110,10 @@ class GroupWriter:
                 future.set_exception(error)
             return
         for action in self._after_commit:
-            action()
+            try:
+                action()
+            except Exception:  # committed already: the writer thread must go on
+                log.exception("an after-commit action of the SQLite writer failed")
         for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
             if ok:
                 future.set_result(value)
