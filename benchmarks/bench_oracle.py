@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 from agentladder.services.oracle import Oracle
 from agentladder.services.oracle_models import JudgmentRequest
+from agentladder.store.base import Store
 from agentladder.store.sqlite import SqliteStore
 from benchmarks.bench_sqlite_store import baseline
 from benchmarks.common import median_rate, report_ratio
@@ -27,35 +28,43 @@ RUNS = 5
 CONCURRENCY = 32
 
 
-def through_oracle(path: Path, synchronous: str, count: int, concurrency: int) -> int:
-    """Submit ``count`` judgments over 10 agents with ``concurrency`` submitters."""
+async def judge_many(
+    open_store: Callable[[], Awaitable[Store]], count: int, concurrency: int
+) -> int:
+    """Submit ``count`` judgments over 10 agents with ``concurrency`` submitters to an
+    Oracle on the store ``open_store`` opens (and this closes); ``count``."""
+    store = await open_store()
+    oracle = Oracle(store)
+    queue: Iterator[int] = iter(range(count))
 
-    async def run() -> None:
-        store = SqliteStore(path, synchronous=synchronous)
-        oracle = Oracle(store)
-        queue: Iterator[int] = iter(range(count))
+    async def submitter() -> None:
+        for i in queue:
+            await oracle.submit_for_judgment(
+                JudgmentRequest(
+                    agent_id=f"agent-{i % 10}", contract_id=f"c-{i}", task_type=f"t{i % 3}",
+                    score=8.5, cost=0.01, budget=0.02,
+                )
+            )  # fmt: skip
 
-        async def submitter() -> None:
-            for i in queue:
-                await oracle.submit_for_judgment(
-                    JudgmentRequest(
-                        agent_id=f"agent-{i % 10}", contract_id=f"c-{i}", task_type=f"t{i % 3}",
-                        score=8.5, cost=0.01, budget=0.02,
-                    )
-                )  # fmt: skip
-
-        try:
-            await asyncio.gather(*(submitter() for _ in range(concurrency)))
-        finally:
-            await store.close()
-
-    asyncio.run(run())
+    try:
+        await asyncio.gather(*(submitter() for _ in range(concurrency)))
+    finally:
+        await store.close()
     return count
+
+
+def through_oracle(path: Path, synchronous: str, count: int, concurrency: int) -> int:
+    """``judge_many`` on a new ``SqliteStore`` at ``path``."""
+
+    async def opened() -> Store:
+        return SqliteStore(path, synchronous=synchronous)
+
+    return asyncio.run(judge_many(opened, count, concurrency))
 
 
 def main() -> None:
     """Print rates and ratios for NORMAL and FULL synchronous, sequential and concurrent."""
-    for synchronous, count in (("normal", JUDGMENTS), ("full", JUDGMENTS // 3)):
+    for synchronous, count in (("normal", JUDGMENTS), ("full", JUDGMENTS)):
         with tempfile.TemporaryDirectory() as folder:
             names = iter(range(1000))
 

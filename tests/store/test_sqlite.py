@@ -13,6 +13,7 @@ from agentladder.domain.rules import OracleRules
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, CorruptRecord, InvalidInput
 from agentladder.services.verify import verify_store
+from agentladder.store import sqlite as sqlite_module
 from agentladder.store import sqlite_schema as schema
 from agentladder.store.sqlite import SqliteStore
 from agentladder.store.sqlite_schema import MIGRATIONS
@@ -184,6 +185,29 @@ def test_checkpoint_pages_from_the_url(tmp_path: Path) -> None:
                 await open_store(f"sqlite:///{tmp_path / 'c.db'}?checkpoint_pages={bad}")
 
     asyncio.run(body())
+
+
+def test_a_large_file_checkpoints_more_often_unless_the_url_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file at least ``LARGE_FILE_BYTES`` long when opened checkpoints every 250 pages,
+    a smaller one (or a new one) every 1,000; ``?checkpoint_pages=`` overrides both."""
+    db = tmp_path / "big.db"
+    contracts = iter(range(10))
+
+    async def pages(query: str = "") -> int:
+        store = await open_store(f"sqlite:///{db}{query}")
+        assert isinstance(store, SqliteStore)
+        await award(store, judgment("a1", f"c-{next(contracts)}"))
+        await store.close()
+        return store.checkpoint_pages
+
+    assert asyncio.run(pages()) == 1000  # new
+    monkeypatch.setattr(sqlite_module, "LARGE_FILE_BYTES", db.stat().st_size)
+    assert asyncio.run(pages()) == 250
+    assert asyncio.run(pages("?checkpoint_pages=1000")) == 1000
+    monkeypatch.setattr(sqlite_module, "LARGE_FILE_BYTES", db.stat().st_size + 1)
+    assert asyncio.run(pages()) == 1000
 
 
 def test_inline_reads_from_the_url_and_both_ways_answer_alike(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -59,12 +60,21 @@ _SYNC_MODES = ("full", "normal", "extra", "off")
 READERS = 4
 """Reader threads, each with its own connection: WAL lets them read while one writes."""
 CHECKPOINT_PAGES = 1000
-"""WAL pages after which the writer's commit checkpoints: SQLite's default, kept as the
-store's (``?checkpoint_pages=`` in the URL changes it). The checkpoint runs inside that
-commit. On a file of many gigabytes, 500 makes each one shorter (judgment p99 about 6
-instead of 10 ms, and more judgments per second, ``bench_checkpoint``); on a small file it only
-checkpoints twice as often (``bench_orchestrator`` with FULL: 0.3 to 1 ms more per
-deliberation). See docs/benchmarks.md."""
+"""WAL pages after which the writer's commit checkpoints, for a file under
+``LARGE_FILE_BYTES`` when opened: SQLite's default. The checkpoint runs inside that commit
+and writes the WAL's pages back into the file. In a small file they are the same few hot
+pages, so the checkpoint is short whatever the threshold, and a lower one only syncs the
+file more often."""
+CHECKPOINT_PAGES_LARGE = 250
+"""The same for a file of ``LARGE_FILE_BYTES`` or more when opened. There each changed row
+is a page of its own somewhere in the file, so a checkpoint's time grows with the pages it
+writes back (about 14 per judgment on the 100,000-agent file, 10 µs each plus the sync):
+at 1,000 pages the judgment that runs it waits about 14 ms (p99 8.7 ms), at 250 about 3
+(p99 4.3 ms), at the same throughput (``bench_checkpoint``, docs/benchmarks.md)."""
+LARGE_FILE_BYTES = 1 << 30
+"""From this size (1 GiB) a file gets ``CHECKPOINT_PAGES_LARGE``. Measured at a few MB and
+at 4.9 GB; where between them the smaller threshold starts to pay is a judgment call.
+``?checkpoint_pages=`` in the URL overrides both."""
 INLINE_BUSY_MS = 50
 """How long a read on the event loop's thread waits for a lock before a reader thread
 takes it over (in WAL a reader waits only in rare cases, e.g. while the WAL is recovered)."""
@@ -95,6 +105,15 @@ def _enable_wal(conn: sqlite3.Connection, timeout: float = 60.0) -> None:
             time.sleep(0.01)
 
 
+def default_checkpoint_pages(path: str) -> int:
+    """``CHECKPOINT_PAGES``, or ``CHECKPOINT_PAGES_LARGE`` for a file that is large now."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:  # not created yet
+        return CHECKPOINT_PAGES
+    return CHECKPOINT_PAGES_LARGE if size >= LARGE_FILE_BYTES else CHECKPOINT_PAGES
+
+
 class SqliteStore:
     """A ``Store`` in one SQLite file."""
 
@@ -116,7 +135,9 @@ class SqliteStore:
         self._conns_lock = threading.Lock()
         self._write_conn = _connect(self.path, synchronous)
         migrate(self._write_conn)
-        pages = CHECKPOINT_PAGES if checkpoint_pages is None else checkpoint_pages
+        pages = checkpoint_pages
+        if pages is None:
+            pages = default_checkpoint_pages(self.path)
         self._write_conn.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
         # as SQLite holds it for the writer's connection
         self.checkpoint_pages: int = self._write_conn.execute(

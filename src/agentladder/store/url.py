@@ -21,7 +21,7 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
 
         return MemoryStore()
     if parts.scheme == "sqlite":
-        from agentladder.store.sqlite import CHECKPOINT_PAGES, SqliteStore  # noqa: PLC0415
+        from agentladder.store.sqlite import SqliteStore  # noqa: PLC0415
 
         path = parts.path[1:] if parts.path.startswith("/") else parts.path
         if parts.netloc or not path:
@@ -31,8 +31,8 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
         unknown = set(options) - {"synchronous", "checkpoint_pages", "inline_reads"}
         if unknown:
             raise InvalidInput("store", url, f"has unknown options {sorted(unknown)}")
-        pages = options.get("checkpoint_pages", str(CHECKPOINT_PAGES))
-        if not pages.isdigit() or not 1 <= int(pages) <= 1_000_000:
+        pages = options.get("checkpoint_pages", "")  # empty: by the file's size
+        if pages and (not pages.isdigit() or not 1 <= int(pages) <= 1_000_000):
             raise InvalidInput(
                 "store",
                 url,
@@ -45,7 +45,7 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
             return SqliteStore(
                 path,
                 synchronous=options.get("synchronous", "full"),
-                checkpoint_pages=int(pages),
+                checkpoint_pages=int(pages) if pages else None,
                 inline_reads=inline == "on",
             )
         except ValueError as error:
