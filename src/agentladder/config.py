@@ -127,6 +127,13 @@ class ApiSettings(BaseModel):
 
     tokens: tuple[TokenSettings, ...] = ()
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    shutdown_grace_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="On SIGTERM, how long requests in flight may finish before they are"
+        " cancelled (an agent's long poll, a client that stopped reading).",
+    )
 
 
 class Settings(BaseModel):

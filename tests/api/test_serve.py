@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -49,3 +50,43 @@ def test_serve_answers_persists_and_restarts(tmp_path: Path) -> None:
         assert agents["sim_b"]["stats"]["rank"] == 1
     finally:
         server.stop()
+
+
+def test_a_request_still_running_does_not_hold_the_stop_past_the_grace(tmp_path: Path) -> None:
+    """An agent's long poll of 30 s is in flight at SIGTERM: the server cancels it after
+    ``api.shutdown_grace_s`` (1 s here) and shuts down cleanly, instead of waiting for it."""
+    config = """
+api: {shutdown_grace_s: 1}
+agents:
+  - name: far
+    remote: true
+    backend: {kind: simulated, quality: 7.0}
+  - name: near
+    backend: {kind: simulated, quality: 5.0}
+"""
+    server = start_server(tmp_path, config)
+    outcome: list[object] = []
+
+    def poll() -> None:
+        try:
+            outcome.append(
+                httpx.get(
+                    server.url("/agents/tasks/next"),
+                    params={"agent_id": "far", "wait_s": 30},
+                    timeout=60,
+                ).status_code
+            )
+        except httpx.HTTPError as error:  # the connection closed without an answer
+            outcome.append(error)
+
+    polling = threading.Thread(target=poll)
+    polling.start()
+    time.sleep(1)  # the poll reaches the idle server and waits for a task (no sign of it)
+    started = time.monotonic()
+    output = server.stop()  # SIGTERM; asserts a clean exit and the shutdown completed
+    stopped_in = time.monotonic() - started
+    polling.join(timeout=60)
+    assert "timeout graceful shutdown exceeded" in output
+    assert stopped_in < 25  # the poll alone would have held it for 30 s
+    assert len(outcome) == 1
+    assert outcome != [204]  # cut short: no "no task within 30 s" answer

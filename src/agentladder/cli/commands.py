@@ -160,7 +160,13 @@ def serve(
     console.print(
         f"agentladder {__version__} on http://{host}:{port} (store {store or settings.store})"
     )
-    uvicorn.run(create_served_app(settings, store), host=host, port=port, log_level="info")
+    uvicorn.run(
+        create_served_app(settings, store),
+        host=host,
+        port=port,
+        log_level="info",
+        timeout_graceful_shutdown=settings.api.shutdown_grace_s,
+    )
 
 
 @app.command()
