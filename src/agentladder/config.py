@@ -127,9 +127,9 @@ class ApiSettings(BaseModel):
 
     tokens: tuple[TokenSettings, ...] = ()
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
-    shutdown_grace_s: float = Field(
-        default=10.0,
-        gt=0,
+    shutdown_grace_s: int = Field(
+        default=10,
+        ge=1,
         le=3600,
         description="On SIGTERM, how long requests in flight may finish before they are"
         " cancelled (an agent's long poll, a client that stopped reading).",
