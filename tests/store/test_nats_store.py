@@ -192,6 +192,33 @@ def test_corrupt_event_fails_its_reads_but_not_the_leaderboard(
     assert "leaderboard index skips" in caplog.text
 
 
+def test_leaderboard_rows_kept_between_reads_follow_every_award(nats_store_url: str) -> None:
+    """The index keeps the rows it built; an award to an agent that keeps its place still
+    shows at once (its rows are rebuilt), and a longer limit gets the longer top."""
+
+    async def main() -> None:
+        store = await open_store(nats_store_url)
+        try:
+            for agent in ("a", "b", "c"):
+                await award(store, judgment(agent, "1", score=9.5, task_type="poetry"))
+            await award(store, judgment("a", "2", score=9.5, task_type="poetry"))
+            first = await store.leaderboard("poetry", 2)
+            assert [(r.agent_id, r.tasks) for r in first] == [("a", 2), ("b", 1)]
+            assert await store.leaderboard("poetry", 2) == first  # the kept rows
+            await award(store, judgment("a", "3", score=9.5, task_type="poetry"))
+            again = await store.leaderboard("poetry", 2)
+            assert [(r.agent_id, r.tasks) for r in again] == [("a", 3), ("b", 1)]
+            overall = await store.leaderboard(None, 1)
+            assert [(r.agent_id, r.tasks) for r in overall] == [("a", 3)]
+            longer = await store.leaderboard("poetry", 10)
+            assert [r.agent_id for r in longer] == ["a", "b", "c"]
+            assert [r.position for r in longer] == [1, 2, 3]
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
 def test_leaderboard_reflects_writes_of_another_instance(nats_store_url: str) -> None:
     """Two stores on one server: each one's leaderboard shows the other's awards at once."""
 

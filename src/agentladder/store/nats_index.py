@@ -5,7 +5,9 @@ message of every agent (deliver policy last-per-subject), then every new one liv
 message replaces the agent's profile and moves it in the sorted orders, overall and per
 task type (``bisect``, ordering and rows as in ``store/leaderboard.py``). A query is
 served from memory after waiting, bounded, until the index has applied everything up to
-a given stream sequence (read-your-writes). A message that cannot be decoded is logged
+a given stream sequence (read-your-writes). The rows of each order's top are built once
+and kept until a message moves an agent in that order (boards are read far more often
+than any one task type's order changes). A message that cannot be decoded is logged
 and skipped; the index keeps running.
 """
 
@@ -43,6 +45,7 @@ class LeaderboardIndex:
         self._profiles: dict[str, AgentProfile] = {}
         self._keys: dict[str, dict[str | None, _Key]] = {}
         self._orders: dict[str | None, list[_Key]] = {None: []}
+        self._tops: dict[str | None, list[LeaderboardRow]] = {}  # built rows, by order
         self._applied = 0
         self._progress = asyncio.Condition()
         self._sub: JetStreamContext.PushSubscription | None = None
@@ -88,10 +91,12 @@ class LeaderboardIndex:
         for task_type, key in self._keys.pop(agent_id, {}).items():
             order = self._orders[task_type]
             del order[bisect.bisect_left(order, key)]
+            self._tops.pop(task_type, None)
         keys: dict[str | None, _Key] = {}
         for task_type in (None, *profile.specializations):
             key = (*sort_key(profile, task_type), agent_id)
             bisect.insort(self._orders.setdefault(task_type, []), key)
+            self._tops.pop(task_type, None)
             keys[task_type] = key
         self._keys[agent_id] = keys
         self._profiles[agent_id] = profile
@@ -115,7 +120,11 @@ class LeaderboardIndex:
     def rows(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """The top ``limit`` rows, overall (None) or for one task type."""
         order = self._orders.get(task_type, [])
-        return [
-            row(position, self._profiles[key[3]], task_type)
-            for position, key in enumerate(order[:limit], start=1)
-        ]
+        top = self._tops.get(task_type, [])
+        if len(top) < min(limit, len(order)):
+            top = [
+                row(position, self._profiles[key[3]], task_type)
+                for position, key in enumerate(order[:limit], start=1)
+            ]
+            self._tops[task_type] = top
+        return top[:limit]
