@@ -28,6 +28,29 @@ def slow(latency_ms: float) -> dict[str, SimulatedProvider]:
     return {name: SimulatedProvider(name, settings) for name in ("a", "b")}
 
 
+def test_requests_arriving_together_are_admitted_up_to_the_limit(with_store: Any) -> None:
+    """Six submits at once, max_running 1 and max_waiting 1: two are accepted and four are
+    busy, although none of the accepted ones had started when the others were checked
+    (each was counted from its acceptance; before, all six got in)."""
+
+    async def body(store: Store) -> None:
+        settings = OrchestratorSettings(max_running=1, max_waiting=1)
+        orchestrator = await world(store, slow(50), settings=settings)
+        outcomes = await asyncio.gather(
+            *(orchestrator.submit(REQUEST) for _ in range(6)), return_exceptions=True
+        )
+        accepted = [o for o in outcomes if not isinstance(o, BaseException)]
+        assert len(accepted) == 2
+        assert all(isinstance(o, Busy) for o in outcomes if o not in accepted)
+        assert len(await store.list_deliberations()) == 2
+        await orchestrator.settle()
+        assert orchestrator.load == (0, 0)
+        await orchestrator.submit(REQUEST)  # everything was released
+        await orchestrator.settle()
+
+    with_store(body)
+
+
 def test_one_runs_one_waits_the_next_is_busy(with_store: Any) -> None:
     """max_running 1, max_waiting 1: the second waits (stored queued, not taken for
     abandoned by recovery), the third is refused with nothing stored; both accepted ones

@@ -12,6 +12,7 @@ run as a side effect that never blocks or fails the job (``settle`` waits for th
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import uuid
 from collections import Counter
@@ -89,6 +90,9 @@ class Orchestrator:
         self._active: dict[str, DeliberationRecord] = {}
         self._slots = asyncio.Semaphore(self.settings.max_running)
         self._waiting: set[str] = set()  # accepted, waiting for a slot
+        # accepted by ``submit`` and not finished, counted from the moment of admission
+        # (a spawned task joins ``_waiting`` only once it first runs)
+        self._admitted = 0
         self._settling: set[str] = set()
         self._allowances: dict[str, dict[str, TaskAllowance]] = {}
 
@@ -144,16 +148,29 @@ class Orchestrator:
         """Queue a deliberation and run it in the background; the queued record.
 
         ``Busy`` (and nothing stored) while ``max_waiting`` deliberations already wait for
-        one of the ``max_running`` slots."""
-        if len(self._waiting) >= self.settings.max_waiting:
+        one of the ``max_running`` slots: while ``max_running + max_waiting`` accepted ones
+        have not finished, counted from their acceptance, so requests arriving together
+        cannot all slip in before their tasks first run."""
+        if self._admitted >= self.settings.max_running + self.settings.max_waiting:
             raise Busy(
                 f"{len(self._active)} deliberations running and {len(self._waiting)} waiting"
                 " on this instance, its most (orchestrator.max_running, max_waiting)"
             )
-        record = await self.prepare(request)
-        await self._save(record)
-        self._spawn(self._execute(record))
+        self._admitted += 1
+        try:
+            record = await self.prepare(request)
+            await self._save(record)
+        except BaseException:
+            self._admitted -= 1
+            raise
+        self._waiting.add(record.id)  # until its task takes a slot
+        task = self._spawn(self._execute(record))
+        task.add_done_callback(functools.partial(self._release_admission, record.id))
         return record
+
+    def _release_admission(self, deliberation_id: str, _: asyncio.Task[None]) -> None:
+        self._admitted -= 1
+        self._waiting.discard(deliberation_id)  # also when cancelled before it first ran
 
     async def run(self, request: DeliberationRequest) -> DeliberationRecord:
         """Run a deliberation to its result (side effects continue in the background)."""
@@ -188,10 +205,11 @@ class Orchestrator:
         """Deliberations running and waiting for a slot on this instance now."""
         return len(self._active), len(self._waiting)
 
-    def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, job: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(job)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _participants(
         self, record: DeliberationRecord, request: DeliberationRequest
