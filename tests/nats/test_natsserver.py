@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
+from nats.js.errors import NoStreamResponseError
 
 import nats
 from agentladder.errors import StoreUnavailable
@@ -18,7 +20,15 @@ async def _put(url: str, key: str, value: bytes, *, replicas: int = 1) -> int:
     try:
         # an R3 bucket needs its stream's leader elected: slow on a loaded machine
         kv = await nc.jetstream(timeout=30).create_key_value(bucket="runner", replicas=replicas)
-        return await kv.put(key, value)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return await kv.put(key, value)
+            except NoStreamResponseError:
+                # created, but its R3 group has no leader yet: nothing acked, try again
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
     finally:
         await nc.close()
 
