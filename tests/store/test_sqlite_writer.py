@@ -11,11 +11,25 @@ import pytest
 from agentladder.store.sqlite_writer import GroupWriter
 
 
+def _writer(path: Path) -> GroupWriter:
+    """A writer on a new file with one table ``t (v INTEGER)``."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("CREATE TABLE t (v INTEGER)")
+    return GroupWriter(conn)
+
+
+def _values(path: Path) -> list[int]:
+    """What ``t`` holds in the file, read on a connection of its own, sorted."""
+    check = sqlite3.connect(path)
+    try:
+        return sorted(v for (v,) in check.execute("SELECT v FROM t"))
+    finally:
+        check.close()
+
+
 def test_failed_job_rolls_back_alone_and_others_commit(tmp_path: Path) -> None:
     """Queued jobs share one transaction; the one that raises leaves no trace."""
-    conn = sqlite3.connect(tmp_path / "w.db", isolation_level=None, check_same_thread=False)
-    conn.execute("CREATE TABLE t (v INTEGER)")
-    writer = GroupWriter(conn)
+    writer = _writer(tmp_path / "w.db")
 
     def good(value: int) -> object:
         return lambda c: c.execute("INSERT INTO t VALUES (?)", (value,)).rowcount
@@ -30,9 +44,7 @@ def test_failed_job_rolls_back_alone_and_others_commit(tmp_path: Path) -> None:
         futures[1].result(timeout=10)
     assert futures[2].result(timeout=10) == 1
     writer.close()
-    check = sqlite3.connect(tmp_path / "w.db")
-    assert sorted(v for (v,) in check.execute("SELECT v FROM t")) == [1, 2]
-    check.close()
+    assert _values(tmp_path / "w.db") == [1, 2]
 
 
 def test_after_commit_actions_run_only_for_committed_jobs(tmp_path: Path) -> None:
@@ -61,9 +73,7 @@ def test_after_commit_actions_run_only_for_committed_jobs(tmp_path: Path) -> Non
 def test_a_cancelled_job_is_skipped_and_the_writer_goes_on(tmp_path: Path) -> None:
     """A caller that gave up before its job ran: the job never runs, the thread survives,
     and later writes commit (a cancelled future once killed the writer thread)."""
-    conn = sqlite3.connect(tmp_path / "c.db", isolation_level=None, check_same_thread=False)
-    conn.execute("CREATE TABLE t (v INTEGER)")
-    writer = GroupWriter(conn)
+    writer = _writer(tmp_path / "c.db")
     started, release = threading.Event(), threading.Event()
 
     def blocking(c: sqlite3.Connection) -> None:
@@ -81,16 +91,12 @@ def test_a_cancelled_job_is_skipped_and_the_writer_goes_on(tmp_path: Path) -> No
     later = writer.submit(lambda c: c.execute("INSERT INTO t VALUES (3)").rowcount)
     assert later.result(timeout=10) == 1
     writer.close()
-    check = sqlite3.connect(tmp_path / "c.db")
-    assert sorted(v for (v,) in check.execute("SELECT v FROM t")) == [1, 3]
-    check.close()
+    assert _values(tmp_path / "c.db") == [1, 3]
 
 
 def test_a_failing_after_commit_action_does_not_stop_the_writer(tmp_path: Path) -> None:
     """The commit stands, the caller gets its result, and the next write still commits."""
-    conn = sqlite3.connect(tmp_path / "f.db", isolation_level=None, check_same_thread=False)
-    conn.execute("CREATE TABLE t (v INTEGER)")
-    writer = GroupWriter(conn)
+    writer = _writer(tmp_path / "f.db")
 
     def job(c: sqlite3.Connection) -> int:
         writer.after_commit(lambda: 1 / 0)  # type: ignore[func-returns-value]
@@ -102,6 +108,4 @@ def test_a_failing_after_commit_action_does_not_stop_the_writer(tmp_path: Path) 
         == 1
     )
     writer.close()
-    check = sqlite3.connect(tmp_path / "f.db")
-    assert sorted(v for (v,) in check.execute("SELECT v FROM t")) == [1, 2]
-    check.close()
+    assert _values(tmp_path / "f.db") == [1, 2]
