@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agentladder.domain.levels import Level
 from agentladder.domain.profile import AgentProfile
 from agentladder.errors import InvalidInput
 from agentladder.store.records import LeaderboardRow
 
-__all__ = ["MAX_LIMIT", "check_limit", "leaderboard_rows", "sort_key"]
+__all__ = [
+    "MAX_LIMIT", "RowFacts", "check_limit", "leaderboard_rows", "row", "row_facts",
+    "row_from_facts", "sort_key",
+]  # fmt: skip
 
 MAX_LIMIT = 1000
 
@@ -28,29 +32,49 @@ def sort_key(profile: AgentProfile, task_type: str | None) -> tuple[int, float, 
     return (-spec.xp, -spec.avg_score, profile.id)
 
 
+_Overall = tuple[str, str, int, str, int, float]  # provider, model, xp, level, tasks, avg
+_Spec = tuple[str, int, str, int, float, float]  # task type, xp, level, tasks, avg, best
+RowFacts = tuple[_Overall, tuple[_Spec, ...]]
+"""What an agent's leaderboard rows show, as plain strings and numbers (a tuple of these
+costs the garbage collector nothing, unlike the profile it comes from)."""
+
+
+def row_facts(profile: AgentProfile) -> RowFacts:
+    """The figures of ``profile``'s rows, overall and for each of its task types."""
+    stats = profile.stats
+    overall = (
+        profile.provider, profile.model, profile.xp, profile.level.value, stats.total_tasks,
+        stats.average_score,
+    )  # fmt: skip
+    specs = tuple(
+        (name, s.xp, s.level.value, s.tasks_judged, s.avg_score, s.best_score)
+        for name, s in profile.specializations.items()
+    )
+    return overall, specs
+
+
+def row_from_facts(
+    position: int, agent_id: str, facts: RowFacts, task_type: str | None
+) -> LeaderboardRow:
+    """The leaderboard row at ``position`` of the agent whose figures are ``facts``."""
+    provider, model, xp, level, tasks, average = facts[0]
+    values: dict[str, object] = {
+        "position": position, "agent_id": agent_id, "provider": provider, "model": model,
+        "xp": xp, "level": Level(level), "tasks": tasks, "average_score": average,
+    }  # fmt: skip
+    for name, spec_xp, spec_level, spec_tasks, spec_avg, spec_best in facts[1]:
+        if name == task_type:
+            values.update(
+                task_type=name, specialization_xp=spec_xp, specialization_level=Level(spec_level),
+                specialization_tasks=spec_tasks, specialization_avg_score=spec_avg,
+                specialization_best_score=spec_best,
+            )  # fmt: skip
+    return LeaderboardRow.model_validate(values)
+
+
 def row(position: int, profile: AgentProfile, task_type: str | None) -> LeaderboardRow:
     """The leaderboard row of ``profile`` at ``position``."""
-    values: dict[str, object] = {
-        "position": position,
-        "agent_id": profile.id,
-        "provider": profile.provider,
-        "model": profile.model,
-        "xp": profile.xp,
-        "level": profile.level,
-        "tasks": profile.stats.total_tasks,
-        "average_score": profile.stats.average_score,
-    }
-    if task_type is not None:
-        spec = profile.specializations[task_type]
-        values.update(
-            task_type=task_type,
-            specialization_xp=spec.xp,
-            specialization_level=spec.level,
-            specialization_tasks=spec.tasks_judged,
-            specialization_avg_score=spec.avg_score,
-            specialization_best_score=spec.best_score,
-        )
-    return LeaderboardRow.model_validate(values)
+    return row_from_facts(position, profile.id, row_facts(profile), task_type)
 
 
 def leaderboard_rows(

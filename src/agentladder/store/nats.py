@@ -96,9 +96,10 @@ async def open_nats_store(url: str) -> NatsStore:
         options.registrations_bucket,
         options.deliberations_bucket,
     )
+    oracle = OracleLog(nc, js, options, index.head)
     return NatsStore(
-        nc, js, options, RankStats(nc, js, ranks, options), OracleLog(nc, js, options), docs,
-        index, KvLeases(js, leases, options.leases_bucket),
+        nc, js, options, RankStats(nc, js, ranks, options), oracle, docs, index,
+        KvLeases(js, leases, options.leases_bucket),
     )  # fmt: skip
 
 

@@ -22,6 +22,10 @@ store, several times the cost of a plain publish):
    the claim, then at the last event. The last event's claim is written by the next
    commit for the agent, whoever makes it.
 
+An agent's head (its last event message) is taken, newest first, from this process's own
+last commit for the agent, from the leaderboard index (``HeadSource``), else read from
+the server. A stale head costs a refused compare-and-set; the retry reads the server's.
+
 A writer killed at any point leaves either no event or a stored event that ``get_event``
 finds; nothing is half-applied, and no key can be applied twice.
 """
@@ -31,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 from nats.aio.client import Client
 from nats.js import JetStreamContext
@@ -46,7 +51,7 @@ from agentladder.store.nats_config import NatsOptions
 from agentladder.store.nats_io import REQUEST_TIMEOUT, last_msg, scan
 from agentladder.store.records import OracleCommit, OracleEvent, Versioned
 
-__all__ = ["LINES_PER_EVENT", "OracleLog"]
+__all__ = ["LINES_PER_EVENT", "HeadSource", "OracleLog"]
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +59,16 @@ LINES_PER_EVENT = 1000
 """Ledger ids are ``stream sequence * 1000 + line index``: at most 1000 lines per event."""
 
 _CACHE_LIMIT = 100_000
-_RECORD_CACHE = 10_000
+"""Bound of the per-agent maps of small values (heads, stale marks)."""
+_CLAIM_CACHE = 10_000
+"""Bound of the claims known to exist (each saves a publish when met again)."""
+
+HeadSource = Callable[[str], "tuple[int, bytes] | None"]
+"""An agent's last event message as some reader of the stream saw it: (sequence, bytes)."""
+_RECORD_CACHE = 1_000
+"""Bound of the decoded event messages kept. Small on purpose: a decoded message is some
+50 objects the garbage collector walks, and the leaderboard index keeps each agent's
+last message as bytes, so a judgment rarely needs an old one decoded again."""
 
 
 def _agent_ok(agent_id: str) -> bool:
@@ -69,20 +83,22 @@ def _agent_ok(agent_id: str) -> bool:
 class OracleLog:
     """Profiles, events and the ledger of every agent, in the Oracle stream."""
 
-    def __init__(self, nc: Client, js: JetStreamContext, options: NatsOptions) -> None:
+    def __init__(
+        self,
+        nc: Client,
+        js: JetStreamContext,
+        options: NatsOptions,
+        known_head: HeadSource | None = None,
+    ) -> None:
         self._nc = nc
         self._js = js
         self._options = options
         self._stream = options.oracle_stream
-        self._events: dict[int, OracleEvent] = {}  # stream seq -> the event stored there
         self._claimed: set[tuple[str, str]] = set()  # (agent, key) whose claim exists
         self._decoded: dict[int, OracleCommit] = {}  # stream seq -> decoded event message
         self._heads: dict[str, int] = {}  # agent -> stream seq of its last event seen here
-
-    def _remember(self, stream_seq: int, event: OracleEvent) -> None:
-        if len(self._events) >= _CACHE_LIMIT:
-            self._events.clear()
-        self._events[stream_seq] = event
+        self._known_head = known_head
+        self._stale: set[str] = set()  # agents whose next head is read from the server
 
     def _record(self, agent_id: str, stream_seq: int, data: bytes | None) -> OracleCommit:
         """The event message at ``stream_seq`` (messages never change: decoded once)."""
@@ -90,11 +106,13 @@ class OracleLog:
         if cached is not None and cached.event.agent_id == agent_id:
             return cached
         record = decode(OracleCommit, data or b"", self._options.event_subject(agent_id))
-        self._remember(stream_seq, record.event)
+        self._keep(stream_seq, record)
+        return record
+
+    def _keep(self, stream_seq: int, record: OracleCommit) -> None:
         if len(self._decoded) >= _RECORD_CACHE:
             self._decoded.clear()
         self._decoded[stream_seq] = record
-        return record
 
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
         """The last event message's profile, with its stream sequence as the revision."""
@@ -123,9 +141,9 @@ class OracleLog:
 
     async def _event_at(self, agent_id: str, revision: int) -> OracleEvent | None:
         """``agent_id``'s event stored at stream sequence ``revision`` (None: not one)."""
-        cached = self._events.get(revision)
+        cached = self._decoded.get(revision)
         if cached is not None:
-            return cached if cached.agent_id == agent_id else None
+            return cached.event if cached.event.agent_id == agent_id else None
         try:
             msg = await self._js.get_msg(self._stream, seq=revision)
         except NotFoundError:
@@ -155,28 +173,41 @@ class OracleLog:
         message = BatchMessage(subject, event.model_dump_json().encode(), 0)
         with contextlib.suppress(RevisionConflict):  # claimed before: nothing to do
             await publish_expected(self._nc, message, timeout=REQUEST_TIMEOUT)
-        if len(self._claimed) >= _CACHE_LIMIT:
+        if len(self._claimed) >= _CLAIM_CACHE:
             self._claimed.clear()
         self._claimed.add(marker)
 
     async def _head(self, agent_id: str) -> tuple[int, OracleCommit | None]:
-        """The agent's last event message as this process last saw it, else as stored now.
+        """The agent's last event message: the newest of this process's last commit for it
+        and the index's, else (or after a refused compare-and-set) as stored now.
 
         Folding from a head that another instance has since moved costs nothing wrong:
         the compare-and-set refuses it and the retry reads the stored head.
         """
-        seq = self._heads.get(agent_id)
-        if seq is not None and seq in self._decoded:
-            return seq, self._decoded[seq]
+        if agent_id not in self._stale:
+            seq = self._heads.get(agent_id)
+            own = None if seq is None else self._decoded.get(seq)
+            known = None if self._known_head is None else self._known_head(agent_id)
+            if known is not None and (own is None or seq is None or known[0] > seq):
+                return known[0], self._record(agent_id, known[0], known[1])
+            if own is not None and seq is not None:
+                return seq, own
         msg = await last_msg(self._js, self._stream, self._options.event_subject(agent_id))
+        self._stale.discard(agent_id)
         if msg is None or msg.seq is None:
             return 0, None
-        return msg.seq, self._record(agent_id, msg.seq, msg.data)
+        record = self._record(agent_id, msg.seq, msg.data)
+        self._set_head(agent_id, msg.seq)  # newer than what the index may still hold
+        return msg.seq, record
 
     def _set_head(self, agent_id: str, seq: int | None) -> None:
-        if seq is None:
+        if seq is None:  # read the stored head next time
             self._heads.pop(agent_id, None)
+            if len(self._stale) >= _CACHE_LIMIT:
+                self._stale.clear()
+            self._stale.add(agent_id)
             return
+        self._stale.discard(agent_id)
         if len(self._heads) >= _CACHE_LIMIT:
             self._heads.clear()
         self._heads[agent_id] = seq
@@ -204,7 +235,7 @@ class OracleLog:
         try:
             await self.commit(commit, revision, key_checked=True)
         except RevisionConflict:
-            self._set_head(agent_id, None)  # read the stored head next time
+            self._set_head(agent_id, None)
             raise
         except AlreadyApplied as raced:
             current = await self.get_profile(agent_id)
@@ -244,8 +275,7 @@ class OracleLog:
             seq = await publish_expected(self._nc, message, timeout=REQUEST_TIMEOUT)
         except RevisionConflict:
             raise await self._refusal(event, expected) from None
-        self._remember(seq, stored)
-        self._decoded[seq] = record
+        self._keep(seq, record)
         self._set_head(agent_id, seq)
         return seq  # this event's claim is written by the next commit for the agent
 
