@@ -46,6 +46,7 @@ from agentladder.domain.profile import AgentProfile
 from agentladder.errors import AlreadyApplied, InvalidInput, RevisionConflict, StoreError
 from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold
 from agentladder.store.codec import decode
+from agentladder.store.lru import Lru
 from agentladder.store.nats_batch import BatchMessage, publish_expected
 from agentladder.store.nats_config import NatsOptions
 from agentladder.store.nats_io import REQUEST_TIMEOUT, last_msg, scan
@@ -95,7 +96,7 @@ class OracleLog:
         self._options = options
         self._stream = options.oracle_stream
         self._claimed: set[tuple[str, str]] = set()  # (agent, key) whose claim exists
-        self._decoded: dict[int, OracleCommit] = {}  # stream seq -> decoded event message
+        self._decoded: Lru[int, OracleCommit] = Lru(_RECORD_CACHE)  # stream seq -> message
         self._heads: dict[str, int] = {}  # agent -> stream seq of its last event seen here
         self._known_head = known_head
         self._stale: set[str] = set()  # agents whose next head is read from the server
@@ -110,9 +111,7 @@ class OracleLog:
         return record
 
     def _keep(self, stream_seq: int, record: OracleCommit) -> None:
-        if len(self._decoded) >= _RECORD_CACHE:
-            self._decoded.clear()
-        self._decoded[stream_seq] = record
+        self._decoded.put(stream_seq, record)
 
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
         """The last event message's profile, with its stream sequence as the revision."""

@@ -42,6 +42,7 @@ from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, Stats
 from agentladder.store.codec import decode
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import NO_STATS_JSON, agent_json, listing_body, registration_parts
+from agentladder.store.lru import Lru
 from agentladder.store.records import (
     DeliberationDoc,
     LeaderboardRow,
@@ -145,10 +146,11 @@ class SqliteStore:
         ).fetchone()[0]
         self._writer = GroupWriter(self._write_conn)
         # Profiles as last committed by this writer, by revision: a read finding the same
-        # revision in the file skips decoding (another process's write changes it).
-        self._profiles: dict[str, tuple[int, AgentProfile]] = {}
+        # revision in the file skips decoding (another process's write changes it). The
+        # recently used ones only (``store/lru.py``).
+        self._profiles: Lru[str, tuple[int, AgentProfile]] = Lru()
         # Rank stats the same way: agent id -> (revision, stats) as committed or last read.
-        self._stats: dict[str, tuple[int, AgentPerformanceStats]] = {}
+        self._stats: Lru[str, tuple[int, AgentPerformanceStats]] = Lru()
         # agent id -> (the stored JSON text, its decoded registration)
         self._registrations: dict[str, tuple[str, Registration]] = {}
         self.inline_reads = inline_reads
@@ -254,7 +256,7 @@ class SqliteStore:
                 known = cache.get(agent)
                 if known is None or known[0] != revision:
                     known = (revision, decode(AgentPerformanceStats, data, f"rank_stats/{agent}"))
-                    cache[agent] = known
+                    cache.put(agent, known)
                 found[agent] = Versioned(known[1], revision)
             return {agent: found[agent] for agent in wanted if agent in found}
 
@@ -310,7 +312,7 @@ class SqliteStore:
                 conn, "SELECT id, profile_json, revision FROM agent_profiles", "id", stale
             ):
                 profile = decode(AgentProfile, data, f"agent_profiles/{agent}")
-                cache[agent] = (revision, profile)
+                cache.put(agent, (revision, profile))
                 found[agent] = Versioned(profile, revision)
             return {agent: found[agent] for agent in wanted if agent in found}
 
@@ -345,7 +347,7 @@ class SqliteStore:
             else:
                 revision = ops.commit_oracle(conn, commit, current.revision, current.value)
             remember = (revision, commit.profile)
-            self._writer.after_commit(lambda: self._profiles.__setitem__(agent_id, remember))
+            self._writer.after_commit(lambda: self._profiles.put(agent_id, remember))
             event = commit.event.model_copy(update={"seq": revision})
             return OracleApplied(event, commit.profile, created=True)
 
