@@ -42,6 +42,7 @@ from benchmarks.common import percentile
 POLICIES = {
     "every 1,000 pages (SQLite's default; the baseline)": "checkpoint_pages=1000",
     "every 250 pages": "checkpoint_pages=250",
+    "every 100 pages": "checkpoint_pages=100",
 }
 RUNS = 4
 JUDGMENTS = 2000

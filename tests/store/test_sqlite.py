@@ -190,7 +190,7 @@ def test_checkpoint_pages_from_the_url(tmp_path: Path) -> None:
 def test_a_large_file_checkpoints_more_often_unless_the_url_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A file at least ``LARGE_FILE_BYTES`` long when opened checkpoints every 250 pages,
+    """A file at least ``LARGE_FILE_BYTES`` long when opened checkpoints every 100 pages,
     a smaller one (or a new one) every 1,000; ``?checkpoint_pages=`` overrides both."""
     db = tmp_path / "big.db"
     contracts = iter(range(10))
@@ -204,7 +204,7 @@ def test_a_large_file_checkpoints_more_often_unless_the_url_says(
 
     assert asyncio.run(pages()) == 1000  # new
     monkeypatch.setattr(sqlite_module, "LARGE_FILE_BYTES", db.stat().st_size)
-    assert asyncio.run(pages()) == 250
+    assert asyncio.run(pages()) == sqlite_module.CHECKPOINT_PAGES_LARGE == 100
     assert asyncio.run(pages("?checkpoint_pages=1000")) == 1000
     monkeypatch.setattr(sqlite_module, "LARGE_FILE_BYTES", db.stat().st_size + 1)
     assert asyncio.run(pages()) == 1000

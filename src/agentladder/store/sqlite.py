@@ -66,12 +66,14 @@ CHECKPOINT_PAGES = 1000
 and writes the WAL's pages back into the file. In a small file they are the same few hot
 pages, so the checkpoint is short whatever the threshold, and a lower one only syncs the
 file more often."""
-CHECKPOINT_PAGES_LARGE = 250
+CHECKPOINT_PAGES_LARGE = 100
 """The same for a file of ``LARGE_FILE_BYTES`` or more when opened. There each changed row
 is a page of its own somewhere in the file, so a checkpoint's time grows with the pages it
-writes back (about 14 per judgment on the 100,000-agent file, 10 µs each plus the sync):
-at 1,000 pages the judgment that runs it waits about 14 ms (p99 8.7 ms), at 250 about 3
-(p99 4.3 ms), at the same throughput (``bench_checkpoint``, docs/benchmarks.md)."""
+writes back (about 14 per judgment on the 100,000-agent file, 10 to 35 µs each plus the
+sync, by the moment). On that file, 4 alternating runs each (``bench_checkpoint``,
+docs/benchmarks.md): judgment p99 20.2 ms at 1,000 pages, 10.8 at 250, 5.8 at 100, at
+863, 603 and 702 judgments/s; on a small file 100 pages cost what 250 do (0.92 of the
+one-submitter rate at 1,000)."""
 LARGE_FILE_BYTES = 1 << 30
 """From this size (1 GiB) a file gets ``CHECKPOINT_PAGES_LARGE``. Measured at a few MB and
 at 4.9 GB; where between them the smaller threshold starts to pay is a judgment call.
