@@ -3,8 +3,9 @@
 SQLite checkpoints inside the commit that crosses ``wal_autocheckpoint`` pages; that
 judgment waits while the pages are written back into the database file and synced. The
 store's default depends on the file's size when opened (``sqlite.py``:
-``CHECKPOINT_PAGES`` 1,000 below ``LARGE_FILE_BYTES``, ``CHECKPOINT_PAGES_LARGE`` 250 from
-it); both values are run on both kinds of file, by store URL (``?checkpoint_pages=``):
+``CHECKPOINT_PAGES`` 1,000 below ``LARGE_FILE_BYTES``, ``CHECKPOINT_PAGES_LARGE`` 100 from
+it); 1,000, 250 and 100 pages are each run on both kinds of file, by store URL
+(``?checkpoint_pages=``):
 
 1. On the scale benchmark's file (100,000 agents, 10,000,000 ledger lines; loaded and
    cached by ``bench_scale``): ``JUDGMENTS`` judgments to random agents one at a time
