@@ -23,7 +23,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 
 typecheck: $(STAMP)
-	$(BIN)/mypy src
+	$(BIN)/mypy src benchmarks
 
 # pytest exits 5 when it collects no test; make treats that as a failure.
 unit: $(STAMP)

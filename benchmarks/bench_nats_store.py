@@ -19,17 +19,25 @@ import statistics
 import tempfile
 import time
 import uuid
+from functools import partial
 
 import nats
+from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats, record_submission
 from agentladder.natsserver import NatsServer
 from agentladder.store.nats import NatsStore
+from agentladder.store.records import OracleCommit
 from agentladder.store.url import open_store
 from benchmarks.bench_sqlite_store import folded
 from benchmarks.common import report_ratio
 
 OPS = 300
 RUNS = 5
+
+
+def _given(commit: OracleCommit, _profile: AgentProfile | None) -> OracleCommit:
+    """A fold that ignores the profile and returns the commit folded in advance."""
+    return commit
 
 
 async def baseline(url: str, count: int) -> float:
@@ -92,7 +100,7 @@ async def applied(url: str, count: int) -> float:
     try:
         start = time.perf_counter()
         for commit in commits:
-            await store.apply_oracle("agent-0", commit.event.key, lambda _p, c=commit: c)
+            await store.apply_oracle("agent-0", commit.event.key, partial(_given, commit))
         return count / (time.perf_counter() - start)
     finally:
         await store.close()
@@ -112,12 +120,17 @@ def main() -> None:
             rates["apply"].append(asyncio.run(applied(server.url, OPS)))
     base = statistics.median(rates["baseline"])
     report_ratio(
-        f"nats awards/s ({OPS} x {RUNS} runs)",
-        statistics.median(rates["awards"]),
+        f"nats awards through apply_oracle/s, the Oracle's write ({OPS} x {RUNS} runs)",
+        statistics.median(rates["apply"]),
         base,
         "ops/s",
         0.5,
     )
     report_ratio("nats rank stats writes/s", statistics.median(rates["ranks"]), base, "ops/s", 0.5)
+    committed = statistics.median(rates["awards"])
+    print(
+        f"  reference: awards as get_profile + commit_oracle (pre-folded) {committed:,.0f} ops/s,"
+        f" ratio {committed / base:.2f}"
+    )
     for name, values in rates.items():
         print(f"  {name} runs {[round(v) for v in values]}")

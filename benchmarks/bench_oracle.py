@@ -71,14 +71,16 @@ def main() -> None:
             def fresh(kind: str, folder: str = folder, names: Iterator[int] = names) -> Path:
                 return Path(folder) / f"{kind}-{next(names)}.db"
 
-            base, _ = median_rate(lambda s=synchronous, n=count: baseline(fresh("b"), s, n), RUNS)
+            def base_run(s: str = synchronous, n: int = count) -> int:
+                return baseline(fresh("b"), s, n)
+
+            base, _ = median_rate(base_run, RUNS)
             for concurrency in (1, CONCURRENCY):
-                rate, runs = median_rate(
-                    lambda s=synchronous, n=count, c=concurrency: through_oracle(
-                        fresh("o"), s, n, c
-                    ),
-                    RUNS,
-                )
+
+                def oracle_run(s: str = synchronous, n: int = count, c: int = concurrency) -> int:
+                    return through_oracle(fresh("o"), s, n, c)
+
+                rate, runs = median_rate(oracle_run, RUNS)
                 report_ratio(
                     f"submit_for_judgment/s (synchronous={synchronous}, {concurrency} submitters,"
                     f" {count} x {RUNS} runs)",

@@ -100,7 +100,8 @@ def main() -> None:
         async def timed_store() -> tuple[list[float], list[float]]:
             store = SqliteStore(path)
             try:
-                overall, typed = [], []
+                overall: list[float] = []
+                typed: list[float] = []
                 for samples, task_type in ((overall, None), (typed, "poetry")):
                     for i in range(CALLS + 20):
                         start = time.perf_counter()

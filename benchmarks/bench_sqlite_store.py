@@ -125,19 +125,24 @@ def main() -> None:
             def fresh(kind: str, folder: str = folder, names: Iterator[int] = names) -> Path:
                 return Path(folder) / f"{kind}-{next(names)}.db"
 
-            base_rate, base_all = median_rate(
-                lambda s=synchronous, n=count: baseline(fresh("base"), s, n), RUNS
-            )
-            store_rate, store_all = median_rate(
-                lambda s=synchronous, c=commits: commits_only(fresh("store"), s, c), RUNS
-            )
             chains = [folded(count // WRITERS, f"agent-{w}") for w in range(WRITERS)]
-            group_rate, _ = median_rate(
-                lambda s=synchronous, c=chains: commits_concurrently(fresh("group"), s, c), RUNS
-            )
-            cycle_rate, _ = median_rate(
-                lambda s=synchronous, n=count: through_store(fresh("cycle"), s, n), RUNS
-            )
+
+            def base_run(s: str = synchronous, n: int = count) -> int:
+                return baseline(fresh("base"), s, n)
+
+            def store_run(s: str = synchronous, c: list[OracleCommit] = commits) -> int:
+                return commits_only(fresh("store"), s, c)
+
+            def group_run(s: str = synchronous, c: list[list[OracleCommit]] = chains) -> int:
+                return commits_concurrently(fresh("group"), s, c)
+
+            def cycle_run(s: str = synchronous, n: int = count) -> int:
+                return through_store(fresh("cycle"), s, n)
+
+            base_rate, base_all = median_rate(base_run, RUNS)
+            store_rate, store_all = median_rate(store_run, RUNS)
+            group_rate, _ = median_rate(group_run, RUNS)
+            cycle_rate, _ = median_rate(cycle_run, RUNS)
         report_ratio(
             f"sqlite commit_oracle/s (synchronous={synchronous}, {count} awards x {RUNS} runs)",
             store_rate, base_rate, "awards/s", 0.5,
