@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -289,3 +290,38 @@ def test_awaiting_tasks_cancelled_mid_write_leave_the_store_writable(tmp_path: P
         await asyncio.wait_for(store.close(), timeout=10)
 
     asyncio.run(run())
+
+
+def test_reads_of_many_agents_leave_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``get_many_*`` of up to ``INLINE_MANY`` agents runs on the loop's thread; of more (the
+    directory's tens of thousands) on a reader thread, so it never holds the loop."""
+    loop_thread = threading.get_ident()
+    on_loop: list[bool] = []
+    real = sqlite_module.ops.run_read
+
+    def recording(conn: sqlite3.Connection, fn: Any) -> Any:
+        on_loop.append(threading.get_ident() == loop_thread)
+        return real(conn, fn)
+
+    monkeypatch.setattr(sqlite_module.ops, "run_read", recording)
+    few = [f"a{i}" for i in range(sqlite_module.INLINE_MANY)]
+    many = [*few, "one-more"]
+
+    async def body() -> None:
+        store = SqliteStore(tmp_path / "m.db")
+        try:
+            for read in (store.get_many_stats, store.get_many_profiles):
+                on_loop.clear()
+                assert await read(few) == {}
+                assert await read(many) == {}
+                assert on_loop == [True, False], read
+            on_loop.clear()
+            assert await store.get_many_registrations(few) == {}
+            assert await store.get_many_registrations(many) == {}
+            assert on_loop == [True, False]
+        finally:
+            await store.close()
+
+    asyncio.run(body())

@@ -83,6 +83,11 @@ INLINE_BUSY_MS = 50
 takes it over (in WAL a reader waits only in rare cases, e.g. while the WAL is recovered)."""
 MANY = 500
 """Keys per ``IN (...)`` query of the ``get_many_*`` reads (SQLite limits parameters)."""
+INLINE_MANY = 100
+"""The most agents a ``get_many_*`` read serves on the event loop's thread; more go to a
+reader thread. A deliberation reads a few agents; the directory may read tens of
+thousands, which inline held the loop (and every other request) for half a second at
+100,000 agents."""
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
@@ -195,6 +200,13 @@ class SqliteStore:
                 raise
             return await self._read(fn)
 
+    async def _read_many(self, fn: Callable[[sqlite3.Connection], T], agents: int) -> T:
+        """A read of ``agents`` agents: on the loop's thread up to ``INLINE_MANY``, else on
+        a reader thread."""
+        if agents <= INLINE_MANY:
+            return await self._read_short(fn)
+        return await self._read(fn)
+
     def _run_read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
@@ -262,7 +274,7 @@ class SqliteStore:
                 found[agent] = Versioned(known[1], revision)
             return {agent: found[agent] for agent in wanted if agent in found}
 
-        return await self._read_short(run)
+        return await self._read_many(run, len(wanted))
 
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
@@ -318,7 +330,7 @@ class SqliteStore:
                 found[agent] = Versioned(profile, revision)
             return {agent: found[agent] for agent in wanted if agent in found}
 
-        return await self._read_short(run)
+        return await self._read_many(run, len(wanted))
 
     async def list_profiles(self) -> list[AgentProfile]:
         """Every profile by agent id."""
@@ -440,7 +452,7 @@ class SqliteStore:
                 found[agent] = cached[1]
             return {agent: found[agent] for agent in wanted if agent in found}
 
-        return await self._read_short(run)
+        return await self._read_many(run, len(wanted))
 
     async def list_registrations(
         self, *, tag: str | None = None, provider: str | None = None
