@@ -20,7 +20,6 @@ from agentladder.api.routes import agent_tasks, agents, dashboard, deliberations
 from agentladder.api.schemas import document
 from agentladder.config import Settings
 from agentladder.services.container import Services, build_services
-from agentladder.store.listing import AgentListingCache
 
 __all__ = ["create_app", "create_served_app"]
 
@@ -94,7 +93,6 @@ def _configure(app: FastAPI, settings: Settings) -> None:
     surrogates, depth): the orchestrator's writes declare it after their role check, the
     agents' routes get it here. The metrics middleware is the outermost: 413s count too.
     """
-    app.state.listing = AgentListingCache()  # the directory's pages, one object per agent
     install_error_handlers(app)
     for module in (health, agent_tasks, agents, deliberations, oracle, dashboard):
         checks = [CheckedJson] if module is agents else []

@@ -29,7 +29,7 @@ from agentladder.domain.registry import (
 from agentladder.errors import InvalidInput, NotFound, Refused
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.store.base import Store
-from agentladder.store.records import Registration
+from agentladder.store.records import DirectoryQuery, Registration
 
 __all__ = ["AgentView", "Registry"]
 
@@ -140,6 +140,13 @@ class Registry:
         """``GET /agents``'s body: every registered agent with its status and stats, read
         from the store's current state (``Store.agent_listing_json``)."""
         return await self.store.agent_listing_json(self._now(), online_window_s(self.interval))
+
+    async def directory_json(self, query: DirectoryQuery) -> bytes:
+        """``GET /agents/directory``'s body: the agents ``query`` selects, with their status
+        and stats, in its order and page (``Store.agent_directory_json``)."""
+        return await self.store.agent_directory_json(
+            self._now(), online_window_s(self.interval), query
+        )
 
     async def online(self) -> dict[str, bool]:
         """Every registered agent and whether it is online."""

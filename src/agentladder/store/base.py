@@ -20,6 +20,7 @@ from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.store.records import (
     DeliberationDoc,
+    DirectoryQuery,
     LeaderboardRow,
     OracleCommit,
     OracleEvent,
@@ -185,6 +186,13 @@ class Store(Protocol):
         """``{"agents":[...]}``: every registered agent's JSON object as ``GET /agents``
         answers it, by agent id, read from the current registrations and rank stats (see
         ``store.listing``); an agent is online while ``now - last_seen < online_window_s``."""
+        ...
+
+    async def agent_directory_json(
+        self, now: float, online_window_s: float, query: DirectoryQuery
+    ) -> bytes:
+        """``{"agents":[...]}``: the objects of ``agent_listing_json`` for the agents
+        ``query`` selects, in its order and page (``store.directory``)."""
         ...
 
     # Deliberation records.

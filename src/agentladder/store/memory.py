@@ -18,10 +18,12 @@ from agentladder.store.base import (
     OracleFold,
     StatsUpdate,
 )
+from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import leaderboard_rows
 from agentladder.store.listing import AgentListingCache, listing_from_reads
 from agentladder.store.records import (
     DeliberationDoc,
+    DirectoryQuery,
     LeaderboardRow,
     OracleCommit,
     OracleEvent,
@@ -48,6 +50,7 @@ class MemoryStore:
         self._deliberations: dict[str, DeliberationDoc] = {}
         self._leases: dict[str, float] = {}  # holder -> expires at
         self._listing = AgentListingCache()
+        self._directory = AgentListingCache()  # the directory's objects, by agent
 
     @property
     def url(self) -> str:
@@ -202,6 +205,12 @@ class MemoryStore:
     async def agent_listing_json(self, now: float, online_window_s: float) -> bytes:
         """Built from the registrations and stats (``store.listing.listing_from_reads``)."""
         return await listing_from_reads(self, self._listing, now, online_window_s)
+
+    async def agent_directory_json(
+        self, now: float, online_window_s: float, query: DirectoryQuery
+    ) -> bytes:
+        """Built from the reads (``store.directory.directory_from_reads``)."""
+        return await directory_from_reads(self, self._directory, now, online_window_s, query)
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace."""

@@ -37,6 +37,7 @@ from agentladder.store.base import (
     StatsUpdate,
     each_found,
 )
+from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import AgentListingCache, listing_from_reads
 from agentladder.store.nats_config import NatsOptions, nats_errors, parse_nats_url
@@ -53,6 +54,7 @@ from agentladder.store.nats_ranks import RankStats
 from agentladder.store.nats_records import KvDocuments
 from agentladder.store.records import (
     DeliberationDoc,
+    DirectoryQuery,
     LeaderboardRow,
     OracleCommit,
     OracleEvent,
@@ -126,6 +128,7 @@ class NatsStore:
         self._index = index
         self._leases = leases
         self._listing = AgentListingCache()
+        self._directory = AgentListingCache()  # the directory's objects, by agent
         self._closed = False
 
     @property
@@ -269,6 +272,12 @@ class NatsStore:
     async def agent_listing_json(self, now: float, online_window_s: float) -> bytes:
         """Built from the registrations and stats (``store.listing.listing_from_reads``)."""
         return await listing_from_reads(self, self._listing, now, online_window_s)
+
+    async def agent_directory_json(
+        self, now: float, online_window_s: float, query: DirectoryQuery
+    ) -> bytes:
+        """Built from the reads (``store.directory.directory_from_reads``)."""
+        return await directory_from_reads(self, self._directory, now, online_window_s, query)
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace."""

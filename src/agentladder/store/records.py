@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,8 @@ from agentladder.domain.xp import XPLine
 
 __all__ = [
     "DeliberationDoc",
+    "DirectoryQuery",
+    "DirectorySort",
     "LeaderboardRow",
     "OracleCommit",
     "OracleEvent",
@@ -133,3 +135,19 @@ def registration_matches(registration: Registration, tag: str | None, provider: 
     return (tag is None or tag in config.capability_tags) and (
         provider is None or config.provider_id == provider
     )
+
+
+DirectorySort = Literal["name", "rank", "avg_score", "cost"]
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryQuery:
+    """What ``GET /agents/directory`` shows (its query parameters; ``store/directory.py``)."""
+
+    tag: str | None = None
+    provider: str | None = None
+    min_rank: int = 0
+    online: bool | None = None
+    sort: DirectorySort = "name"
+    limit: int | None = None
+    offset: int = 0

@@ -34,22 +34,35 @@ from typing import Any, TypeVar
 import pydantic_core
 
 from agentladder.domain.profile import AgentProfile
-from agentladder.domain.registry import AgentStatus, status_within
+from agentladder.domain.registry import status_within
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import StoreUnavailable
 from agentladder.store import sqlite_ops as ops
 from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
 from agentladder.store.codec import decode
+from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
-from agentladder.store.listing import NO_STATS_JSON, agent_json, listing_body, registration_parts
+from agentladder.store.listing import (
+    AgentListingCache,
+    agent_json,
+    listing_body,
+    registration_parts,
+)
 from agentladder.store.lru import Lru
 from agentladder.store.records import (
     DeliberationDoc,
+    DirectoryQuery,
     LeaderboardRow,
     OracleCommit,
     OracleEvent,
     Registration,
     Versioned,
+)
+from agentladder.store.sqlite_directory import (
+    OBJECTS,
+    directory_sql,
+    object_args,
+    registration_filter,
 )
 from agentladder.store.sqlite_schema import migrate
 from agentladder.store.sqlite_writer import GroupWriter
@@ -160,6 +173,7 @@ class SqliteStore:
         self._stats: Lru[str, tuple[int, AgentPerformanceStats]] = Lru()
         # agent id -> (the stored JSON text, its decoded registration)
         self._registrations: dict[str, tuple[str, Registration]] = {}
+        self._directory = AgentListingCache()  # the directory's objects when built in Python
         self.inline_reads = inline_reads
         self._inline: sqlite3.Connection | None = None  # for _read_short, loop thread only
         self._closed = False
@@ -483,19 +497,31 @@ class SqliteStore:
         and its stats' JSON as stored, and the objects joined. A registration without
         parts (written by a writer that does not keep them) or stats that are not JSON are
         read and decoded instead."""
-        online, offline = AgentStatus.ONLINE.value, AgentStatus.OFFLINE.value
-        args = (now, online_window_s, online, offline, NO_STATS_JSON)
+        args = object_args(now, online_window_s)
 
         def run(conn: sqlite3.Connection) -> bytes:
             joined, unfinished = conn.execute(_LISTING, args).fetchone()
             if not unfinished:
                 return listing_body(() if joined is None else (joined,))
-            rows = conn.execute(_OBJECTS, args).fetchall()
+            rows = conn.execute(OBJECTS, args).fetchall()
             missing = [agent for agent, data in rows if data is None]
             finished = _finish_listing(conn, missing, now, online_window_s)
             return listing_body(finished.get(agent, data) for agent, data in rows)
 
         return await self._read(run)
+
+    async def agent_directory_json(
+        self, now: float, online_window_s: float, query: DirectoryQuery
+    ) -> bytes:
+        """One query (``sqlite_directory.directory_sql``): filtered, sorted and paged by
+        SQLite, each agent's object concatenated from the stored parts as for the listing,
+        nothing decoded. If an object cannot be built that way (a registration without
+        parts, stats that are not JSON), the directory is built from the reads instead."""
+        sql, args = directory_sql(query, now, online_window_s)
+        joined, unfinished = await self._read(lambda c: c.execute(sql, args).fetchone())
+        if not unfinished:
+            return listing_body(() if joined is None else (joined,))
+        return await directory_from_reads(self, self._directory, now, online_window_s, query)
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
         """Insert or replace."""
@@ -555,18 +581,7 @@ class SqliteStore:
         return await self._read(lambda c: ops.live_leases(c, now))
 
 
-_OBJECTS = (
-    "SELECT r.agent_id, r.listing_head"
-    " || CASE WHEN ? - r.last_seen < ? THEN ? ELSE ? END"
-    " || r.listing_tail"
-    " || CASE WHEN s.stats_json IS NULL THEN ? WHEN json_valid(s.stats_json) THEN s.stats_json END"
-    " || '}' AS object"
-    " FROM registrations r LEFT JOIN rank_stats s ON s.agent_id = r.agent_id"
-    " ORDER BY r.agent_id"
-)
-"""Every agent's object (NULL where a part is missing or the stats are not JSON)."""
-
-_LISTING = f"SELECT group_concat(object, ','), count(*) - count(object) FROM ({_OBJECTS})"
+_LISTING = f"SELECT group_concat(object, ','), count(*) - count(object) FROM ({OBJECTS})"
 """The objects joined by SQLite, in the subquery's order (an ordered subquery is not
 flattened into an aggregate: its rows reach ``group_concat`` sorted), and how many are
 NULL (``group_concat`` skips them)."""
@@ -617,15 +632,7 @@ def _rows_in(
 
 def _registration_filter(tag: str | None, provider: str | None) -> tuple[str, tuple[str, ...]]:
     """The WHERE clause of the directory's filters, evaluated by SQLite on the stored JSON."""
-    clauses, args = [], []
-    if tag is not None:
-        clauses.append(
-            "EXISTS (SELECT 1 FROM json_each(doc, '$.config.capability_tags') WHERE value = ?)"
-        )
-        args.append(tag)
-    if provider is not None:
-        clauses.append("json_extract(doc, '$.config.provider_id') = ?")
-        args.append(provider)
+    clauses, args = registration_filter(tag, provider)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(args)
 
 

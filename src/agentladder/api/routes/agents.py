@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query, Request, Response
+from fastapi import APIRouter, Body, Query, Response
 from pydantic import BaseModel
 
 from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out
-from agentladder.domain.registry import AgentStatus
-from agentladder.domain.stats import AgentPerformanceStats
-from agentladder.services.registry import AgentView
-from agentladder.store.listing import AgentListingCache
+from agentladder.store.records import DirectoryQuery
 
 __all__ = ["router"]
 
@@ -53,7 +49,6 @@ async def list_agents(services: ServicesDep) -> Response:
 @router.get("/agents/directory", response_model=AgentsOut)
 async def directory(
     services: ServicesDep,
-    request: Request,
     tag: str | None = None,
     provider: str | None = None,
     min_rank: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
@@ -63,36 +58,13 @@ async def directory(
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> Response:
     """The public directory, filtered by tag, provider, minimum rank and status, sorted;
-    a page of it with ``limit`` and ``offset``.
-
-    The tag and provider filters run in the store; stats are read for those left only.
-    """
-    views = await services.registry.list(tag=tag, provider=provider)
-    if online is not None:
-        views = [v for v in views if (v.status is AgentStatus.ONLINE) == online]
-    if tag is None and provider is None:
-        stats = await services.store.list_stats()
-    else:
-        stats = await services.store.get_many_stats([v.agent_id for v in views])
-    none = AgentPerformanceStats()
-
-    def of(view: AgentView) -> AgentPerformanceStats:
-        found = stats.get(view.agent_id)
-        return none if found is None else found.value
-
-    if min_rank:
-        views = [v for v in views if of(v).rank >= min_rank]
-    keys: dict[str, Callable[[AgentView], tuple[Any, ...]]] = {
-        "name": lambda v: (v.agent_id,),
-        "rank": lambda v: (-of(v).rank, v.agent_id),
-        "avg_score": lambda v: (-of(v).avg_score, v.agent_id),
-        "cost": lambda v: (v.registration.config.estimated_cost_per_round, v.agent_id),
-    }
-    views.sort(key=keys[sort])
-    page = views[offset:] if limit is None else views[offset : offset + limit]
-    listing: AgentListingCache = request.app.state.listing
-    body = listing.body([(v.registration, v.status) for v in page], stats, everyone=False)
-    return Response(body, media_type="application/json")
+    a page of it with ``limit`` and ``offset`` (``store/directory.py``): built by the
+    store, on SQLite in one query."""
+    query = DirectoryQuery(
+        tag=tag, provider=provider, min_rank=min_rank, online=online, sort=sort, limit=limit,
+        offset=offset,
+    )  # fmt: skip
+    return Response(await services.registry.directory_json(query), media_type="application/json")
 
 
 @router.get("/agents/{agent_id}", response_model=AgentOut)
