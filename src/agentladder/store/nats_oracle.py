@@ -107,11 +107,8 @@ class OracleLog:
         if cached is not None and cached.event.agent_id == agent_id:
             return cached
         record = decode(OracleCommit, data or b"", self._options.event_subject(agent_id))
-        self._keep(stream_seq, record)
-        return record
-
-    def _keep(self, stream_seq: int, record: OracleCommit) -> None:
         self._decoded.put(stream_seq, record)
+        return record
 
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
         """The last event message's profile, with its stream sequence as the revision."""
@@ -274,7 +271,7 @@ class OracleLog:
             seq = await publish_expected(self._nc, message, timeout=REQUEST_TIMEOUT)
         except RevisionConflict:
             raise await self._refusal(event, expected) from None
-        self._keep(seq, record)
+        self._decoded.put(seq, record)
         self._set_head(agent_id, seq)
         return seq  # this event's claim is written by the next commit for the agent
 

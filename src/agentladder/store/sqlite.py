@@ -59,6 +59,7 @@ from agentladder.store.records import (
     Versioned,
 )
 from agentladder.store.sqlite_directory import (
+    LISTING,
     OBJECTS,
     directory_sql,
     object_args,
@@ -500,9 +501,9 @@ class SqliteStore:
         args = object_args(now, online_window_s)
 
         def run(conn: sqlite3.Connection) -> bytes:
-            joined, unfinished = conn.execute(_LISTING, args).fetchone()
+            joined, unfinished = conn.execute(LISTING, args).fetchone()
             if not unfinished:
-                return listing_body(() if joined is None else (joined,))
+                return _joined_body(joined)
             rows = conn.execute(OBJECTS, args).fetchall()
             missing = [agent for agent, data in rows if data is None]
             finished = _finish_listing(conn, missing, now, online_window_s)
@@ -520,7 +521,7 @@ class SqliteStore:
         sql, args = directory_sql(query, now, online_window_s)
         joined, unfinished = await self._read(lambda c: c.execute(sql, args).fetchone())
         if not unfinished:
-            return listing_body(() if joined is None else (joined,))
+            return _joined_body(joined)
         return await directory_from_reads(self, self._directory, now, online_window_s, query)
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
@@ -581,16 +582,15 @@ class SqliteStore:
         return await self._read(lambda c: ops.live_leases(c, now))
 
 
-_LISTING = f"SELECT group_concat(object, ','), count(*) - count(object) FROM ({OBJECTS})"
-"""The objects joined by SQLite, in the subquery's order (an ordered subquery is not
-flattened into an aggregate: its rows reach ``group_concat`` sorted), and how many are
-NULL (``group_concat`` skips them)."""
+def _joined_body(joined: str | None) -> bytes:
+    """``{"agents":[...]}`` around the objects SQLite joined (None: no agent)."""
+    return listing_body(() if joined is None else (joined,))
 
 
 def _finish_listing(
     conn: sqlite3.Connection, agents: Sequence[str], now: float, online_window_s: float
 ) -> dict[str, str]:
-    """The objects ``_LISTING`` could not build, from the decoded registration and stats
+    """The objects ``LISTING`` could not build, from the decoded registration and stats
     (``CorruptRecord`` naming the value that cannot be decoded)."""
     stats = {
         agent: decode(AgentPerformanceStats, data, f"rank_stats/{agent}")

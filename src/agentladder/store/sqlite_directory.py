@@ -15,7 +15,7 @@ from agentladder.domain.registry import AgentStatus
 from agentladder.store.listing import NO_STATS_JSON
 from agentladder.store.records import DirectoryQuery
 
-__all__ = ["OBJECTS", "directory_sql", "object_args", "registration_filter"]
+__all__ = ["LISTING", "OBJECTS", "directory_sql", "joined", "object_args", "registration_filter"]
 
 _ONLINE = "? - r.last_seen < ?"
 _OBJECT = (
@@ -29,6 +29,17 @@ _FROM = " FROM registrations r LEFT JOIN rank_stats s ON s.agent_id = r.agent_id
 
 OBJECTS = f"SELECT r.agent_id, {_OBJECT} AS object{_FROM} ORDER BY r.agent_id"
 """Every agent's object by agent id; arguments ``object_args``."""
+
+
+def joined(objects: str) -> str:
+    """The ``object`` column of the ordered query ``objects`` joined by commas, and how
+    many of them are NULL (``group_concat`` skips them). An ordered subquery is not
+    flattened into an aggregate: its rows reach ``group_concat`` in order."""
+    return f"SELECT group_concat(object, ','), count(*) - count(object) FROM ({objects})"
+
+
+LISTING = joined(OBJECTS)
+"""Every agent's object by agent id, joined; arguments ``object_args``."""
 
 
 def object_args(now: float, online_window_s: float) -> tuple[float | str, ...]:
@@ -93,6 +104,4 @@ def directory_sql(
         f"SELECT {_OBJECT} AS object{_FROM}{where} ORDER BY {_ORDER[query.sort]} LIMIT ? OFFSET ?"
     )
     args += [limit, query.offset]
-    # an ordered subquery is not flattened into an aggregate: its rows reach group_concat
-    # in order (as for the listing)
-    return f"SELECT group_concat(object, ','), count(*) - count(object) FROM ({inner})", tuple(args)
+    return joined(inner), tuple(args)
