@@ -32,8 +32,8 @@ from pathlib import Path
 
 from agentladder.config import parse_settings
 from agentladder.services.container import build_services
-from agentladder.services.oracle_models import JudgmentRequest
-from agentladder.store import sqlite as sqlite_store
+from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.store.sqlite import connections as sqlite_store
 from agentladder.store.url import open_store
 from benchmarks import bench_scale as scale
 from benchmarks import scale_load as load

@@ -26,7 +26,7 @@ import httpx
 
 from agentladder.domain.agents import AgentConfig
 from agentladder.store.records import Registration
-from agentladder.store.sqlite import SqliteStore
+from agentladder.store.sqlite.store import SqliteStore
 from tests.served import free_port
 
 AGENTS = 1000

@@ -25,7 +25,7 @@ import nats
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats, record_submission
 from agentladder.natsserver import NatsServer
-from agentladder.store.nats import NatsStore
+from agentladder.store.nats.store import NatsStore
 from agentladder.store.records import OracleCommit
 from agentladder.store.url import open_store
 from benchmarks.bench_sqlite_store import folded

@@ -16,10 +16,10 @@ import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
-from agentladder.services.oracle import Oracle
-from agentladder.services.oracle_models import JudgmentRequest
+from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.services.oracle.service import Oracle
 from agentladder.store.base import Store
-from agentladder.store.sqlite import SqliteStore
+from agentladder.store.sqlite.store import SqliteStore
 from benchmarks.bench_sqlite_store import baseline
 from benchmarks.common import median_rate, report_ratio
 

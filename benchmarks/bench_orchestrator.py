@@ -23,8 +23,8 @@ from pathlib import Path
 
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.providers.base import EvaluateRequest, ProposeRequest
-from agentladder.services.side_effects import apply_judgments, apply_ranking
-from agentladder.store.sqlite import SqliteStore
+from agentladder.services.deliberations.side_effects import apply_judgments, apply_ranking
+from agentladder.store.sqlite.store import SqliteStore
 from benchmarks.common import percentile
 from tests.services.world import simulated, world
 

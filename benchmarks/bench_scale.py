@@ -49,9 +49,9 @@ from agentladder.api.app import create_app
 from agentladder.config import parse_settings
 from agentladder.natsserver import NatsServer
 from agentladder.services.container import Services, build_services
-from agentladder.services.oracle_models import JudgmentRequest
-from agentladder.store.nats_config import parse_nats_url
-from agentladder.store.sqlite_schema import MIGRATIONS
+from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.store.nats.config import parse_nats_url
+from agentladder.store.sqlite.schema import MIGRATIONS
 from benchmarks import scale_load as load
 from benchmarks.common import percentile
 from benchmarks.scale_nats import load_nats

@@ -30,7 +30,7 @@ from typing import Any
 from agentladder.config import parse_settings
 from agentladder.natsserver import NatsServer
 from agentladder.services.container import build_services
-from agentladder.services.oracle_models import JudgmentRequest
+from agentladder.services.oracle.models import JudgmentRequest
 from benchmarks import bench_scale as scale
 from benchmarks import scale_load as load
 from benchmarks.common import percentile

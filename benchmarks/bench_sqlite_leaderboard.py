@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentladder.store.sqlite import SqliteStore
+from agentladder.store.sqlite.store import SqliteStore
 from benchmarks.common import percentile
 
 PROFILES = int(os.environ.get("AGENTLADDER_BENCH_PROFILES", "1000000"))

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from agentladder.store.records import OracleCommit
-from agentladder.store.sqlite import SqliteStore
+from agentladder.store.sqlite.store import SqliteStore
 from benchmarks.common import median_rate, report_ratio
 from tests.store.builders import award, judgment, judgment_commit
 

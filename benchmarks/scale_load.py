@@ -38,13 +38,13 @@ from agentladder.domain.profile import AgentProfile
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.services.clock import FixedClock
-from agentladder.services.oracle import Oracle
-from agentladder.services.oracle_models import JudgmentRequest, VerifyReport
-from agentladder.services.verify import verify_store
+from agentladder.services.oracle.models import JudgmentRequest, VerifyReport
+from agentladder.services.oracle.service import Oracle
+from agentladder.services.oracle.verify import verify_store
 from agentladder.store.base import Store
 from agentladder.store.records import OracleCommit, Registration
-from agentladder.store.sqlite import SqliteStore
-from agentladder.store.sqlite_ops import event_from_row
+from agentladder.store.sqlite.ops import event_from_row
+from agentladder.store.sqlite.store import SqliteStore
 
 __all__ = [
     "LOADER_VERSION",

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Sequence
 from nats.aio.client import Client
 
 import nats
-from agentladder.store.nats_config import parse_nats_url
+from agentladder.store.nats.config import parse_nats_url
 from agentladder.store.url import open_store
 from benchmarks.scale_load import Template, agent_name, put_agents, stamped
 

@@ -3,9 +3,9 @@
 It connects to the server, answers the propose and evaluate tasks the orchestrator sends
 it with its own backend (an OpenAI-compatible endpoint or a simulated model), and
 heartbeats every interval, until SIGINT or SIGTERM. The transport is NATS
-(``--server nats://host:port``, see ``services/nats_agents.py`` for the subjects) or the
+(``--server nats://host:port``, see ``services/agents/nats.py`` for the subjects) or the
 service's HTTP API (``--server http://host:port``, with the agent's bearer token; see
-``services/http_agents.py``).
+``services/agents/http.py``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from agentladder.config import load_settings
 from agentladder.domain.agents import AgentConfig
 from agentladder.errors import InvalidInput
 from agentladder.providers.factory import make_provider
-from agentladder.services.agent_wire import DEFAULT_CONCURRENCY
-from agentladder.services.http_agents import serve_agent_over_http
-from agentladder.services.nats_agents import serve_agent
+from agentladder.services.agents.http import serve_agent_over_http
+from agentladder.services.agents.nats import serve_agent
+from agentladder.services.agents.wire import DEFAULT_CONCURRENCY
 
 __all__ = ["run_agent_process"]
 

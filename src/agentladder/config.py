@@ -66,7 +66,7 @@ class OrchestratorSettings(BaseModel):
     )  # fmt: skip
     recover_interval_s: float = Field(
         default=30.0, gt=0.0, allow_inf_nan=False,
-        description="how often unfinished deliberations are looked for (services/recovery.py)",
+        description="how often unfinished deliberations are looked for (deliberations/recovery.py)",
     )  # fmt: skip
     lease_s: float = Field(
         default=30.0, gt=0.0, allow_inf_nan=False,

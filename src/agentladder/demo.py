@@ -18,11 +18,11 @@ from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.providers.settings import SimulatedSettings
 from agentladder.providers.simulated import SimulatedProvider
-from agentladder.services.oracle import Oracle
-from agentladder.services.orchestrator import Orchestrator
-from agentladder.services.registry import Registry
+from agentladder.services.agents.registry import Registry
+from agentladder.services.deliberations.orchestrator import Orchestrator
+from agentladder.services.oracle.service import Oracle
 from agentladder.store.records import LeaderboardRow
-from agentladder.store.sqlite import SqliteStore
+from agentladder.store.sqlite.store import SqliteStore
 
 __all__ = ["DEMO_AGENTS", "TASK_TYPES", "DemoResult", "run_demo"]
 

@@ -13,7 +13,7 @@ import httpx
 from agentladder.api.routes.dashboard import xp_series
 from agentladder.services.clock import FixedClock
 from agentladder.services.container import Services
-from agentladder.services.oracle_models import JudgmentRequest
+from agentladder.services.oracle.models import JudgmentRequest
 from tests.dashboard.served import ROOT
 from tests.inprocess import Body, call_app
 

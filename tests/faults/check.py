@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentladder.domain.rules import OracleRules
-from agentladder.services.verify import verify_store
+from agentladder.services.oracle.verify import verify_store
 from agentladder.store.base import Store
 from agentladder.store.records import OracleEventKind
 from tests.faults.load import Expected

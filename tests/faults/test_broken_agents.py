@@ -56,9 +56,9 @@ from agentladder.providers.base import (
 )
 from agentladder.providers.openai import OpenAIProvider
 from agentladder.providers.settings import OpenAISettings
+from agentladder.services.agents.nats import NatsAgentProvider, serve_agent
 from agentladder.services.container import Services, build_services
-from agentladder.services.nats_agents import NatsAgentProvider, serve_agent
-from agentladder.store.nats_config import parse_nats_url
+from agentladder.store.nats.config import parse_nats_url
 from tests.conftest import unique_nats_url
 from tests.faults.broken_server import GARBAGE_BODIES, GARBAGE_EVALUATIONS, BrokenServer
 

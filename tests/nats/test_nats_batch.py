@@ -13,7 +13,7 @@ from nats.js.kv import KeyValue
 import nats
 from agentladder.errors import InvalidInput, RevisionConflict, StoreError, StoreUnavailable
 from agentladder.natsserver import NatsServer
-from agentladder.store.nats_batch import BatchMessage, enable_atomic, publish_atomic
+from agentladder.store.nats.batch import BatchMessage, enable_atomic, publish_atomic
 
 BUCKET = "nsed_agent_ranks"
 STREAM = f"KV_{BUCKET}"

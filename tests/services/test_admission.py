@@ -16,7 +16,7 @@ from agentladder.domain.deliberation_record import DeliberationStatus, SideEffec
 from agentladder.errors import Busy
 from agentladder.providers.settings import SimulatedSettings
 from agentladder.providers.simulated import SimulatedProvider
-from agentladder.services.recovery import recover
+from agentladder.services.deliberations.recovery import recover
 from agentladder.store.base import Store
 from tests.services.world import world
 

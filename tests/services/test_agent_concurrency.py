@@ -23,9 +23,9 @@ from agentladder.errors import ProviderError
 from agentladder.natsserver import NatsServer
 from agentladder.providers.base import EvaluateRequest, Evaluation, Proposal, ProposeRequest
 from agentladder.providers.settings import SimulatedSettings
+from agentladder.services.agents.http import serve_agent_over_http
+from agentladder.services.agents.nats import NatsAgentProvider, serve_agent
 from agentladder.services.container import build_services
-from agentladder.services.http_agents import serve_agent_over_http
-from agentladder.services.nats_agents import NatsAgentProvider, serve_agent
 
 AGENT = AgentConfig(name="far")
 HANG = ProposeRequest(deliberation_id="d1", round=1, user_query="hang")

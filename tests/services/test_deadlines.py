@@ -12,8 +12,8 @@ from agentladder.domain.agents import AgentConfig
 from agentladder.domain.levels import Level
 from agentladder.domain.privileges import TaskAllowance
 from agentladder.providers.base import EvaluateRequest, Evaluation, Proposal, ProposeRequest
-from agentladder.services.deadlines import Deadlines
-from agentladder.services.rounds import Participant, RoundRunner
+from agentladder.services.deliberations.deadlines import Deadlines
+from agentladder.services.deliberations.rounds import Participant, RoundRunner
 from tests.services.world import simulated
 
 LIMIT = 0.1

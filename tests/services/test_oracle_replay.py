@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentladder.domain.rules import OracleRules
-from agentladder.services.oracle import Oracle
-from agentladder.services.oracle_models import JudgmentRequest
-from agentladder.services.sentinel import Sentinel
-from agentladder.services.verify import verify_store
+from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.services.oracle.sentinel import Sentinel
+from agentladder.services.oracle.service import Oracle
+from agentladder.services.oracle.verify import verify_store
 from agentladder.store.base import Store
 from agentladder.store.url import open_store
 

@@ -13,10 +13,10 @@ from agentladder.domain.levels import Level, LevelThresholds
 from agentladder.domain.rules import AchievementTable, Complexity, OracleRules, XPTable
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict, Refused
 from agentladder.services.clock import FixedClock
-from agentladder.services.judges import GivenScoreJudge, ProviderJudge
-from agentladder.services.oracle import Oracle
-from agentladder.services.oracle_models import JudgmentRequest
-from agentladder.services.verify import verify_store
+from agentladder.services.oracle.judges import GivenScoreJudge, ProviderJudge
+from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.services.oracle.service import Oracle
+from agentladder.services.oracle.verify import verify_store
 from agentladder.store.base import Store
 
 

@@ -19,8 +19,8 @@ from agentladder.domain.deliberation_record import (
 from agentladder.providers.settings import SimulatedSettings
 from agentladder.services.clock import FixedClock
 from agentladder.services.container import build_services
-from agentladder.services.orchestrator import SETTLING
-from agentladder.services.recovery import Recovered, longest_run_s, recover
+from agentladder.services.deliberations.orchestrator import SETTLING
+from agentladder.services.deliberations.recovery import Recovered, longest_run_s, recover
 from agentladder.store.base import Store
 from agentladder.store.records import DeliberationDoc
 from tests.services.test_external import report

@@ -16,8 +16,8 @@ from agentladder.domain.registry import (
 )
 from agentladder.errors import InvalidInput, NotFound, Refused
 from agentladder.providers.settings import SimulatedSettings
+from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import FixedClock
-from agentladder.services.registry import Registry
 from agentladder.store.base import Store
 
 SPEC_AGENT = {

@@ -15,11 +15,11 @@ import nats
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.deliberation_record import DeliberationStatus
 from agentladder.natsserver import NatsServer
+from agentladder.services.agents.nats import NatsAgentProvider, heartbeat_subject, serve_heartbeats
+from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import SystemClock
-from agentladder.services.nats_agents import NatsAgentProvider, heartbeat_subject, serve_heartbeats
-from agentladder.services.oracle import Oracle
-from agentladder.services.orchestrator import Orchestrator
-from agentladder.services.registry import Registry
+from agentladder.services.deliberations.orchestrator import Orchestrator
+from agentladder.services.oracle.service import Oracle
 from agentladder.store.memory import MemoryStore
 
 CONFIG = """

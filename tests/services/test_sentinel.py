@@ -10,9 +10,9 @@ import pytest
 
 from agentladder.domain.levels import Level
 from agentladder.errors import NotFound, PayloadConflict
-from agentladder.services.oracle import Oracle
-from agentladder.services.oracle_models import JudgmentRequest
-from agentladder.services.sentinel import Sentinel
+from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.services.oracle.sentinel import Sentinel
+from agentladder.services.oracle.service import Oracle
 from agentladder.store.base import Store
 from agentladder.store.memory import MemoryStore
 

@@ -8,10 +8,10 @@ from agentladder.config import AgentSettings, OrchestratorSettings
 from agentladder.providers.base import Provider
 from agentladder.providers.settings import SimulatedSettings
 from agentladder.providers.simulated import SimulatedProvider
+from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import FixedClock
-from agentladder.services.oracle import Oracle
-from agentladder.services.orchestrator import Orchestrator
-from agentladder.services.registry import Registry
+from agentladder.services.deliberations.orchestrator import Orchestrator
+from agentladder.services.oracle.service import Oracle
 from agentladder.store.base import Store
 
 

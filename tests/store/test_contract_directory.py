@@ -18,7 +18,7 @@ from agentladder.store.base import Store
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.listing import AgentListingCache
 from agentladder.store.records import DirectoryQuery, DirectorySort, Registration
-from agentladder.store.sqlite import SqliteStore
+from agentladder.store.sqlite.store import SqliteStore
 
 WINDOW = online_window_s(10.0)
 NOW = 1_800_000_000.5

@@ -10,7 +10,7 @@ from agentladder.api.schemas import agent_out
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.registry import online_window_s, status_within
 from agentladder.domain.stats import AgentPerformanceStats
-from agentladder.services.registry import AgentView
+from agentladder.services.agents.registry import AgentView
 from agentladder.store.base import Store
 from agentladder.store.records import Registration
 

@@ -11,7 +11,7 @@ from agentladder.domain.agents import AgentConfig
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.store.base import Store
 from agentladder.store.records import Registration
-from agentladder.store.sqlite import SqliteStore
+from agentladder.store.sqlite.store import SqliteStore
 from tests.store.builders import award, judgment
 
 STATS = AgentPerformanceStats(rank=2, avg_score=6.5, recent_latencies_ms=(12.0, 30.5))

@@ -10,7 +10,7 @@ from nats.aio.client import Client
 
 from agentladder.errors import AlreadyApplied
 from agentladder.store.base import Store
-from agentladder.store.nats_config import parse_nats_url
+from agentladder.store.nats.config import parse_nats_url
 from agentladder.store.url import open_store
 from tests.store.builders import judgment, judgment_commit
 from tests.store.test_nats_store import run

@@ -12,9 +12,9 @@ from nats.js import JetStreamContext
 import nats
 from agentladder.errors import RevisionConflict
 from agentladder.store.base import OracleFold
-from agentladder.store.nats_config import NatsOptions, parse_nats_url
-from agentladder.store.nats_index import LeaderboardIndex
-from agentladder.store.nats_oracle import HeadSource, OracleLog
+from agentladder.store.nats.config import NatsOptions, parse_nats_url
+from agentladder.store.nats.index import LeaderboardIndex
+from agentladder.store.nats.oracle import HeadSource, OracleLog
 from agentladder.store.url import open_store
 from tests.store.builders import judgment, judgment_commit
 from tests.store.test_nats_store import server_of

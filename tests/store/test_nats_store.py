@@ -17,7 +17,7 @@ from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import CorruptRecord
 from agentladder.natsserver import NatsServer
 from agentladder.store.base import Store
-from agentladder.store.nats_config import parse_nats_url
+from agentladder.store.nats.config import parse_nats_url
 from agentladder.store.records import DeliberationDoc, OracleCommit, Registration
 from agentladder.store.url import open_store
 from tests.store.builders import award, judgment, judgment_commit

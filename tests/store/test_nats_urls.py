@@ -8,7 +8,7 @@ import pytest
 
 from agentladder.errors import InvalidInput, StoreUnavailable
 from agentladder.natsserver import free_ports
-from agentladder.store.nats_config import parse_nats_url
+from agentladder.store.nats.config import parse_nats_url
 from agentladder.store.records import DeliberationDoc
 from agentladder.store.url import open_store
 

@@ -13,11 +13,11 @@ import pytest
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, CorruptRecord, InvalidInput
-from agentladder.services.verify import verify_store
-from agentladder.store import sqlite as sqlite_module
-from agentladder.store import sqlite_schema as schema
-from agentladder.store.sqlite import SqliteStore
-from agentladder.store.sqlite_schema import MIGRATIONS
+from agentladder.services.oracle.verify import verify_store
+from agentladder.store.sqlite import connections as sqlite_module
+from agentladder.store.sqlite import schema
+from agentladder.store.sqlite.schema import MIGRATIONS
+from agentladder.store.sqlite.store import SqliteStore
 from agentladder.store.url import open_store
 from tests.store.builders import award, judgment
 

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from agentladder.store.records import DeliberationDoc
-from agentladder.store.sqlite import SqliteStore
+from agentladder.store.sqlite.store import SqliteStore
 
 BODY = {
     "query": "Prüfung ✓ 日本",

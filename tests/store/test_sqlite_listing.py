@@ -14,12 +14,12 @@ from agentladder.domain.agents import AgentConfig
 from agentladder.domain.registry import online_window_s
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import CorruptRecord
-from agentladder.store import sqlite_schema as schema
 from agentladder.store.listing import registration_parts
 from agentladder.store.memory import MemoryStore
 from agentladder.store.records import Registration
-from agentladder.store.sqlite import SqliteStore
-from agentladder.store.sqlite_schema import MIGRATIONS
+from agentladder.store.sqlite import schema
+from agentladder.store.sqlite.schema import MIGRATIONS
+from agentladder.store.sqlite.store import SqliteStore
 
 WINDOW = online_window_s(10.0)
 NOW = 1000.0

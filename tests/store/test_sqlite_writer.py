@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentladder.store.sqlite_writer import GroupWriter
+from agentladder.store.sqlite.writer import GroupWriter
 
 
 def _writer(path: Path) -> GroupWriter:

@@ -16,7 +16,7 @@ from agentladder.domain.stats import (
     latency_p90,
     task_success_ratio,
 )
-from agentladder.services.registry import AgentView
+from agentladder.services.agents.registry import AgentView
 
 __all__ = [
     "LINKS",

@@ -20,8 +20,8 @@ from agentladder.config import Settings, load_settings, parse_settings
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.errors import AgentladderError
 from agentladder.services.container import Services, build_services
-from agentladder.services.oracle_models import JudgmentRequest
-from agentladder.services.verify import verify_store
+from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.services.oracle.verify import verify_store
 
 __all__ = ["oracle_app"]
 

@@ -23,6 +23,7 @@ __all__ = [
     "RoundRecord",
     "SideEffect",
     "SideEffectState",
+    "best_proposal",
 ]
 
 
@@ -125,3 +126,11 @@ class DeliberationRecord(BaseModel):
     started_at: float | None = None
     finished_at: float | None = None
     error: str | None = None
+
+
+def best_proposal(proposals: list[ProposalRecord]) -> ProposalRecord | None:
+    """The best scored proposal (ties: agent id), or None when none was scored."""
+    scored = [p for p in proposals if p.aggregated_score is not None]
+    if not scored:
+        return None
+    return min(scored, key=lambda p: (-(p.aggregated_score or 0.0), p.agent_id))

@@ -10,10 +10,26 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.domain.agents import AgentName
+from agentladder.domain.deliberation_record import (
+    DeliberationRecord,
+    DeliberationStatus,
+    ProposalRecord,
+    RoundRecord,
+    best_proposal,
+)
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
+from agentladder.domain.ranking import Submission
 from agentladder.domain.rules import Complexity
+from agentladder.domain.scoring import deliberation_scores
 
-__all__ = ["DELIBERATION_ID_PATTERN", "ExternalDeliberation", "ReportedAgent", "ReportedRound"]
+__all__ = [
+    "DELIBERATION_ID_PATTERN",
+    "ExternalDeliberation",
+    "ReportedAgent",
+    "ReportedRound",
+    "reported_record",
+    "reported_rounds",
+]
 
 DELIBERATION_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 _STRICT = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -53,3 +69,51 @@ class ExternalDeliberation(BaseModel):
         for reported in self.rounds:
             seen.update(dict.fromkeys(reported.agents))
         return list(seen)
+
+
+def reported_rounds(external: ExternalDeliberation) -> list[RoundRecord]:
+    """The rounds of a reported deliberation as the rounds of a record."""
+    return [
+        RoundRecord(
+            number=number,
+            proposals=[
+                ProposalRecord(
+                    agent_id=agent,
+                    aggregated_score=v.aggregated_score,
+                    latency_ms=v.latency_ms,
+                    attempts=1,
+                )
+                for agent, v in reported.agents.items()
+            ],
+        )
+        for number, reported in enumerate(external.rounds, start=1)
+    ]
+
+
+def reported_record(external: ExternalDeliberation, now: float) -> DeliberationRecord:
+    """The completed record of a reported deliberation, ranked like one run here: one
+    submission per agent per round, the best proposal of the last round as its result."""
+    rounds = reported_rounds(external)
+    by_round = [{p.agent_id: p.aggregated_score for p in r.proposals} for r in rounds]
+    scores = deliberation_scores(by_round)
+    return DeliberationRecord(
+        id=external.deliberation_id,
+        status=DeliberationStatus.COMPLETED,
+        task_type=external.task_type,
+        complexity=external.complexity,
+        agents=external.agents,
+        rounds=rounds,
+        scores={agent: scores.get(agent) for agent in external.agents},
+        submissions=[
+            Submission(
+                agent_id=p.agent_id, latency_ms=p.latency_ms, ok=p.aggregated_score is not None
+            )
+            for r in rounds
+            for p in r.proposals
+        ],
+        result=best_proposal(rounds[-1].proposals),
+        source="external",
+        created_at=now,
+        started_at=now,
+        finished_at=now,
+    )

@@ -20,17 +20,17 @@ from agentladder.config import Settings
 from agentladder.domain.agents import AgentConfig
 from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
+from agentladder.services.agents.http import HttpAgentProvider, TaskBoard
+from agentladder.services.agents.nats import NatsAgentProvider, serve_heartbeats
+from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
-from agentladder.services.http_agents import HttpAgentProvider, TaskBoard
+from agentladder.services.deliberations.orchestrator import Orchestrator
+from agentladder.services.deliberations.recovery import recover
 from agentladder.services.lease import Lease
-from agentladder.services.nats_agents import NatsAgentProvider, serve_heartbeats
-from agentladder.services.oracle import Oracle
-from agentladder.services.orchestrator import Orchestrator
-from agentladder.services.recovery import recover
-from agentladder.services.registry import Registry
-from agentladder.services.sentinel import Sentinel
+from agentladder.services.oracle.sentinel import Sentinel
+from agentladder.services.oracle.service import Oracle
 from agentladder.store.base import Store
-from agentladder.store.nats_config import parse_nats_url
+from agentladder.store.nats.config import parse_nats_url
 from agentladder.store.url import open_store
 
 __all__ = ["Services", "build_services"]
@@ -58,7 +58,7 @@ class Services:
 
     def start_background(self) -> None:
         """In the background: heartbeats of the in-process agents every interval, and
-        recovery (``services/recovery.py``) now and every ``recover_interval_s``."""
+        recovery (``services/deliberations/recovery.py``) now and every ``recover_interval_s``."""
         settings = self.settings.orchestrator
 
         async def beat() -> None:

@@ -4,8 +4,8 @@ it is alive.
 An instance holds a lease under its id in the store and renews it every third of
 ``lease_s``. A deliberation records the instance that runs it (``runner``); once that
 instance's lease has run out, recovery marks the deliberation failed at once instead of
-waiting for the longest a deliberation can run (``services/recovery.py``). A clean stop
-drops the lease, so what the stopped instance left is taken over at the next pass.
+waiting for the longest a deliberation can run (``deliberations/recovery.py``). A clean
+stop drops the lease, so what the stopped instance left is taken over at the next pass.
 
 Instances compare lease times with their own clocks: clocks apart by more than a few
 seconds shorten or lengthen a lease by as much, which ``lease_s`` (30 s by default) is

@@ -21,7 +21,7 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
 
         return MemoryStore()
     if parts.scheme == "sqlite":
-        from agentladder.store.sqlite import SqliteStore  # noqa: PLC0415
+        from agentladder.store.sqlite.store import SqliteStore  # noqa: PLC0415
 
         path = parts.path[1:] if parts.path.startswith("/") else parts.path
         if parts.netloc or not path:
@@ -51,7 +51,7 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
         except ValueError as error:
             raise InvalidInput("store", url, str(error)) from error
     if parts.scheme in ("nats", "tls"):
-        from agentladder.store.nats import open_nats_store  # noqa: PLC0415
+        from agentladder.store.nats.store import open_nats_store  # noqa: PLC0415
 
         return await open_nats_store(url)
     raise InvalidInput("store", url, "must start with memory://, sqlite:/// or nats://")

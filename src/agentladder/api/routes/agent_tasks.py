@@ -1,5 +1,5 @@
 """``/agents/tasks``: remote agents that reach the service over HTTP take and answer their
-tasks (see ``services/http_agents.py``). Each call names the agent; an agent token may
+tasks (see ``services/agents/http.py``). Each call names the agent; an agent token may
 act only for its own agent (else 403, logged and counted as ``impersonation``)."""
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ async def next_task(
     """The agent's next task, waiting up to ``wait_s`` for one (204 if none came).
 
     A poll whose client went away is not noticed before ``wait_s`` ends (and a stopping
-    server waits for it): agents poll for 5 s (``http_agents.POLL_S``)."""
+    server waits for it): agents poll for 5 s (``services.agents.http.POLL_S``)."""
     _as_agent(caller, agent_id)
     _takes_tasks(services, agent_id)
     task = await services.tasks.take(agent_id, wait_s)

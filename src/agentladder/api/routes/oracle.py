@@ -13,7 +13,7 @@ from agentladder.domain.agents import AgentName
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.privileges import Privileges, SamplingDecision
 from agentladder.domain.profile import AgentProfile
-from agentladder.services.oracle_models import JudgmentRequest, JudgmentResult, ValidationResult
+from agentladder.services.oracle.models import JudgmentRequest, JudgmentResult, ValidationResult
 from agentladder.store.base import LedgerEntry
 from agentladder.store.records import LeaderboardRow
 

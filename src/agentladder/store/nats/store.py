@@ -2,14 +2,14 @@
 
 ``open_nats_store("nats://host:port[,host:port...]?replicas=1&rank_bucket=...&prefix=...")``
 
-- rank stats: KV bucket ``<rank_bucket>`` (``nats_ranks``), compare-and-set by revision
+- rank stats: KV bucket ``<rank_bucket>`` (``ranks``), compare-and-set by revision
   (several agents in one atomic batch), published on ``<prefix>.ranks.updated.<agent_id>``;
-- the Oracle: stream ``<PREFIX>_ORACLE`` (``nats_oracle``), events applied once by
+- the Oracle: stream ``<PREFIX>_ORACLE`` (``oracle``), events applied once by
   compare-and-set plus idempotency claims; leaderboards from an in-memory index fed by it
-  (``nats_index``);
+  (``index``);
 - registrations and deliberations: KV buckets ``<prefix>_registrations`` and
-  ``<prefix>_deliberations`` (``nats_records``);
-- the service instances' leases: KV bucket ``<prefix>_leases`` (``nats_leases``).
+  ``<prefix>_deliberations`` (``records``);
+- the service instances' leases: KV bucket ``<prefix>_leases`` (``leases``).
 
 Several service instances on several machines can share one store: every write is a
 compare-and-set or idempotent, checked by the server. An unreachable server, a timeout or
@@ -40,18 +40,18 @@ from agentladder.store.base import (
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import AgentListingCache, listing_from_reads
-from agentladder.store.nats_config import NatsOptions, nats_errors, parse_nats_url
-from agentladder.store.nats_index import LeaderboardIndex
-from agentladder.store.nats_io import (
+from agentladder.store.nats.config import NatsOptions, nats_errors, parse_nats_url
+from agentladder.store.nats.index import LeaderboardIndex
+from agentladder.store.nats.io import (
     REQUEST_TIMEOUT,
     connect,
     ensure_kv,
     ensure_oracle_stream,
 )
-from agentladder.store.nats_leases import KvLeases
-from agentladder.store.nats_oracle import OracleLog
-from agentladder.store.nats_ranks import RankStats
-from agentladder.store.nats_records import KvDocuments
+from agentladder.store.nats.leases import KvLeases
+from agentladder.store.nats.oracle import OracleLog
+from agentladder.store.nats.ranks import RankStats
+from agentladder.store.nats.records import KvDocuments
 from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
@@ -209,7 +209,7 @@ class NatsStore:
             return await self._oracle.list_profiles()
 
     async def commit_oracle(self, commit: OracleCommit, expected_revision: int) -> int:
-        """Append the event on ``expected_revision``, once per key (see ``nats_oracle``)."""
+        """Append the event on ``expected_revision``, once per key (see ``oracle``)."""
         with self._guard("commit_oracle"):
             return await self._oracle.commit(commit, expected_revision)
 
@@ -297,7 +297,7 @@ class NatsStore:
             return await self._docs.list_deliberations(limit, offset, statuses)
 
     async def renew_lease(self, holder: str, expires_at: float) -> None:
-        """Insert or extend (``nats_leases``)."""
+        """Insert or extend (``leases``)."""
         with self._guard("renew_lease"):
             await self._leases.renew(holder, expires_at)
 

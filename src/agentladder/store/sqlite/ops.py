@@ -1,6 +1,6 @@
 """The SQL of the SQLite store, as plain synchronous functions over a connection.
 
-Write functions run inside the writer's transaction (``sqlite_writer.GroupWriter``: BEGIN
+Write functions run inside the writer's transaction (``writer.GroupWriter``: BEGIN
 IMMEDIATE, one savepoint per write), so the file's write lock is held before any revision
 is read: two processes never both read a revision and then both write.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentladder.domain.replay import ReplayStep, differences, replay
 from agentladder.domain.rules import OracleRules
-from agentladder.services.oracle_models import VerifyReport
+from agentladder.services.oracle.models import VerifyReport
 from agentladder.store.base import Store
 
 __all__ = ["verify_store"]

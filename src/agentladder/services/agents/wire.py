@@ -2,8 +2,8 @@
 
 A task is a ``ProposeRequest`` or an ``EvaluateRequest`` as JSON; the answer is the
 agent's ``Proposal`` or ``Evaluation`` as JSON, or ``{"error": {"kind", "message"}}``.
-NATS carries them by request-reply (``nats_agents``), HTTP by a long poll and a post
-(``http_agents``).
+NATS carries them by request-reply (``agents.nats``), HTTP by a long poll and a post
+(``agents.http``).
 """
 
 from __future__ import annotations

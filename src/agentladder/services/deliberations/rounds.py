@@ -30,7 +30,7 @@ from agentladder.providers.base import (
     Provider,
     Usage,
 )
-from agentladder.services.deadlines import Deadlines
+from agentladder.services.deliberations.deadlines import Deadlines
 
 __all__ = ["Participant", "RoundRunner"]
 

@@ -37,13 +37,13 @@ from agentladder.providers.base import (
     ProposeRequest,
     Provider,
 )
-from agentladder.services.agent_wire import (
+from agentladder.services.agents.registry import Registry
+from agentladder.services.agents.wire import (
     DEFAULT_CONCURRENCY,
     answer_task,
     decode_reply,
     parse_answer,
 )
-from agentladder.services.registry import Registry
 
 __all__ = [
     "NatsAgentProvider",

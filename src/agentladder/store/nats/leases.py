@@ -16,8 +16,8 @@ from nats.js.kv import KeyValue
 
 from agentladder.errors import InvalidInput
 from agentladder.store.base import LEASE_KEPT_S
-from agentladder.store.nats_config import kv_key_ok
-from agentladder.store.nats_io import kv_values
+from agentladder.store.nats.config import kv_key_ok
+from agentladder.store.nats.io import kv_values
 
 __all__ = ["KvLeases"]
 

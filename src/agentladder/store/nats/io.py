@@ -25,8 +25,8 @@ from nats.js.api import DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.kv import KeyValue
 
 from agentladder.errors import StoreError, StoreUnavailable
-from agentladder.store.nats_batch import enable_atomic
-from agentladder.store.nats_config import NatsOptions
+from agentladder.store.nats.batch import enable_atomic
+from agentladder.store.nats.config import NatsOptions
 
 __all__ = [
     "CONNECT_TIMEOUT",

@@ -36,8 +36,8 @@ from agentladder.domain.rules import Complexity, OracleRules
 from agentladder.domain.xp import XPLine
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock, iso
-from agentladder.services.judges import Judge, check_not_own
-from agentladder.services.oracle_models import (
+from agentladder.services.oracle.judges import Judge, check_not_own
+from agentladder.services.oracle.models import (
     JudgmentRequest,
     JudgmentResult,
     RawAwardResult,

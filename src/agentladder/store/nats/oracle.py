@@ -47,9 +47,9 @@ from agentladder.errors import AlreadyApplied, InvalidInput, RevisionConflict, S
 from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold
 from agentladder.store.codec import decode
 from agentladder.store.lru import Lru
-from agentladder.store.nats_batch import BatchMessage, publish_expected
-from agentladder.store.nats_config import NatsOptions
-from agentladder.store.nats_io import REQUEST_TIMEOUT, last_msg, scan
+from agentladder.store.nats.batch import BatchMessage, publish_expected
+from agentladder.store.nats.config import NatsOptions
+from agentladder.store.nats.io import REQUEST_TIMEOUT, last_msg, scan
 from agentladder.store.records import OracleCommit, OracleEvent, Versioned
 
 __all__ = ["LINES_PER_EVENT", "HeadSource", "OracleLog"]

@@ -31,7 +31,7 @@ from agentladder.providers.base import (
     ProposeRequest,
     Provider,
 )
-from agentladder.services.agent_wire import (
+from agentladder.services.agents.wire import (
     DEFAULT_CONCURRENCY,
     TaskKind,
     answer_task,

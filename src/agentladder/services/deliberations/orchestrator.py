@@ -25,23 +25,25 @@ from agentladder.domain.deliberation import DeliberationRequest, select_agents
 from agentladder.domain.deliberation_record import (
     DeliberationRecord,
     DeliberationStatus,
-    ProposalRecord,
-    RoundRecord,
     SideEffect,
     SideEffectState,
+    best_proposal,
 )
-from agentladder.domain.external import ExternalDeliberation
+from agentladder.domain.external import ExternalDeliberation, reported_record, reported_rounds
 from agentladder.domain.privileges import TaskAllowance
-from agentladder.domain.ranking import Submission
 from agentladder.domain.scoring import deliberation_scores
 from agentladder.errors import Busy, InvalidInput, NotFound, PayloadConflict, TooFewAgents
 from agentladder.providers.base import ProposeRequest, Provider
+from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
-from agentladder.services.mentors import Mentors
-from agentladder.services.oracle import Oracle
-from agentladder.services.registry import Registry
-from agentladder.services.rounds import Participant, RoundRunner
-from agentladder.services.side_effects import apply_judgments, apply_ranking, with_backoff
+from agentladder.services.deliberations.rounds import Participant, RoundRunner
+from agentladder.services.deliberations.side_effects import (
+    apply_judgments,
+    apply_ranking,
+    with_backoff,
+)
+from agentladder.services.oracle.mentors import Mentors
+from agentladder.services.oracle.service import Oracle
 from agentladder.store.base import Store
 from agentladder.store.records import DeliberationDoc
 
@@ -282,7 +284,7 @@ class Orchestrator:
             ]
             scores = deliberation_scores(by_round)
             record.scores = {agent: scores.get(agent) for agent in record.agents}
-            record.result = _best(record.rounds[-1].proposals)
+            record.result = best_proposal(record.rounds[-1].proposals)
             record.status = DeliberationStatus.COMPLETED
             self.mentors.learn(record)
         except DeadlineExceeded as error:
@@ -328,34 +330,10 @@ class Orchestrator:
         found = await self.store.get_deliberation(external.deliberation_id)
         if found is not None:
             existing = DeliberationRecord.model_validate(found.body)
-            if existing.source != "external" or existing.rounds != _rounds_of(external):
+            if existing.source != "external" or existing.rounds != reported_rounds(external):
                 raise PayloadConflict(f"deliberation {external.deliberation_id}")
             return existing, True
-        rounds = _rounds_of(external)
-        by_round = [{p.agent_id: p.aggregated_score for p in r.proposals} for r in rounds]
-        scores = deliberation_scores(by_round)
-        now = self._now()
-        record = DeliberationRecord(
-            id=external.deliberation_id,
-            status=DeliberationStatus.COMPLETED,
-            task_type=external.task_type,
-            complexity=external.complexity,
-            agents=external.agents,
-            rounds=rounds,
-            scores={agent: scores.get(agent) for agent in external.agents},
-            submissions=[
-                Submission(
-                    agent_id=p.agent_id, latency_ms=p.latency_ms, ok=p.aggregated_score is not None
-                )
-                for r in rounds
-                for p in r.proposals
-            ],
-            result=_best(rounds[-1].proposals),
-            source="external",
-            created_at=now,
-            started_at=now,
-            finished_at=now,
-        )
+        record = reported_record(external, self._now())
         await self._save(record)
         self._spawn(self._side_effects(record))
         return record, False
@@ -402,29 +380,3 @@ def stored_status(record: DeliberationRecord) -> str:
     ):
         return SETTLING
     return record.status.value
-
-
-def _rounds_of(external: ExternalDeliberation) -> list[RoundRecord]:
-    return [
-        RoundRecord(
-            number=number,
-            proposals=[
-                ProposalRecord(
-                    agent_id=agent,
-                    aggregated_score=v.aggregated_score,
-                    latency_ms=v.latency_ms,
-                    attempts=1,
-                )
-                for agent, v in reported.agents.items()
-            ],
-        )
-        for number, reported in enumerate(external.rounds, start=1)
-    ]
-
-
-def _best(proposals: list[ProposalRecord]) -> ProposalRecord | None:
-    """The best scored proposal (ties: agent id), or None when none was scored."""
-    scored = [p for p in proposals if p.aggregated_score is not None]
-    if not scored:
-        return None
-    return min(scored, key=lambda p: (-(p.aggregated_score or 0.0), p.agent_id))

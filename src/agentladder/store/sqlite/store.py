@@ -1,6 +1,6 @@
 """The embedded default store: one SQLite file in WAL mode.
 
-Writes go through one connection on one thread (``sqlite_writer.GroupWriter``), in
+Writes go through one connection on one thread (``writer.GroupWriter``), in
 ``BEGIN IMMEDIATE`` transactions, so the file's write lock is taken before any revision is
 read: two threads, tasks or OS processes writing the same file serialize on it and lose
 nothing. Writes waiting together share one transaction (one savepoint each) and one
@@ -20,31 +20,18 @@ process and of the machine.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
 import sqlite3
-import threading
-import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-import pydantic_core
 
 from agentladder.domain.profile import AgentProfile
-from agentladder.domain.registry import status_within
 from agentladder.domain.stats import AgentPerformanceStats
-from agentladder.errors import StoreUnavailable
-from agentladder.store import sqlite_ops as ops
 from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
 from agentladder.store.codec import decode
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import (
     AgentListingCache,
-    agent_json,
     listing_body,
     registration_parts,
 )
@@ -58,85 +45,27 @@ from agentladder.store.records import (
     Registration,
     Versioned,
 )
-from agentladder.store.sqlite_directory import (
+from agentladder.store.sqlite import ops
+from agentladder.store.sqlite.connections import SqliteFile
+from agentladder.store.sqlite.directory import (
     LISTING,
     OBJECTS,
     directory_sql,
     object_args,
-    registration_filter,
 )
-from agentladder.store.sqlite_schema import migrate
-from agentladder.store.sqlite_writer import GroupWriter
+from agentladder.store.sqlite.rows import (
+    deliberation_from_row,
+    encode_document,
+    finish_listing,
+    joined_body,
+    rows_in,
+    where_registrations,
+)
 
 __all__ = ["SqliteStore"]
 
-T = TypeVar("T")
-_SYNC_MODES = ("full", "normal", "extra", "off")
-READERS = 4
-"""Reader threads, each with its own connection: WAL lets them read while one writes."""
-CHECKPOINT_PAGES = 1000
-"""WAL pages after which the writer's commit checkpoints, for a file under
-``LARGE_FILE_BYTES`` when opened: SQLite's default. The checkpoint runs inside that commit
-and writes the WAL's pages back into the file. In a small file they are the same few hot
-pages, so the checkpoint is short whatever the threshold, and a lower one only syncs the
-file more often."""
-CHECKPOINT_PAGES_LARGE = 100
-"""The same for a file of ``LARGE_FILE_BYTES`` or more when opened. There each changed row
-is a page of its own somewhere in the file, so a checkpoint's time grows with the pages it
-writes back (about 14 per judgment on the 100,000-agent file, 10 to 35 µs each plus the
-sync, by the moment). On that file, 4 alternating runs each (``bench_checkpoint``,
-docs/benchmarks.md): judgment p99 20.2 ms at 1,000 pages, 10.8 at 250, 5.8 at 100, at
-863, 603 and 702 judgments/s; on a small file 100 pages cost what 250 do (0.92 of the
-one-submitter rate at 1,000)."""
-LARGE_FILE_BYTES = 1 << 30
-"""From this size (1 GiB) a file gets ``CHECKPOINT_PAGES_LARGE``. Measured at a few MB and
-at 4.9 GB; where between them the smaller threshold starts to pay is a judgment call.
-``?checkpoint_pages=`` in the URL overrides both."""
-INLINE_BUSY_MS = 50
-"""How long a read on the event loop's thread waits for a lock before a reader thread
-takes it over (in WAL a reader waits only in rare cases, e.g. while the WAL is recovered)."""
-MANY = 500
-"""Keys per ``IN (...)`` query of the ``get_many_*`` reads (SQLite limits parameters)."""
-INLINE_MANY = 100
-"""The most agents a ``get_many_*`` read serves on the event loop's thread; more go to a
-reader thread. A deliberation reads a few agents; the directory may read tens of
-thousands, which inline held the loop (and every other request) for half a second at
-100,000 agents."""
 
-
-def _connect(path: str, synchronous: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
-    _enable_wal(conn)
-    conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA busy_timeout = 60000")
-    return conn
-
-
-def _enable_wal(conn: sqlite3.Connection, timeout: float = 60.0) -> None:
-    """Switch to WAL. The switch needs the file alone for a moment and SQLite does not
-    wait for it (no busy handler), so when another process holds it, retry briefly."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
-
-
-def default_checkpoint_pages(path: str) -> int:
-    """``CHECKPOINT_PAGES``, or ``CHECKPOINT_PAGES_LARGE`` for a file that is large now."""
-    try:
-        size = os.path.getsize(path)
-    except OSError:  # not created yet
-        return CHECKPOINT_PAGES
-    return CHECKPOINT_PAGES_LARGE if size >= LARGE_FILE_BYTES else CHECKPOINT_PAGES
-
-
-class SqliteStore:
+class SqliteStore(SqliteFile):
     """A ``Store`` in one SQLite file."""
 
     def __init__(
@@ -147,25 +76,12 @@ class SqliteStore:
         checkpoint_pages: int | None = None,
         inline_reads: bool = True,
     ) -> None:
-        if synchronous not in _SYNC_MODES:
-            raise ValueError(f"synchronous must be one of {_SYNC_MODES}, not {synchronous!r}")
-        self.path = str(path)
-        self._reader = ThreadPoolExecutor(READERS, thread_name_prefix="agentladder-sqlite-r")
-        self._synchronous = synchronous
-        self._local = threading.local()  # one read connection per reader thread
-        self._read_conns: list[sqlite3.Connection] = []
-        self._conns_lock = threading.Lock()
-        self._write_conn = _connect(self.path, synchronous)
-        migrate(self._write_conn)
-        pages = checkpoint_pages
-        if pages is None:
-            pages = default_checkpoint_pages(self.path)
-        self._write_conn.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
-        # as SQLite holds it for the writer's connection
-        self.checkpoint_pages: int = self._write_conn.execute(
-            "PRAGMA wal_autocheckpoint"
-        ).fetchone()[0]
-        self._writer = GroupWriter(self._write_conn)
+        super().__init__(
+            path,
+            synchronous=synchronous,
+            checkpoint_pages=checkpoint_pages,
+            inline_reads=inline_reads,
+        )
         # Profiles as last committed by this writer, by revision: a read finding the same
         # revision in the file skips decoding (another process's write changes it). The
         # recently used ones only (``store/lru.py``).
@@ -175,81 +91,6 @@ class SqliteStore:
         # agent id -> (the stored JSON text, its decoded registration)
         self._registrations: dict[str, tuple[str, Registration]] = {}
         self._directory = AgentListingCache()  # the directory's objects when built in Python
-        self.inline_reads = inline_reads
-        self._inline: sqlite3.Connection | None = None  # for _read_short, loop thread only
-        self._closed = False
-
-    @property
-    def url(self) -> str:
-        """``sqlite:///`` and the file's path."""
-        return f"sqlite:///{self.path}"
-
-    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed:
-            raise StoreUnavailable("the store is closed")
-        return await asyncio.wrap_future(self._writer.submit(fn))
-
-    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed:
-            raise StoreUnavailable("the store is closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._reader, self._run_read, fn)
-
-    async def _read_short(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """A short, bounded read run on the calling (event loop) thread: no hop to a
-        reader thread. A lock held elsewhere (rare in WAL) sends it to a reader thread."""
-        if self._closed:
-            raise StoreUnavailable("the store is closed")
-        if not self.inline_reads:
-            return await self._read(fn)
-        conn = self._inline
-        if conn is None:
-            conn = self._inline = _connect(self.path, self._synchronous)
-            conn.execute(f"PRAGMA busy_timeout = {INLINE_BUSY_MS}")
-            with self._conns_lock:
-                self._read_conns.append(conn)
-        try:
-            return ops.run_read(conn, fn)
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error) and "busy" not in str(error):
-                raise
-            return await self._read(fn)
-
-    async def _read_many(self, fn: Callable[[sqlite3.Connection], T], agents: int) -> T:
-        """A read of ``agents`` agents: on the loop's thread up to ``INLINE_MANY``, else on
-        a reader thread."""
-        if agents <= INLINE_MANY:
-            return await self._read_short(fn)
-        return await self._read(fn)
-
-    def _run_read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = _connect(self.path, self._synchronous)
-            self._local.conn = conn
-            with self._conns_lock:
-                self._read_conns.append(conn)
-        return ops.run_read(conn, fn)
-
-    async def close(self) -> None:
-        """Finish pending work and close both connections."""
-        if self._closed:
-            return
-        self._closed = True
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self._writer.close)
-        self._reader.shutdown(wait=True)
-        with self._conns_lock:
-            for conn in self._read_conns:
-                conn.close()
-            self._read_conns.clear()
-
-    async def ping(self) -> None:
-        """Run a trivial query."""
-        try:
-            await self._read(lambda c: c.execute("SELECT 1").fetchone())
-        except sqlite3.Error as error:
-            raise StoreUnavailable(f"sqlite {self.path}: {error}") from error
 
     async def get_stats(self, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
         """One agent's stats."""
@@ -279,7 +120,7 @@ class SqliteStore:
 
         def run(conn: sqlite3.Connection) -> dict[str, Versioned[AgentPerformanceStats]]:
             found: dict[str, Versioned[AgentPerformanceStats]] = {}
-            for agent, data, revision in _rows_in(
+            for agent, data, revision in rows_in(
                 conn, "SELECT agent_id, stats_json, revision FROM rank_stats", "agent_id", wanted
             ):
                 known = cache.get(agent)
@@ -326,9 +167,7 @@ class SqliteStore:
         cache = self._profiles
 
         def run(conn: sqlite3.Connection) -> dict[str, Versioned[AgentProfile]]:
-            revisions = dict(
-                _rows_in(conn, "SELECT id, revision FROM agent_profiles", "id", wanted)
-            )
+            revisions = dict(rows_in(conn, "SELECT id, revision FROM agent_profiles", "id", wanted))
             found: dict[str, Versioned[AgentProfile]] = {}
             stale = []
             for agent, revision in revisions.items():
@@ -337,7 +176,7 @@ class SqliteStore:
                     found[agent] = Versioned(known[1], revision)
                 else:
                     stale.append(agent)
-            for agent, data, revision in _rows_in(
+            for agent, data, revision in rows_in(
                 conn, "SELECT id, profile_json, revision FROM agent_profiles", "id", stale
             ):
                 profile = decode(AgentProfile, data, f"agent_profiles/{agent}")
@@ -457,7 +296,7 @@ class SqliteStore:
 
         def run(conn: sqlite3.Connection) -> dict[str, Registration]:
             found: dict[str, Registration] = {}
-            for agent, doc in _rows_in(
+            for agent, doc in rows_in(
                 conn, "SELECT agent_id, doc FROM registrations", "agent_id", wanted
             ):
                 cached = cache.get(agent)
@@ -474,7 +313,7 @@ class SqliteStore:
     ) -> list[Registration]:
         """By agent id; the filters are evaluated in SQLite."""
         cache = self._registrations
-        where, args = _registration_filter(tag, provider)
+        where, args = where_registrations(tag, provider)
 
         def run(conn: sqlite3.Connection) -> list[Registration]:
             rows = conn.execute(
@@ -503,10 +342,10 @@ class SqliteStore:
         def run(conn: sqlite3.Connection) -> bytes:
             joined, unfinished = conn.execute(LISTING, args).fetchone()
             if not unfinished:
-                return _joined_body(joined)
+                return joined_body(joined)
             rows = conn.execute(OBJECTS, args).fetchall()
             missing = [agent for agent, data in rows if data is None]
-            finished = _finish_listing(conn, missing, now, online_window_s)
+            finished = finish_listing(conn, missing, now, online_window_s)
             return listing_body(finished.get(agent, data) for agent, data in rows)
 
         return await self._read(run)
@@ -514,14 +353,14 @@ class SqliteStore:
     async def agent_directory_json(
         self, now: float, online_window_s: float, query: DirectoryQuery
     ) -> bytes:
-        """One query (``sqlite_directory.directory_sql``): filtered, sorted and paged by
+        """One query (``directory.directory_sql``): filtered, sorted and paged by
         SQLite, each agent's object concatenated from the stored parts as for the listing,
         nothing decoded. If an object cannot be built that way (a registration without
         parts, stats that are not JSON), the directory is built from the reads instead."""
         sql, args = directory_sql(query, now, online_window_s)
         joined, unfinished = await self._read(lambda c: c.execute(sql, args).fetchone())
         if not unfinished:
-            return _joined_body(joined)
+            return joined_body(joined)
         return await directory_from_reads(self, self._directory, now, online_window_s, query)
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
@@ -532,7 +371,7 @@ class SqliteStore:
                 "INSERT INTO deliberations (id, status, created_at, doc) VALUES (?,?,?,?)"
                 " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
                 " created_at = excluded.created_at, doc = excluded.doc",
-                (doc.id, doc.status, doc.created_at, _encode(doc.body)),
+                (doc.id, doc.status, doc.created_at, encode_document(doc.body)),
             )
 
         await self._write(run)
@@ -545,7 +384,7 @@ class SqliteStore:
                 "SELECT id, status, created_at, doc FROM deliberations WHERE id = ?",
                 (deliberation_id,),
             ).fetchone()
-            return None if found is None else _deliberation(found)
+            return None if found is None else deliberation_from_row(found)
 
         return await self._read(run)
 
@@ -565,7 +404,7 @@ class SqliteStore:
                 " ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
                 (*(wanted or ()), limit, offset),
             )
-            return [_deliberation(row) for row in rows]
+            return [deliberation_from_row(row) for row in rows]
 
         return await self._read(run)
 
@@ -580,68 +419,3 @@ class SqliteStore:
     async def live_leases(self, now: float) -> frozenset[str]:
         """Those running past ``now``."""
         return await self._read(lambda c: ops.live_leases(c, now))
-
-
-def _joined_body(joined: str | None) -> bytes:
-    """``{"agents":[...]}`` around the objects SQLite joined (None: no agent)."""
-    return listing_body(() if joined is None else (joined,))
-
-
-def _finish_listing(
-    conn: sqlite3.Connection, agents: Sequence[str], now: float, online_window_s: float
-) -> dict[str, str]:
-    """The objects ``LISTING`` could not build, from the decoded registration and stats
-    (``CorruptRecord`` naming the value that cannot be decoded)."""
-    stats = {
-        agent: decode(AgentPerformanceStats, data, f"rank_stats/{agent}")
-        for agent, data in _rows_in(
-            conn, "SELECT agent_id, stats_json FROM rank_stats", "agent_id", agents
-        )
-    }
-    finished = {}
-    for agent, doc in _rows_in(conn, "SELECT agent_id, doc FROM registrations", "agent_id", agents):
-        registration = decode(Registration, doc, f"registrations/{agent}")
-        status = status_within(registration.last_seen, now, online_window_s)
-        found = stats.get(agent)
-        stats_json = None if found is None else found.model_dump_json()
-        finished[agent] = agent_json(registration_parts(registration), status, stats_json)
-    return finished
-
-
-def _encode(body: dict[str, Any]) -> str:
-    """A document's JSON text: pydantic-core's encoder (about five times faster than
-    ``json.dumps`` on a completed deliberation); ``json.dumps`` for what it refuses (a
-    string holding a lone surrogate), so that every document stays storable."""
-    try:
-        return pydantic_core.to_json(body, ensure_ascii=True).decode("ascii")
-    except pydantic_core.PydanticSerializationError:
-        return json.dumps(body)
-
-
-def _rows_in(
-    conn: sqlite3.Connection, select: str, column: str, keys: Sequence[str]
-) -> list[tuple[Any, ...]]:
-    """The rows of ``select`` whose ``column`` is one of ``keys`` (in chunks of ``MANY``)."""
-    rows: list[tuple[Any, ...]] = []
-    for start in range(0, len(keys), MANY):
-        chunk = keys[start : start + MANY]
-        marks = ",".join("?" * len(chunk))
-        rows.extend(conn.execute(f"{select} WHERE {column} IN ({marks})", chunk))
-    return rows
-
-
-def _registration_filter(tag: str | None, provider: str | None) -> tuple[str, tuple[str, ...]]:
-    """The WHERE clause of the directory's filters, evaluated by SQLite on the stored JSON."""
-    clauses, args = registration_filter(tag, provider)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(args)
-
-
-def _deliberation(row: tuple[str, str, float, str]) -> DeliberationDoc:
-    identifier, status, created_at, body = row
-    return decode(
-        DeliberationDoc,
-        json.dumps(
-            {"id": identifier, "status": status, "created_at": created_at, "body": json.loads(body)}
-        ),
-        f"deliberations/{identifier}",
-    )

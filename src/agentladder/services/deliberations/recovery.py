@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass
 
 from agentladder.domain.deliberation_record import DeliberationRecord, DeliberationStatus
-from agentladder.services.orchestrator import SETTLING, Orchestrator
+from agentladder.services.deliberations.orchestrator import SETTLING, Orchestrator
 from agentladder.store.records import DeliberationDoc
 
 __all__ = ["Recovered", "longest_run_s", "recover"]

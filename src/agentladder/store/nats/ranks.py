@@ -32,9 +32,9 @@ from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, InvalidInput, RevisionConflict
 from agentladder.store.base import StatsUpdate
 from agentladder.store.codec import decode
-from agentladder.store.nats_batch import BatchMessage, publish_atomic, publish_expected
-from agentladder.store.nats_config import MARKER_PREFIX, NatsOptions, kv_key_ok, marker_key
-from agentladder.store.nats_io import REQUEST_TIMEOUT, is_deleted, scan
+from agentladder.store.nats.batch import BatchMessage, publish_atomic, publish_expected
+from agentladder.store.nats.config import MARKER_PREFIX, NatsOptions, kv_key_ok, marker_key
+from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, scan
 from agentladder.store.records import Versioned
 
 __all__ = ["RankStats"]

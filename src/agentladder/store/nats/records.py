@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from agentladder.errors import InvalidInput
 from agentladder.store.codec import decode
-from agentladder.store.nats_config import kv_key_ok
-from agentladder.store.nats_io import kv_values
+from agentladder.store.nats.config import kv_key_ok
+from agentladder.store.nats.io import kv_values
 from agentladder.store.records import DeliberationDoc, Registration
 
 __all__ = ["KvDocuments"]

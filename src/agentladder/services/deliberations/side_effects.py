@@ -18,8 +18,8 @@ from agentladder.domain.deliberation_record import DeliberationRecord, SideEffec
 from agentladder.domain.ranking import RankingOutcome, rank_deliberation
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied
-from agentladder.services.oracle import Oracle
-from agentladder.services.oracle_models import JudgmentRequest
+from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.services.oracle.service import Oracle
 from agentladder.store.base import Store
 from agentladder.store.retry import retry_on_conflict
 

@@ -19,8 +19,8 @@ from agentladder.domain.privileges import SamplingDecision, sampling_decision
 from agentladder.domain.profile import AgentProfile
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import iso
-from agentladder.services.oracle import Oracle, judgment_key
-from agentladder.services.oracle_models import ValidationResult, fingerprint
+from agentladder.services.oracle.models import ValidationResult, fingerprint
+from agentladder.services.oracle.service import Oracle, judgment_key
 from agentladder.store.records import OracleCommit, OracleEvent, OracleEventKind
 
 __all__ = ["MAX_NOTES", "Sentinel"]

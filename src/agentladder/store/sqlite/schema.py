@@ -184,7 +184,7 @@ def _backfill_listing_parts(conn: sqlite3.Connection) -> None:
 
 
 # Each running service instance renews a lease; a deliberation whose instance's lease ran
-# out is abandoned (services/recovery.py).
+# out is abandoned (services/deliberations/recovery.py).
 _V5 = """
 CREATE TABLE leases (
   holder TEXT PRIMARY KEY,
