@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentladder.domain.agents import AgentConfig, parse_agents
 from agentladder.domain.rules import OracleRules
+from agentladder.domain.skill.rules import SkillRules
 from agentladder.errors import InvalidInput
 from agentladder.providers.settings import BackendSettings
 
@@ -145,6 +146,7 @@ class Settings(BaseModel):
     agents: tuple[AgentSettings, ...] = ()
     orchestrator: OrchestratorSettings = OrchestratorSettings()
     oracle: OracleRules = OracleRules()
+    skill: SkillRules = SkillRules()
     api: ApiSettings = ApiSettings()
 
     def agent(self, name: str) -> AgentSettings | None:

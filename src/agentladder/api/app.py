@@ -16,7 +16,15 @@ from agentladder.api.auth import TokenBook
 from agentladder.api.deps import CheckedJson
 from agentladder.api.errors import install_error_handlers
 from agentladder.api.metrics import install_metrics
-from agentladder.api.routes import agent_tasks, agents, dashboard, deliberations, health, oracle
+from agentladder.api.routes import (
+    agent_tasks,
+    agents,
+    dashboard,
+    deliberations,
+    health,
+    oracle,
+    skills,
+)
 from agentladder.api.schemas import document
 from agentladder.config import Settings
 from agentladder.services.container import Services, build_services
@@ -94,7 +102,7 @@ def _configure(app: FastAPI, settings: Settings) -> None:
     agents' routes get it here. The metrics middleware is the outermost: 413s count too.
     """
     install_error_handlers(app)
-    for module in (health, agent_tasks, agents, deliberations, oracle, dashboard):
+    for module in (health, agent_tasks, agents, deliberations, oracle, skills, dashboard):
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")

@@ -201,15 +201,22 @@ def oracle_verify(
     config: ConfigOpt = None, store: StoreOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Rebuild every profile from its events; exit 1 and list differences if any."""
-    report = _with_services(config, store, lambda s: verify_store(s.store, s.settings.oracle))
+    report = _with_services(
+        config, store, lambda s: verify_store(s.store, s.settings.oracle, s.settings.skill)
+    )
     if as_json:
         _print_json(report.model_dump(mode="json"))
     elif report.ok:
-        console.print(f"[green]ok[/]: {report.agents_checked} profiles equal the replay of "
-                      f"{report.events_replayed} events")  # fmt: skip
+        console.print(
+            f"[green]ok[/]: {report.agents_checked} profiles equal the replay of "
+            f"{report.events_replayed} events; {report.skill_agents_checked} skill states "
+            f"equal the replay of {report.skill_events_replayed} skill events"
+        )
     else:
         for agent_id, fields in report.differences.items():
             for name, (stored, rebuilt) in fields.items():
                 console.print(f"[red]{agent_id}[/] {name}: stored {stored!r}, replay {rebuilt!r}")
+        for agent_id in report.skill_differences:
+            console.print(f"[red]{agent_id}[/] skill: the stored state differs from the replay")
     if not report.ok:
         raise typer.Exit(code=1)

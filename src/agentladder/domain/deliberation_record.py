@@ -84,7 +84,7 @@ class SideEffectState(StrEnum):
 
 
 class SideEffect(BaseModel):
-    """The ranking update or the Oracle judgments of one deliberation."""
+    """The ranking update, the Oracle judgments or the skill evidence of one deliberation."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -117,6 +117,10 @@ class DeliberationRecord(BaseModel):
     result: ProposalRecord | None = None
     ranking: SideEffect = Field(default_factory=SideEffect)
     judgments: SideEffect = Field(default_factory=SideEffect)
+    skill: SideEffect = Field(
+        default_factory=SideEffect,
+        description="the peer scores applied as evidence to the skill model",
+    )
     source: str = Field(default="orchestrator", description="orchestrator or external")
     runner: str | None = Field(
         default=None,

@@ -7,12 +7,15 @@ path as a deliberation run here, and is applied once per deliberation id.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentladder.domain.agents import AgentName
 from agentladder.domain.deliberation_record import (
     DeliberationRecord,
     DeliberationStatus,
+    EvaluationRecord,
     ProposalRecord,
     RoundRecord,
     best_proposal,
@@ -21,6 +24,7 @@ from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.ranking import Submission
 from agentladder.domain.rules import Complexity
 from agentladder.domain.scoring import deliberation_scores
+from agentladder.errors import InvalidInput
 
 __all__ = [
     "DELIBERATION_ID_PATTERN",
@@ -42,6 +46,10 @@ class ReportedAgent(BaseModel):
 
     aggregated_score: float | None = Field(ge=0.0, le=10.0)
     latency_ms: float = Field(default=0.0, ge=0.0)
+    evaluations: dict[AgentName, Annotated[float, Field(ge=0.0, le=10.0)]] = Field(
+        default_factory=dict,
+        description="the raw peer scores of this proposal, by evaluator (optional)",
+    )
 
 
 class ReportedRound(BaseModel):
@@ -62,6 +70,19 @@ class ExternalDeliberation(BaseModel):
     task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
     complexity: Complexity | None = None
 
+    @model_validator(mode="after")
+    def _evaluators_took_part(self) -> ExternalDeliberation:
+        agents = set(self.agents)
+        for index, reported in enumerate(self.rounds):
+            for author, result in reported.agents.items():
+                for evaluator in result.evaluations:
+                    where = f"rounds[{index}].agents.{author}.evaluations.{evaluator}"
+                    if evaluator == author:
+                        raise InvalidInput(where, evaluator, "an agent never evaluates itself")
+                    if evaluator not in agents:
+                        raise InvalidInput(where, evaluator, "is not in the deliberation")
+        return self
+
     @property
     def agents(self) -> list[str]:
         """Every agent of any round, in order of first appearance."""
@@ -80,6 +101,10 @@ def reported_rounds(external: ExternalDeliberation) -> list[RoundRecord]:
                 ProposalRecord(
                     agent_id=agent,
                     aggregated_score=v.aggregated_score,
+                    evaluations=[
+                        EvaluationRecord(evaluator=evaluator, score=score)
+                        for evaluator, score in sorted(v.evaluations.items())
+                    ],
                     latency_ms=v.latency_ms,
                     attempts=1,
                 )

@@ -29,6 +29,7 @@ from agentladder.services.deliberations.recovery import recover
 from agentladder.services.lease import Lease
 from agentladder.services.oracle.sentinel import Sentinel
 from agentladder.services.oracle.service import Oracle
+from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.nats.config import parse_nats_url
 from agentladder.store.url import open_store
@@ -47,6 +48,7 @@ class Services:
     registry: Registry
     oracle: Oracle
     sentinel: Sentinel
+    skill: SkillService
     orchestrator: Orchestrator
     providers: dict[str, Provider]
     nc: Client | None = None
@@ -109,13 +111,15 @@ async def build_services(
     store = await open_store(url)
     clock = clock or SystemClock()
     agents = {agent.name: agent for agent in settings.agents}
+    skill = SkillService(store, settings.skill, clock)
     registry = Registry(
         store,
         clock=clock,
         heartbeat_interval_s=settings.orchestrator.heartbeat_interval_s,
         configured=settings.agents,
+        skill=skill,
     )
-    oracle = Oracle(store, settings.oracle, clock=clock, agents=agents)
+    oracle = Oracle(store, settings.oracle, clock=clock, agents=agents, skill=skill)
     providers: dict[str, Provider] = {}
     for agent in settings.agents:
         if agent.backend is not None and not agent.remote:
@@ -147,7 +151,7 @@ async def build_services(
     await orchestrator.load_mentors()
     return Services(
         settings=settings, store=store, registry=registry, oracle=oracle,
-        sentinel=Sentinel(oracle, seed=seed), orchestrator=orchestrator,
+        sentinel=Sentinel(oracle, seed=seed), skill=skill, orchestrator=orchestrator,
         providers=providers, nc=nc, subscriptions=subscriptions, tasks=board,
         tasks_for=over_http, lease=lease,
     )  # fmt: skip

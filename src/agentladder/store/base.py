@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from agentladder.domain.profile import AgentProfile
+from agentladder.domain.skill.state import AgentSkill, FleetSkill
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.store.records import (
     DeliberationDoc,
@@ -27,6 +28,7 @@ from agentladder.store.records import (
     Registration,
     Versioned,
 )
+from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
 
 __all__ = ["LEASE_KEPT_S", "LedgerEntry", "StatsUpdate", "Store", "each_found"]
 
@@ -71,7 +73,6 @@ class Store(Protocol):
     @property
     def url(self) -> str:
         """Where this store keeps its data (credentials left out)."""
-        ...
 
     async def close(self) -> None:
         """Release connections; the store cannot be used afterwards."""
@@ -82,18 +83,15 @@ class Store(Protocol):
     # Rank stats, key agent_id, value the specification's AgentPerformanceStats.
     async def get_stats(self, agent_id: str) -> Versioned[AgentPerformanceStats] | None:
         """One agent's stats, or None when it has none."""
-        ...
 
     async def list_stats(self) -> dict[str, Versioned[AgentPerformanceStats]]:
         """Every agent's stats."""
-        ...
 
     async def get_many_stats(
         self, agent_ids: Collection[str]
     ) -> dict[str, Versioned[AgentPerformanceStats]]:
         """The stats of each of ``agent_ids`` that has some (the others are left out):
         ``get_stats`` for several agents in one read."""
-        ...
 
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
@@ -103,27 +101,22 @@ class Store(Protocol):
         With ``marker`` (a deliberation id), the write happens once: a second commit with
         the same marker raises ``AlreadyApplied``. Returns the new revisions.
         """
-        ...
 
     async def marker_applied(self, marker: str) -> bool:
         """Whether a ``commit_stats`` with this marker was applied."""
-        ...
 
     # The Oracle: profiles, the event log (idempotency and replay) and the ledger.
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
         """One agent's Oracle profile, or None when it was never judged."""
-        ...
 
     async def get_many_profiles(
         self, agent_ids: Collection[str]
     ) -> dict[str, Versioned[AgentProfile]]:
         """The profile of each of ``agent_ids`` that was judged (the others are left out):
         ``get_profile`` for several agents in one read."""
-        ...
 
     async def list_profiles(self) -> list[AgentProfile]:
         """Every profile, ordered by agent id."""
-        ...
 
     async def commit_oracle(self, commit: OracleCommit, expected_revision: int) -> int:
         """Atomically append the event and its ledger lines and replace the profile.
@@ -132,7 +125,6 @@ class Store(Protocol):
         event with the same key, ``RevisionConflict`` when the profile's revision is not
         ``expected_revision``. Returns the profile's new revision.
         """
-        ...
 
     async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
         """Apply the event ``fold`` builds, once per (agent_id, key), atomically.
@@ -142,58 +134,69 @@ class Store(Protocol):
         current profile and commits the result, retrying on conflict, and returns it
         (``created=True``); ``None`` when ``fold`` had nothing to write.
         """
-        ...
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The applied event of ``agent_id`` with idempotency ``key``, if any."""
-        ...
 
     async def events(self, agent_id: str) -> list[OracleEvent]:
         """One agent's events in the order they were applied."""
-        ...
 
     async def ledger(
         self, agent_id: str, *, offset: int = 0, limit: int = 100
     ) -> list[LedgerEntry]:
         """One agent's xp_history lines, oldest first."""
-        ...
 
     async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """Top profiles by XP (ties: higher average score, then agent id), overall or per type."""
-        ...
 
     # The registry.
+    async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
+        """Append the skill event ``fold`` builds and write the states it changes, all at
+        once and once per ``key`` (``store.skills``). ``fold`` gets the current states of
+        ``agents`` (those that have one) and the fleet's; a repeated key returns the
+        stored event without calling it."""
+
+    async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
+        """The skill state of each of ``agent_ids`` that has one."""
+
+    async def list_skills(self) -> list[AgentSkill]:
+        """Every agent's skill state, ordered by agent id."""
+
+    async def get_fleet_skill(self) -> FleetSkill:
+        """The fleet's skill state (empty before the first deliberation's evidence)."""
+
+    async def get_skill_event(self, key: str) -> SkillEvent | None:
+        """The skill event applied under ``key``, if any."""
+
+    async def skill_events(self, *, after: int = 0, limit: int = 1000) -> list[SkillEvent]:
+        """Up to ``limit`` skill events with ``seq`` above ``after``, in ``seq`` order."""
+
     async def put_registration(self, registration: Registration) -> None:
         """Insert or replace an agent's registration."""
 
     async def get_registration(self, agent_id: str) -> Registration | None:
         """One registration, or None."""
-        ...
 
     async def get_many_registrations(self, agent_ids: Collection[str]) -> dict[str, Registration]:
         """The registration of each of ``agent_ids`` that has one (the others are left out):
         ``get_registration`` for several agents in one read."""
-        ...
 
     async def list_registrations(
         self, *, tag: str | None = None, provider: str | None = None
     ) -> list[Registration]:
         """Every registration, ordered by agent id; only those declaring capability ``tag``
         and of ``provider`` (its provider_id) when given."""
-        ...
 
     async def agent_listing_json(self, now: float, online_window_s: float) -> bytes:
         """``{"agents":[...]}``: every registered agent's JSON object as ``GET /agents``
         answers it, by agent id, read from the current registrations and rank stats (see
         ``store.listing``); an agent is online while ``now - last_seen < online_window_s``."""
-        ...
 
     async def agent_directory_json(
         self, now: float, online_window_s: float, query: DirectoryQuery
     ) -> bytes:
         """``{"agents":[...]}``: the objects of ``agent_listing_json`` for the agents
         ``query`` selects, in its order and page (``store.directory``)."""
-        ...
 
     # Deliberation records.
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
@@ -201,13 +204,11 @@ class Store(Protocol):
 
     async def get_deliberation(self, deliberation_id: str) -> DeliberationDoc | None:
         """One deliberation record, or None."""
-        ...
 
     async def list_deliberations(
         self, *, limit: int = 50, offset: int = 0, statuses: Collection[str] | None = None
     ) -> Sequence[DeliberationDoc]:
         """Deliberation records, newest first; only those whose status is in ``statuses``."""
-        ...
 
     # Instance leases: which service instances are alive (recovery, services/lease.py).
     async def renew_lease(self, holder: str, expires_at: float) -> None:
@@ -219,7 +220,6 @@ class Store(Protocol):
 
     async def live_leases(self, now: float) -> frozenset[str]:
         """The holders whose lease runs past ``now``."""
-        ...
 
 
 async def each_found(

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from agentladder.errors import CorruptRecord
 
-__all__ = ["decode", "loads"]
+__all__ = ["decode", "decode_as", "loads"]
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def decode(model: type[M], data: str | bytes, key: str) -> M:
@@ -22,6 +23,16 @@ def decode(model: type[M], data: str | bytes, key: str) -> M:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "value"
         raise CorruptRecord(key, f"{model.__name__} {where}: {first['msg']}") from None
+
+
+def decode_as(adapter: TypeAdapter[T], data: str | bytes, key: str) -> T:
+    """``decode`` for a type read through a pydantic ``TypeAdapter`` (a dataclass)."""
+    try:
+        return adapter.validate_json(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "value"
+        raise CorruptRecord(key, f"{where}: {first['msg']}") from None
 
 
 def loads(data: str | bytes, key: str) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from agentladder.domain.profile import AgentProfile
+from agentladder.domain.skill.state import AgentSkill, FleetSkill
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, RevisionConflict
 from agentladder.store.base import (
@@ -31,6 +32,7 @@ from agentladder.store.records import (
     Versioned,
     registration_matches,
 )
+from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
 
 __all__ = ["MemoryStore"]
 
@@ -49,6 +51,10 @@ class MemoryStore:
         self._registrations: dict[str, Registration] = {}
         self._deliberations: dict[str, DeliberationDoc] = {}
         self._leases: dict[str, float] = {}  # holder -> expires at
+        self._skill_log: list[SkillEvent] = []
+        self._skill_keys: dict[str, SkillEvent] = {}
+        self._skills: dict[str, AgentSkill] = {}
+        self._fleet_skill = FleetSkill()
         self._listing = AgentListingCache()
         self._directory = AgentListingCache()  # the directory's objects, by agent
 
@@ -179,6 +185,41 @@ class MemoryStore:
     async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """Sorted in Python from every profile."""
         return leaderboard_rows((v.value for v in self._profiles.values()), task_type, limit)
+
+    async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
+        """Fold and commit without awaiting in between: atomic under asyncio."""
+        stored = self._skill_keys.get(key)
+        if stored is not None:
+            return SkillApplied(stored, created=False)
+        current = {a: self._skills[a] for a in agents if a in self._skills}
+        commit = fold(current, self._fleet_skill)
+        event = commit.event.model_copy(update={"seq": len(self._skill_log) + 1})
+        self._skill_log.append(event)
+        self._skill_keys[key] = event
+        self._skills.update(commit.agents)
+        if commit.fleet is not None:
+            self._fleet_skill = commit.fleet
+        return SkillApplied(event, created=True)
+
+    async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
+        """From the dictionary."""
+        return {a: self._skills[a] for a in dict.fromkeys(agent_ids) if a in self._skills}
+
+    async def list_skills(self) -> list[AgentSkill]:
+        """By agent id."""
+        return [self._skills[a] for a in sorted(self._skills)]
+
+    async def get_fleet_skill(self) -> FleetSkill:
+        """As last committed."""
+        return self._fleet_skill
+
+    async def get_skill_event(self, key: str) -> SkillEvent | None:
+        """By key."""
+        return self._skill_keys.get(key)
+
+    async def skill_events(self, *, after: int = 0, limit: int = 1000) -> list[SkillEvent]:
+        """A slice of the log (seq n is at index n - 1)."""
+        return self._skill_log[max(0, after) : max(0, after) + limit]
 
     async def put_registration(self, registration: Registration) -> None:
         """Insert or replace."""

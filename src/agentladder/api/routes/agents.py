@@ -8,6 +8,7 @@ from fastapi import APIRouter, Body, Query, Response
 from pydantic import BaseModel
 
 from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
+from agentladder.api.routes.skills import SkillOut, skill_out
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out
 from agentladder.store.records import DirectoryQuery
 
@@ -67,12 +68,20 @@ async def directory(
     return Response(await services.registry.directory_json(query), media_type="application/json")
 
 
-@router.get("/agents/{agent_id}", response_model=AgentOut)
-async def get_agent(services: ServicesDep, agent_id: str) -> AgentOut:
+class AgentDetailOut(AgentOut):
+    """One agent, with its overall skill (the evidence model's estimate) beside its stats."""
+
+    skill: SkillOut
+
+
+@router.get("/agents/{agent_id}", response_model=AgentDetailOut)
+async def get_agent(services: ServicesDep, agent_id: str) -> AgentDetailOut:
     """One agent; 404 if it never heartbeated."""
     view = await services.registry.get(agent_id)
     stats = await services.store.get_stats(agent_id)
-    return agent_out(view, None if stats is None else stats.value)
+    skill = (await services.skill.overall([agent_id]))[agent_id]
+    base = agent_out(view, None if stats is None else stats.value)
+    return AgentDetailOut.model_construct(**dict(base), skill=skill_out(skill))
 
 
 @router.get("/admin/api/agents/stats", response_model=AgentStatsListOut)

@@ -170,9 +170,10 @@ async def xp_series(
 
 
 def settled(record: DeliberationRecord) -> bool:
-    """Failed, or completed with its ranking and judgments applied (or skipped)."""
+    """Failed, or completed with its ranking, judgments and skill evidence applied (or
+    skipped)."""
     done = (SideEffectState.APPLIED, SideEffectState.SKIPPED)
-    effects = record.ranking.state in done and record.judgments.state in done
+    effects = all(e.state in done for e in (record.ranking, record.judgments, record.skill))
     return record.status is DeliberationStatus.FAILED or (
         record.status is DeliberationStatus.COMPLETED and effects
     )

@@ -40,10 +40,12 @@ from agentladder.services.deliberations.rounds import Participant, RoundRunner
 from agentladder.services.deliberations.side_effects import (
     apply_judgments,
     apply_ranking,
+    apply_skill,
     with_backoff,
 )
 from agentladder.services.oracle.mentors import Mentors
 from agentladder.services.oracle.service import Oracle
+from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.records import DeliberationDoc
 
@@ -75,8 +77,10 @@ class Orchestrator:
         timeout_s: float | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         instance_id: str | None = None,
+        skill: SkillService | None = None,
     ) -> None:
         self.store = store
+        self.skill = skill if skill is not None else oracle.skill
         self.registry = registry
         self.oracle = oracle
         self.providers = dict(providers)
@@ -323,6 +327,15 @@ class Orchestrator:
 
         await with_backoff(f"ranking of {record.id}", record.ranking, rank)
         await with_backoff(f"judgments of {record.id}", record.judgments, judge)
+        skill = self.skill
+        if skill is None:
+            record.skill.state = SideEffectState.SKIPPED
+        elif record.skill.state is not SideEffectState.APPLIED:
+
+            async def observe() -> None:
+                await apply_skill(skill, record)
+
+            await with_backoff(f"skill evidence of {record.id}", record.skill, observe)
         await with_backoff(f"saving {record.id}", SideEffect(), lambda: self._save(record))
 
     async def report(self, external: ExternalDeliberation) -> tuple[DeliberationRecord, bool]:
@@ -376,7 +389,9 @@ def stored_status(record: DeliberationRecord) -> str:
     ranking or judgments are not yet applied (so that a restart finds and resumes them)."""
     done = (SideEffectState.APPLIED, SideEffectState.SKIPPED)
     if record.status is DeliberationStatus.COMPLETED and not (
-        record.ranking.state in done and record.judgments.state in done
+        record.ranking.state in done
+        and record.judgments.state in done
+        and record.skill.state in done
     ):
         return SETTLING
     return record.status.value

@@ -20,10 +20,12 @@ from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.service import Oracle
+from agentladder.services.skill.evidence import from_record
+from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.retry import retry_on_conflict
 
-__all__ = ["apply_judgments", "apply_ranking", "with_backoff"]
+__all__ = ["apply_judgments", "apply_ranking", "apply_skill", "with_backoff"]
 
 log = logging.getLogger(__name__)
 DEFAULT_TASK_TYPE = "deliberation"
@@ -92,7 +94,8 @@ async def apply_judgments(oracle: Oracle, record: DeliberationRecord) -> None:
         proposals = [p for r in record.rounds for p in r.proposals if p.agent_id == agent]
         score = record.scores.get(agent)
         await oracle.submit_for_judgment(
-            JudgmentRequest(
+            evidence=False,  # the skill model has this deliberation's peer scores already
+            request=JudgmentRequest(
                 agent_id=agent,
                 contract_id=f"{record.id}.{agent}",
                 task_type=record.task_type or DEFAULT_TASK_TYPE,
@@ -102,5 +105,11 @@ async def apply_judgments(oracle: Oracle, record: DeliberationRecord) -> None:
                 duration_ms=sum(p.latency_ms for p in proposals),
                 cost=sum(p.cost for p in proposals),
                 complexity=record.complexity,
-            )
+            ),
         )
+
+
+async def apply_skill(skill: SkillService, record: DeliberationRecord) -> None:
+    """The deliberation's peer scores as evidence for the skill model (once per id)."""
+    at = record.finished_at if record.finished_at is not None else skill.now()
+    await skill.observe(from_record(record, at))

@@ -100,15 +100,21 @@ class ValidationResult(BaseModel):
 
 
 class VerifyReport(BaseModel):
-    """The result of rebuilding every profile from its events."""
+    """The result of rebuilding every profile from its events, and every skill state from
+    the skill log."""
 
     model_config = _FROZEN
 
     agents_checked: int
     events_replayed: int
     differences: dict[str, dict[str, tuple[object, object]]]
+    skill_agents_checked: int = 0
+    skill_events_replayed: int = 0
+    skill_differences: list[str] = Field(
+        default_factory=list, description="agents (and '(fleet)') whose skill state differs"
+    )
 
     @property
     def ok(self) -> bool:
-        """True when every stored profile and ledger equals its replay."""
-        return not self.differences
+        """True when every stored profile, ledger and skill state equals its replay."""
+        return not self.differences and not self.skill_differences

@@ -21,6 +21,7 @@ from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import iso
 from agentladder.services.oracle.models import ValidationResult, fingerprint
 from agentladder.services.oracle.service import Oracle, judgment_key
+from agentladder.services.skill.evidence import verdict_evidence
 from agentladder.store.records import OracleCommit, OracleEvent, OracleEventKind
 
 __all__ = ["MAX_NOTES", "Sentinel"]
@@ -82,6 +83,13 @@ class Sentinel:
         applied = await self.oracle.apply(agent_id, key, fold)
         if applied.event.payload_hash != digest:
             raise PayloadConflict(f"{agent_id}/{key}")
+        if self.oracle.skill is not None:  # evidence once per verdict (a repeat heals a gap)
+            await self.oracle.skill.observe(
+                verdict_evidence(
+                    agent_id, contract_id, judgment.task_type, passed,
+                    self.oracle.clock.now().timestamp(),
+                )
+            )  # fmt: skip
         return ValidationResult.model_validate(
             {**applied.event.result, "agent_id": agent_id, "contract_id": contract_id,
              "duplicate": not applied.created, "level": applied.profile.level}

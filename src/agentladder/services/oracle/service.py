@@ -43,6 +43,8 @@ from agentladder.services.oracle.models import (
     RawAwardResult,
     fingerprint,
 )
+from agentladder.services.skill.evidence import judgment_evidence
+from agentladder.services.skill.service import SkillService
 from agentladder.store.base import OracleApplied, OracleFold, Store
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent, OracleEventKind
@@ -76,8 +78,10 @@ class Oracle:
         clock: Clock | None = None,
         agents: Mapping[str, AgentConfig] | None = None,
         judge: Judge | None = None,
+        skill: SkillService | None = None,
     ) -> None:
         self.store = store
+        self.skill = skill
         self.rules = rules or OracleRules()
         self.clock = clock or SystemClock()
         self.agents = dict(agents or {})
@@ -102,8 +106,25 @@ class Oracle:
             raise TypeError(f"the fold of {agent_id}/{key} wrote nothing")
         return applied
 
-    async def submit_for_judgment(self, request: JudgmentRequest) -> JudgmentResult:
-        """The specification's award process for one judged task, exactly once per contract."""
+    async def submit_for_judgment(
+        self, request: JudgmentRequest, *, evidence: bool = True
+    ) -> JudgmentResult:
+        """The specification's award process for one judged task, exactly once per contract;
+        then, unless ``evidence`` is false (a judgment the orchestrator derives from a
+        deliberation, whose peer scores the skill model has already), the judgment is
+        evidence for the skill model, once per contract (a repeat applies it if a crash
+        left it out)."""
+        result = await self._judged(request)
+        if evidence and self.skill is not None:
+            await self.skill.observe(
+                judgment_evidence(
+                    result.agent_id, result.contract_id, result.task_type, result.score,
+                    request.success, self.clock.now().timestamp(),
+                )
+            )  # fmt: skip
+        return result
+
+    async def _judged(self, request: JudgmentRequest) -> JudgmentResult:
         digest = fingerprint(request)
         key = judgment_key(request.contract_id)
         if request.score is None and self.judge is not None:

@@ -70,6 +70,11 @@ class NatsOptions:
         return f"{self.prefix}_leases"
 
     @property
+    def skills_bucket(self) -> str:
+        """KV bucket of the evidence model's log and states."""
+        return f"{self.prefix}_skills"
+
+    @property
     def oracle_stream(self) -> str:
         """The stream of Oracle events and idempotency claims."""
         return f"{self.prefix.upper()}_ORACLE"

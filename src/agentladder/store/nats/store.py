@@ -28,6 +28,7 @@ from nats.js import JetStreamContext
 
 from agentladder.domain.agents import validate_agent_name
 from agentladder.domain.profile import AgentProfile
+from agentladder.domain.skill.state import AgentSkill, FleetSkill
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import StoreUnavailable
 from agentladder.store.base import (
@@ -52,6 +53,7 @@ from agentladder.store.nats.leases import KvLeases
 from agentladder.store.nats.oracle import OracleLog
 from agentladder.store.nats.ranks import RankStats
 from agentladder.store.nats.records import KvDocuments
+from agentladder.store.nats.skills import SkillKv
 from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
@@ -63,6 +65,7 @@ from agentladder.store.records import (
     registration_matches,
 )
 from agentladder.store.retry import retry_on_conflict
+from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
 
 __all__ = ["LEADERBOARD_WAIT", "NatsStore", "open_nats_store"]
 
@@ -85,6 +88,7 @@ async def open_nats_store(url: str) -> NatsStore:
             registrations = await ensure_kv(js, options.registrations_bucket, replicas)
             deliberations = await ensure_kv(js, options.deliberations_bucket, replicas)
             leases = await ensure_kv(js, options.leases_bucket, replicas)
+            skills = await ensure_kv(js, options.skills_bucket, replicas, atomic=True)
             await ensure_oracle_stream(js, options)
             index = LeaderboardIndex(js, options.oracle_stream, options.event_prefix)
             await index.start()
@@ -102,6 +106,7 @@ async def open_nats_store(url: str) -> NatsStore:
     return NatsStore(
         nc, js, options, RankStats(nc, js, ranks, options), oracle, docs, index,
         KvLeases(js, leases, options.leases_bucket),
+        SkillKv(nc, js, skills, options.skills_bucket),
     )  # fmt: skip
 
 
@@ -118,6 +123,7 @@ class NatsStore:
         docs: KvDocuments,
         index: LeaderboardIndex,
         leases: KvLeases,
+        skills: SkillKv,
     ) -> None:
         self._nc = nc
         self._js = js
@@ -127,6 +133,7 @@ class NatsStore:
         self._docs = docs
         self._index = index
         self._leases = leases
+        self._skills = skills
         self._listing = AgentListingCache()
         self._directory = AgentListingCache()  # the directory's objects, by agent
         self._closed = False
@@ -222,6 +229,40 @@ class NatsStore:
                 return await self._oracle.apply(agent_id, key, fold)
 
         return await retry_on_conflict(attempt)
+
+    async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
+        """One atomic batch on the skill log's head, retried on conflict."""
+
+        async def attempt() -> SkillApplied:
+            with self._guard("apply_skill"):
+                return await self._skills.apply(key, agents, fold)
+
+        return await retry_on_conflict(attempt)
+
+    async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
+        """From the skill bucket, at once."""
+        with self._guard("get_skills"):
+            return await self._skills.get_states(agent_ids)
+
+    async def list_skills(self) -> list[AgentSkill]:
+        """Every agent's state from the skill bucket."""
+        with self._guard("list_skills"):
+            return await self._skills.list_states()
+
+    async def get_fleet_skill(self) -> FleetSkill:
+        """The fleet's entry."""
+        with self._guard("get_fleet_skill"):
+            return await self._skills.fleet()
+
+    async def get_skill_event(self, key: str) -> SkillEvent | None:
+        """The event's entry."""
+        with self._guard("get_skill_event"):
+            return await self._skills.get_event(key)
+
+    async def skill_events(self, *, after: int = 0, limit: int = 1000) -> list[SkillEvent]:
+        """Read from the bucket's stream in order."""
+        with self._guard("skill_events"):
+            return await self._skills.events(after, limit)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The event held by the key's claim."""

@@ -169,6 +169,26 @@ END;
 """
 
 
+# The evidence model (docs/skill.md): one ordered log of skill events (seq is the log's
+# order, from 1, without gaps: one writer appends) and the state each event left, one row
+# per agent and one for the fleet (agent_id '=fleet', which no agent id can be).
+_V6 = """
+CREATE TABLE skill_events (
+    seq INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    payload_hash TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE TABLE skill_states (
+    agent_id TEXT PRIMARY KEY,
+    state_json TEXT NOT NULL,
+    seq INTEGER NOT NULL
+);
+"""
+
+
 def _backfill_listing_parts(conn: sqlite3.Connection) -> None:
     """Migration 4's parts for the registrations already stored. A doc that cannot be
     decoded keeps none: the listing then fails on it naming it, as it did before."""
@@ -198,6 +218,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (3, "oracle_events appended, one index on (agent_id, key)", _V3),
     (4, "registrations keep their listing parts", _V4),
     (5, "leases of the service instances (recovery of abandoned deliberations)", _V5),
+    (6, "the evidence model: skill events and states", _V6),
 )
 
 BACKFILLS: dict[int, Callable[[sqlite3.Connection], None]] = {4: _backfill_listing_parts}

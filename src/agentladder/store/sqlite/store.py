@@ -46,7 +46,6 @@ from agentladder.store.records import (
     Versioned,
 )
 from agentladder.store.sqlite import ops
-from agentladder.store.sqlite.connections import SqliteFile
 from agentladder.store.sqlite.directory import (
     LISTING,
     OBJECTS,
@@ -61,11 +60,12 @@ from agentladder.store.sqlite.rows import (
     rows_in,
     where_registrations,
 )
+from agentladder.store.sqlite.skills import SqliteSkills
 
 __all__ = ["SqliteStore"]
 
 
-class SqliteStore(SqliteFile):
+class SqliteStore(SqliteSkills):
     """A ``Store`` in one SQLite file."""
 
     def __init__(

@@ -1,0 +1,75 @@
+"""``/skills``: the evidence model's estimates, per task type and overall, in tiers."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict
+
+from agentladder.api.deps import ServicesDep
+from agentladder.domain.judgment import TASK_TYPE_PATTERN
+from agentladder.domain.skill.board import SkillEntry
+
+__all__ = ["SkillOut", "router", "skill_out"]
+
+router = APIRouter(tags=["skills"])
+
+
+class SkillOut(BaseModel):
+    """One agent's skill at one task type (``task_type`` null: overall), on the 0-10 score
+    scale: the posterior mean, its sd, the 95% interval, the observations behind it,
+    whether it is still provisional (sd above ``skill.provisional_sd``) and its tier on
+    the board (1: its interval overlaps the best agent's)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: str
+    task_type: str | None
+    skill: float
+    sd: float
+    low: float
+    high: float
+    observations: int
+    provisional: bool
+    tier: int | None = None
+
+
+class SkillBoardOut(BaseModel):
+    """``GET /skills``: the board of one task type, or overall."""
+
+    task_type: str | None
+    entries: list[SkillOut]
+
+
+class AgentSkillsOut(BaseModel):
+    """``GET /agents/{agent_id}/skills``: overall and at every task type it has evidence in."""
+
+    agent_id: str
+    overall: SkillOut
+    task_types: list[SkillOut]
+
+
+def skill_out(entry: SkillEntry) -> SkillOut:
+    """The API's view of an estimate."""
+    return SkillOut(**entry.model_dump())
+
+
+@router.get("/skills", response_model=SkillBoardOut)
+async def skills(
+    services: ServicesDep,
+    task_type: Annotated[str | None, Query(pattern=TASK_TYPE_PATTERN)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> SkillBoardOut:
+    """Agents by skill, best first; tiers mark the order the evidence supports."""
+    board = await services.skill.board(task_type, limit)
+    return SkillBoardOut(task_type=task_type, entries=[skill_out(e) for e in board])
+
+
+@router.get("/agents/{agent_id}/skills", response_model=AgentSkillsOut)
+async def agent_skills(services: ServicesDep, agent_id: str) -> AgentSkillsOut:
+    """One agent's skill overall and per task type; 404 for an agent without evidence."""
+    overall, typed = await services.skill.of_agent(agent_id)
+    return AgentSkillsOut(
+        agent_id=agent_id, overall=skill_out(overall), task_types=[skill_out(e) for e in typed]
+    )

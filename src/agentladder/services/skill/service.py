@@ -1,0 +1,114 @@
+"""``SkillService``: evidence applied once per key, estimates read as of now.
+
+Every observation becomes one skill event in the store's log, applied with the states it
+changes in one atomic unit (``Store.apply_skill``). The same key twice counts once; the
+same key with other evidence is a ``PayloadConflict``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+
+from pydantic import TypeAdapter
+
+from agentladder.domain.skill.board import SkillEntry, skill_board, skill_view
+from agentladder.domain.skill.evidence import Evidence
+from agentladder.domain.skill.rules import SkillRules
+from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
+from agentladder.domain.skill.update import apply_evidence
+from agentladder.errors import InvalidInput, NotFound, PayloadConflict
+from agentladder.services.clock import Clock, SystemClock
+from agentladder.services.oracle.models import fingerprint
+from agentladder.store.base import Store
+from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent
+
+__all__ = ["EVIDENCE", "SkillService", "evidence_hash"]
+
+EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
+"""Reads a stored skill event's payload back into its evidence."""
+
+
+def evidence_hash(evidence: Evidence) -> str:
+    """The fingerprint of the evidence without its time: a retry later is the same."""
+    values = evidence.model_dump(mode="json")
+    values.pop("at", None)
+    return fingerprint(values)
+
+
+class SkillService:
+    """The evidence model over one store."""
+
+    def __init__(
+        self, store: Store, rules: SkillRules | None = None, clock: Clock | None = None
+    ) -> None:
+        self.store = store
+        self.rules = rules or SkillRules()
+        self.clock = clock or SystemClock()
+
+    def now(self) -> float:
+        """The clock's time in seconds."""
+        return self.clock.now().timestamp()
+
+    async def observe(self, evidence: Evidence) -> SkillApplied:
+        """Apply the evidence once per key; ``PayloadConflict`` when the key was applied
+        with other evidence."""
+        digest = evidence_hash(evidence)
+        rules = self.rules
+
+        def fold(states: Mapping[str, AgentSkill], fleet: FleetSkill) -> SkillCommit:
+            update = apply_evidence(states, fleet, evidence, rules)
+            event = SkillEvent(
+                key=evidence.key,
+                kind=evidence.kind,
+                payload=evidence.model_dump_json(),
+                payload_hash=digest,
+                at=evidence.at,
+            )
+            return SkillCommit(event, update.agents, update.fleet)
+
+        applied = await self.store.apply_skill(evidence.key, evidence.touched(), fold)
+        if not applied.created and applied.event.payload_hash != digest:
+            raise PayloadConflict(f"skill evidence {evidence.key}")
+        return applied
+
+    async def board(self, task_type: str | None = None, limit: int = 100) -> list[SkillEntry]:
+        """The agents with evidence, best first, in tiers (overall without a task type)."""
+        if isinstance(limit, bool) or not 1 <= limit <= 1000:
+            raise InvalidInput("limit", limit, "must be an integer from 1 to 1000")
+        skills = await self.store.list_skills()
+        fleet = await self.store.get_fleet_skill()
+        return skill_board(skills, fleet, task_type, self.now(), self.rules)[:limit]
+
+    async def of_agent(self, agent_id: str) -> tuple[SkillEntry, list[SkillEntry]]:
+        """One agent's overall skill and its skill at every task type it has evidence in;
+        ``NotFound`` for an agent without any."""
+        found = (await self.store.get_skills([agent_id])).get(agent_id)
+        if found is None:
+            raise NotFound("skill", agent_id)
+        fleet = await self.store.get_fleet_skill()
+        now = self.now()
+        typed = [skill_view(found, fleet, t, now, self.rules) for t in sorted(found.types)]
+        return skill_view(found, fleet, None, now, self.rules), typed
+
+    async def overall(self, agent_ids: Collection[str]) -> dict[str, SkillEntry]:
+        """The overall skill of each agent (a new agent's prior for one without evidence)."""
+        found = await self.store.get_skills(agent_ids)
+        fleet = await self.store.get_fleet_skill()
+        now = self.now()
+        return {
+            agent: skill_view(
+                found.get(agent) or new_skill(agent, self.rules), fleet, None, now, self.rules
+            )
+            for agent in agent_ids
+        }
+
+    async def model_changes(self, agent_id: str) -> int:
+        """How many model changes the agent's state has seen."""
+        found = (await self.store.get_skills([agent_id])).get(agent_id)
+        return 0 if found is None else found.model_changes
+
+
+def payload_of(event: SkillEvent) -> Evidence:
+    """The evidence a stored event holds."""
+    return EVIDENCE.validate_python(json.loads(event.payload))

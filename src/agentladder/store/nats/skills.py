@@ -1,0 +1,130 @@
+"""The evidence model's log and states in the JetStream KV bucket ``<prefix>_skills``.
+
+Keys: ``head`` (the log's last seq), ``a.<agent_id>`` (an agent's state), ``fleet`` (the
+fleet's), ``e.<token>`` (the event of one key; token: ``claim_token``). One event is one
+atomic batch: the event (expected absent: once per key), the head (compare-and-set on its
+revision: one log, in one order, whatever the number of instances), the states it
+changes. The events' stream order is their ``seq`` order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Collection, Sequence
+
+import nats.js.errors
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js.kv import KeyValue
+
+from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill, FleetSkill
+from agentladder.errors import RevisionConflict
+from agentladder.store.codec import decode, decode_as
+from agentladder.store.nats.batch import BatchMessage, publish_atomic
+from agentladder.store.nats.config import claim_token
+from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, scan
+from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
+
+__all__ = ["SkillKv"]
+
+
+class SkillKv:
+    """The skill log and states of one NATS store."""
+
+    def __init__(self, nc: Client, js: JetStreamContext, kv: KeyValue, bucket: str) -> None:
+        self._nc = nc
+        self._js = js
+        self._kv = kv
+        self._bucket = bucket
+        self._pre = f"$KV.{bucket}."
+
+    async def _get(self, key: str) -> tuple[bytes, int] | None:
+        try:
+            entry = await self._kv.get(key)
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+            return None
+        return entry.value or b"", int(entry.revision or 0)
+
+    async def get_event(self, key: str) -> SkillEvent | None:
+        """The event applied under ``key``."""
+        found = await self._get(f"e.{claim_token(key)}")
+        if found is None:
+            return None
+        return decode(SkillEvent, found[0], f"{self._bucket}/e.{claim_token(key)}")
+
+    async def get_states(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
+        """The states of those of ``agent_ids`` that have one (fetched at once)."""
+        wanted = list(dict.fromkeys(agent_ids))
+        found = await asyncio.gather(*(self._get(f"a.{a}") for a in wanted))
+        return {
+            agent: decode_as(AGENT_SKILL, item[0], f"{self._bucket}/a.{agent}")
+            for agent, item in zip(wanted, found, strict=True)
+            if item is not None
+        }
+
+    async def fleet(self) -> FleetSkill:
+        """The fleet's state."""
+        found = await self._get("fleet")
+        return FleetSkill() if found is None else decode_as(FLEET_SKILL, found[0], "fleet")
+
+    async def apply(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
+        """Read, fold and commit one batch; ``RevisionConflict`` when another event was
+        appended meanwhile (the caller retries)."""
+        token = claim_token(key)
+        stored = await self.get_event(key)
+        if stored is not None:
+            return SkillApplied(stored, created=False)
+        head, states, fleet = await asyncio.gather(
+            self._get("head"), self.get_states(agents), self.fleet()
+        )
+        last, head_revision = (0, 0) if head is None else (json.loads(head[0])["seq"], head[1])
+        commit = fold(states, fleet)
+        event = commit.event.model_copy(update={"seq": last + 1})
+        messages = [
+            BatchMessage(f"{self._pre}e.{token}", event.model_dump_json().encode(), 0),
+            BatchMessage(
+                f"{self._pre}head", json.dumps({"seq": event.seq}).encode(), head_revision
+            ),
+        ]
+        messages.extend(
+            BatchMessage(f"{self._pre}a.{agent}", AGENT_SKILL.dump_json(state))
+            for agent, state in commit.agents.items()
+        )
+        if commit.fleet is not None:
+            messages.append(BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(commit.fleet)))
+        try:
+            await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
+        except RevisionConflict:
+            stored = await self.get_event(key)
+            if stored is not None:  # another instance applied this very key
+                return SkillApplied(stored, created=False)
+            raise
+        return SkillApplied(event, created=True)
+
+    async def list_states(self) -> list[AgentSkill]:
+        """Every agent's state, by agent id."""
+        messages = await scan(
+            self._js, f"KV_{self._bucket}", f"{self._pre}a.>", last_per_subject=True
+        )
+        found = {
+            msg.subject.removeprefix(f"{self._pre}a."): msg.data
+            for msg in messages
+            if not is_deleted(msg)
+        }
+        return [decode_as(AGENT_SKILL, found[a], f"{self._bucket}/a.{a}") for a in sorted(found)]
+
+    async def events(self, after: int, limit: int) -> list[SkillEvent]:
+        """The events after ``after``, in order (read from the stream: events are written
+        once each, in seq order)."""
+        messages = await scan(
+            self._js, f"KV_{self._bucket}", f"{self._pre}e.>", last_per_subject=False
+        )
+        out: list[SkillEvent] = []
+        for msg in messages:
+            event = decode(SkillEvent, msg.data, msg.subject)
+            if event.seq > after:
+                out.append(event)
+                if len(out) >= limit:
+                    break
+        return out

@@ -1,0 +1,55 @@
+"""What the stores keep for the evidence model: one ordered log of skill events, the
+state of each agent it touched, and the fleet's state.
+
+The log is global and totally ordered (``seq``, 1-based, no gaps): a deliberation's
+evidence touches several agents and the fleet at once, and replaying the events in
+``seq`` order rebuilds every state exactly. ``apply_skill`` applies one event once per
+``key``: a repeated key returns the stored event and does not call the fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentladder.domain.skill.state import AgentSkill, FleetSkill
+
+__all__ = ["SkillApplied", "SkillCommit", "SkillEvent", "SkillFold"]
+
+
+class SkillEvent(BaseModel):
+    """One applied piece of evidence: its JSON as given (what replay folds) and its hash."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seq: int = Field(default=0, ge=0, description="the log's order, 1-based; set by the store")
+    key: str
+    kind: str
+    payload: str
+    payload_hash: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class SkillCommit:
+    """One atomic write: the event, the new states of the agents it touched, and the
+    fleet's new state (None: unchanged)."""
+
+    event: SkillEvent
+    agents: dict[str, AgentSkill]
+    fleet: FleetSkill | None
+
+
+SkillFold = Callable[[Mapping[str, AgentSkill], FleetSkill], SkillCommit]
+"""Builds the commit of one skill event from the current states of the agents it names
+(absent ones left out) and the fleet. Pure: it may run more than once."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkillApplied:
+    """The event stored under a key, and whether this call stored it."""
+
+    event: SkillEvent
+    created: bool

@@ -1,0 +1,121 @@
+"""The evidence model's log and states in SQLite (tables of migration 6).
+
+An event, the states it changes and the fleet's are written by one job of the writer, in
+one transaction: all or nothing, and no conflict is possible while it holds the lock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Sequence
+
+from agentladder.domain.skill.state import AGENT_SKILL, FLEET, FLEET_SKILL, AgentSkill, FleetSkill
+from agentladder.store.codec import decode_as
+from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
+from agentladder.store.sqlite.connections import SqliteFile
+from agentladder.store.sqlite.rows import rows_in
+
+__all__ = ["SqliteSkills"]
+
+_EVENT = "SELECT seq, key, kind, payload, payload_hash, at FROM skill_events"
+
+
+def _event(row: tuple[int, str, str, str, str, float]) -> SkillEvent:
+    seq, key, kind, payload, payload_hash, at = row
+    return SkillEvent(
+        seq=seq, key=key, kind=kind, payload=payload, payload_hash=payload_hash, at=at
+    )
+
+
+def _states(conn: sqlite3.Connection, agents: Sequence[str]) -> dict[str, AgentSkill]:
+    return {
+        agent: decode_as(AGENT_SKILL, data, f"skill_states/{agent}")
+        for agent, data in rows_in(
+            conn, "SELECT agent_id, state_json FROM skill_states", "agent_id", agents
+        )
+    }
+
+
+def _fleet(conn: sqlite3.Connection) -> FleetSkill:
+    found = conn.execute(
+        "SELECT state_json FROM skill_states WHERE agent_id = ?", (FLEET,)
+    ).fetchone()
+    if found is None:
+        return FleetSkill()
+    return decode_as(FLEET_SKILL, found[0], f"skill_states/{FLEET}")
+
+
+class SqliteSkills(SqliteFile):
+    """The skill methods of the SQLite store."""
+
+    async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
+        """Check the key, read, fold and write in one job of the writer."""
+        wanted = [a for a in dict.fromkeys(agents) if a != FLEET]
+
+        def run(conn: sqlite3.Connection) -> SkillApplied:
+            found = conn.execute(f"{_EVENT} WHERE key = ?", (key,)).fetchone()
+            if found is not None:
+                return SkillApplied(_event(found), created=False)
+            commit = fold(_states(conn, wanted), _fleet(conn))
+            (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM skill_events").fetchone()
+            event = commit.event.model_copy(update={"seq": last + 1})
+            conn.execute(
+                "INSERT INTO skill_events (seq, key, kind, payload, payload_hash, at)"
+                " VALUES (?,?,?,?,?,?)",
+                (event.seq, key, event.kind, event.payload, event.payload_hash, event.at),
+            )
+            rows = [
+                (agent, AGENT_SKILL.dump_json(state).decode(), event.seq)
+                for agent, state in commit.agents.items()
+            ]
+            if commit.fleet is not None:
+                rows.append((FLEET, FLEET_SKILL.dump_json(commit.fleet).decode(), event.seq))
+            conn.executemany(
+                "INSERT INTO skill_states (agent_id, state_json, seq) VALUES (?,?,?)"
+                " ON CONFLICT (agent_id) DO UPDATE SET"
+                " state_json = excluded.state_json, seq = excluded.seq",
+                rows,
+            )
+            return SkillApplied(event, created=True)
+
+        return await self._write(run)
+
+    async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
+        """In one read."""
+        wanted = [a for a in dict.fromkeys(agent_ids) if a != FLEET]
+        return await self._read_many(lambda c: _states(c, wanted), len(wanted))
+
+    async def list_skills(self) -> list[AgentSkill]:
+        """Every row but the fleet's, by agent id."""
+
+        def run(conn: sqlite3.Connection) -> list[AgentSkill]:
+            rows = conn.execute(
+                "SELECT agent_id, state_json FROM skill_states WHERE agent_id != ?"
+                " ORDER BY agent_id",
+                (FLEET,),
+            )
+            return [decode_as(AGENT_SKILL, data, f"skill_states/{a}") for a, data in rows]
+
+        return await self._read(run)
+
+    async def get_fleet_skill(self) -> FleetSkill:
+        """The fleet's row."""
+        return await self._read_short(_fleet)
+
+    async def get_skill_event(self, key: str) -> SkillEvent | None:
+        """By key."""
+
+        def run(conn: sqlite3.Connection) -> SkillEvent | None:
+            found = conn.execute(f"{_EVENT} WHERE key = ?", (key,)).fetchone()
+            return None if found is None else _event(found)
+
+        return await self._read_short(run)
+
+    async def skill_events(self, *, after: int = 0, limit: int = 1000) -> list[SkillEvent]:
+        """A page of the log by seq."""
+
+        def run(conn: sqlite3.Connection) -> list[SkillEvent]:
+            rows = conn.execute(f"{_EVENT} WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit))
+            return [_event(row) for row in rows]
+
+        return await self._read(run)
