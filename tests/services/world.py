@@ -12,6 +12,7 @@ from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import FixedClock
 from agentladder.services.deliberations.orchestrator import Orchestrator
 from agentladder.services.oracle.service import Oracle
+from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 
 
@@ -30,6 +31,7 @@ async def world(
     timeout_s: float = 5.0,
     clock: FixedClock | None = None,
     settings: OrchestratorSettings | None = None,
+    skill: SkillService | None = None,
 ) -> Orchestrator:
     """An orchestrator over ``store`` whose agents are registered and online."""
     clock = clock or FixedClock()
@@ -37,12 +39,12 @@ async def world(
         name: AgentSettings(name=name, backend=SimulatedSettings(), input_price_per_mtok=1.0)
         for name in providers
     }
-    registry = Registry(store, clock=clock, configured=agents.values())
+    registry = Registry(store, clock=clock, configured=agents.values(), skill=skill)
     await registry.beat_local()
     return Orchestrator(
         store=store,
         registry=registry,
-        oracle=Oracle(store, clock=clock, agents=agents),
+        oracle=Oracle(store, clock=clock, agents=agents, skill=skill),
         providers=providers,
         agents=agents,
         settings=settings or OrchestratorSettings(),

@@ -206,16 +206,25 @@ def _mills(z: float) -> float:
     return math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) / cdf
 
 
+def _later(seen: float | None, at: float) -> float | None:
+    return None if seen is None else max(seen, at)
+
+
 def _model_change(skill: AgentSkill, at: float, rules: SkillRules) -> AgentSkill:
     """Everything known of the agent is less sure, and its record as evaluator starts over."""
     extra = rules.model_change_sd**2
     cap = rules.prior_var + rules.type_spread**2
     overall = widened(skill.overall, at, rules.prior_var, rules)
-    overall = replace(overall, var=min(rules.prior_var, overall.var + extra))
+    # widened up to now, so the time is now (else a later read would widen it again)
+    overall = replace(
+        overall, var=min(rules.prior_var, overall.var + extra), at=_later(overall.at, at)
+    )
     types = {}
     for name, found in skill.types.items():
         estimate = widened(found, at, cap, rules)
-        types[name] = replace(estimate, var=min(cap, estimate.var + extra))
+        types[name] = replace(
+            estimate, var=min(cap, estimate.var + extra), at=_later(estimate.at, at)
+        )
     changed = replace(
         skill,
         overall=overall,

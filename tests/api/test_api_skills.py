@@ -1,0 +1,90 @@
+"""The skill endpoints: the board in tiers, one agent's skills, the skill beside the stats,
+and reported peer scores refused with the field named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from agentladder.services.container import Services
+from tests.api.conftest import ORCH, bearer
+
+
+def report(deliberation_id: str, evaluations: dict[str, dict[str, float]]) -> dict[str, Any]:
+    return {
+        "deliberation_id": deliberation_id,
+        "task_type": "code_review",
+        "rounds": [{"agents": {
+            author: {"aggregated_score": min(10.0, sum(s.values()) / len(s)), "evaluations": s}
+            for author, s in evaluations.items()
+        }}],
+    }  # fmt: skip
+
+
+SCORES = {
+    "sim_a": {"sim_b": 7.0, "sim_c": 7.5},
+    "sim_b": {"sim_a": 8.5, "sim_c": 8.0},
+    "sim_c": {"sim_a": 5.5, "sim_b": 6.0},
+}
+
+
+def test_the_board_the_agent_and_its_skill_beside_the_stats(api: Any) -> None:
+    """After reported deliberations: GET /skills lists the three by skill with intervals and
+    tiers; GET /agents/{id}/skills has the task type; GET /agents/{id} has ``skill``."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        for index in range(6):
+            sent = await client.post(
+                "/deliberations/results", json=report(f"r{index}", SCORES), headers=bearer(ORCH)
+            )
+            assert sent.status_code in (200, 201, 202), sent.text
+        await services.orchestrator.settle()
+        board = (await client.get("/skills", params={"task_type": "code_review"})).json()
+        assert board["task_type"] == "code_review"
+        order = [e["agent_id"] for e in board["entries"]]
+        assert order == ["sim_b", "sim_a", "sim_c"]
+        top = board["entries"][0]
+        assert top["low"] <= top["skill"] <= top["high"]
+        assert top["observations"] == 12
+        assert top["tier"] == 1
+        assert {"sd", "provisional"} <= set(top)
+        overall = (await client.get("/skills")).json()
+        assert overall["task_type"] is None
+        assert len(overall["entries"]) == 3
+        mine = (await client.get("/agents/sim_b/skills")).json()
+        assert [e["task_type"] for e in mine["task_types"]] == ["code_review"]
+        assert mine["overall"]["task_type"] is None
+        agent = (await client.get("/agents/sim_b")).json()
+        assert agent["skill"]["agent_id"] == "sim_b"
+        assert len(agent["stats"]) == 10  # the specification's ten fields, unchanged
+        missing = await client.get("/agents/nobody/skills")
+        assert missing.status_code == 404
+        bad_limit = await client.get("/skills", params={"limit": 0})
+        assert bad_limit.status_code == 422
+
+    api(body)
+
+
+def test_reported_scores_are_refused_with_the_field_named(api: Any) -> None:
+    """A score of 11, an evaluator not in the deliberation, an agent scoring itself: 422
+    naming the field; nothing stored."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        cases = [
+            ({"sim_a": {"sim_b": 11.0}, "sim_b": {"sim_a": 5.0}}, "evaluations", "11"),
+            ({"sim_a": {"stranger": 5.0}, "sim_b": {"sim_a": 5.0}}, "stranger", "not in"),
+            ({"sim_a": {"sim_a": 5.0}, "sim_b": {"sim_a": 5.0}}, "sim_a", "itself"),
+        ]
+        for index, (scores, field, words) in enumerate(cases):
+            sent = await client.post(
+                "/deliberations/results", json=report(f"bad{index}", scores), headers=bearer(ORCH)
+            )
+            assert sent.status_code == 422, sent.text
+            message = sent.text
+            assert field in message, message
+            assert words in message, message
+        assert await services.store.skill_events() == []
+        assert await services.store.get_deliberation("bad0") is None
+
+    api(body)
