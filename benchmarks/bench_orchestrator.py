@@ -7,8 +7,10 @@ Measured in the same run:
 - orchestrated: what ``Orchestrator.submit`` does, awaited: ``prepare`` (selection), the
   queued record's save, and the run (rounds, then the completed record's save);
 - side effects, per deliberation: the ranking update (one atomic commit of 5 agents'
-  stats) and the 5 Oracle judgments, p50 and p99.
-Target: the orchestration adds at most 5 ms per deliberation beyond the agents' time.
+  stats), the 5 Oracle judgments and the skill evidence (one skill event with its 40 peer
+  scores and the 5 agents' and the fleet's states), p50 and p99.
+Target: the orchestration adds at most 5 ms per deliberation beyond the agents' time; the
+skill evidence at most 0.5 ms more per deliberation.
 
 Run: ``make bench`` or ``.venv/bin/python -m benchmarks orchestrator``.
 """
@@ -23,7 +25,12 @@ from pathlib import Path
 
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.providers.base import EvaluateRequest, ProposeRequest
-from agentladder.services.deliberations.side_effects import apply_judgments, apply_ranking
+from agentladder.services.deliberations.side_effects import (
+    apply_judgments,
+    apply_ranking,
+    apply_skill,
+)
+from agentladder.services.skill.service import SkillService
 from agentladder.store.sqlite.store import SqliteStore
 from benchmarks.common import percentile
 from tests.services.world import simulated, world
@@ -60,9 +67,10 @@ async def orchestrated(path: Path, synchronous: str, count: int) -> dict[str, li
     """Milliseconds per deliberation through the orchestrator, and of its side effects."""
     store = SqliteStore(path, synchronous=synchronous)
     try:
-        orchestrator = await world(store, simulated(AGENTS, noise=0.5))
+        skill = SkillService(store)
+        orchestrator = await world(store, simulated(AGENTS, noise=0.5), skill=skill)
         request = DeliberationRequest(user_query="q", agent_names=list(AGENTS), scope="standard")
-        times: dict[str, list[float]] = {"run": [], "ranking": [], "judgments": []}
+        times: dict[str, list[float]] = {"run": [], "ranking": [], "judgments": [], "skill": []}
         for _ in range(count):
             start = time.perf_counter()
             record = await orchestrator.prepare(request)
@@ -76,6 +84,9 @@ async def orchestrated(path: Path, synchronous: str, count: int) -> dict[str, li
             start = time.perf_counter()
             await apply_judgments(orchestrator.oracle, record)
             times["judgments"].append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            await apply_skill(skill, record)
+            times["skill"].append((time.perf_counter() - start) * 1000)
         return times
     finally:
         await store.close()
@@ -96,9 +107,14 @@ def main() -> None:
             f"synchronous={synchronous}: {1000 / run:,.0f} deliberations/s; median {run:.2f} ms,"
             f" orchestration adds {overhead:.2f} ms ({verdict} target <= 5 ms)"
         )
-        for effect in ("ranking", "judgments"):
+        for effect in ("ranking", "judgments", "skill"):
             samples = times[effect]
             print(
                 f"  {effect} side effect: p50 {percentile(samples, 50):.2f} ms,"
                 f" p99 {percentile(samples, 99):.2f} ms"
             )
+        added = statistics.median(times["skill"])
+        verdict = "meets" if added <= 0.5 else "MISSES"
+        print(
+            f"  the skill evidence adds {added:.2f} ms per deliberation ({verdict} target <= 0.5)"
+        )
