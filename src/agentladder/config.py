@@ -17,6 +17,7 @@ optional; an empty file is a valid configuration with the specifications' defaul
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -127,6 +128,12 @@ class ApiSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     tokens: tuple[TokenSettings, ...] = ()
+    trusted_proxies: tuple[str, ...] = Field(
+        default=(),
+        description="Addresses or networks of the proxies whose X-Forwarded-For and"
+        " X-Forwarded-Proto are believed (none by default: proxy headers are ignored);"
+        " needs tokens.",
+    )
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     shutdown_grace_s: int = Field(
         default=10,
@@ -135,6 +142,16 @@ class ApiSettings(BaseModel):
         description="On SIGTERM, how long requests in flight may finish before they are"
         " cancelled (an agent's long poll, a client that stopped reading).",
     )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network") from None
+        return value
 
 
 class Settings(BaseModel):

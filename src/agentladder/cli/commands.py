@@ -146,6 +146,7 @@ def serve(
     import uvicorn  # noqa: PLC0415 (only the server needs it)
 
     from agentladder.api.app import create_served_app  # noqa: PLC0415
+    from agentladder.cli.startup import check_api  # noqa: PLC0415
 
     if db is not None:
         if store is not None:
@@ -154,18 +155,22 @@ def serve(
         store = f"sqlite:///{db}"
     try:
         settings = load_settings(config) if config is not None else parse_settings(None)
+        check_api(settings)
     except (InvalidInput, ValidationError) as error:
         console.print(f"[red]invalid configuration:[/] {error}")
         raise typer.Exit(code=1) from error
     console.print(
         f"agentladder {__version__} on http://{host}:{port} (store {store or settings.store})"
     )
+    trusted = list(settings.api.trusted_proxies)
     uvicorn.run(
         create_served_app(settings, store),
         host=host,
         port=port,
         log_level="info",
         timeout_graceful_shutdown=settings.api.shutdown_grace_s,
+        proxy_headers=bool(trusted),  # proxy headers believed only from api.trusted_proxies
+        forwarded_allow_ips=trusted or None,
     )
 
 
