@@ -24,7 +24,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentladder.domain.registry import SelfPromotion
+from agentladder.domain.registry import DeclarationMismatch, SelfPromotion
 from agentladder.errors import (
     AgentladderError,
     Busy,
@@ -116,6 +116,8 @@ def _route(request: Request) -> str:
 def _reason(request: Request, error: Refused) -> str:
     if isinstance(error, SelfPromotion):
         return "self_promotion"
+    if isinstance(error, DeclarationMismatch):
+        return "declaration_mismatch"
     if getattr(request.scope.get("route"), "path", None) == "/agents/heartbeat":
         return "impersonation"  # the registry's one other refusal
     return "refused"
@@ -144,6 +146,8 @@ def _for(error: AgentladderError) -> JSONResponse:
         return error_response(404, "not_found", str(error))
     if isinstance(error, Conflict):
         return error_response(409, "conflict", str(error))
+    if isinstance(error, DeclarationMismatch):
+        return error_response(409, "declaration_mismatch", str(error), fields=error.fields)
     if isinstance(error, Refused):
         return error_response(403, "forbidden", str(error))
     if isinstance(error, Busy):
