@@ -135,6 +135,13 @@ class ApiSettings(BaseModel):
         " needs tokens.",
     )
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_polls_per_agent: int = Field(
+        default=64,
+        ge=1,
+        le=10_000,
+        description="Long polls of GET /agents/tasks/next one agent may hold at once (429"
+        " past it); 64 is the most `agentladder agent --concurrency` runs.",
+    )
     shutdown_grace_s: int = Field(
         default=10,
         ge=1,
