@@ -135,6 +135,33 @@ class ApiSettings(BaseModel):
         " needs tokens.",
     )
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_buffered_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1024,
+        description="Bytes of request bodies being received by all requests together; the"
+        " request past it is refused 503 busy.",
+    )
+    body_timeout_s: float = Field(
+        default=30.0, gt=0.0, le=3600.0, allow_inf_nan=False,
+        description="How long a request's body may take to arrive after its headers (408).",
+    )  # fmt: skip
+    header_timeout_s: float = Field(
+        default=10.0, gt=0.0, le=3600.0, allow_inf_nan=False,
+        description="How long a request's line and headers may take to arrive, from the"
+        " connection or the previous response (408).",
+    )  # fmt: skip
+    max_header_bytes: int = Field(
+        default=16 * 1024, ge=1024, le=1024 * 1024,
+        description="The size of a request's line and headers (431 past it).",
+    )  # fmt: skip
+    max_connections: int = Field(
+        default=1000, ge=1, le=1_000_000,
+        description="Connections held at once; the one past it is answered 503 and closed.",
+    )  # fmt: skip
+    keep_alive_s: float = Field(
+        default=5.0, gt=0.0, le=3600.0, allow_inf_nan=False,
+        description="How long an idle connection is kept open between requests.",
+    )  # fmt: skip
     max_polls_per_agent: int = Field(
         default=64,
         ge=1,

@@ -47,7 +47,11 @@ def _configure(app: FastAPI, settings: Settings) -> None:
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")
-    app.add_middleware(RequestGuard, max_body_bytes=settings.api.max_body_bytes)
+    api = settings.api
+    app.add_middleware(
+        RequestGuard, max_body_bytes=api.max_body_bytes, body_timeout_s=api.body_timeout_s,
+        max_buffered_bytes=api.max_buffered_bytes,
+    )  # fmt: skip
     install_metrics(app)
     generated = app.openapi
 
@@ -79,7 +83,11 @@ def create_served_app(settings: Settings, store_url: str | None = None) -> FastA
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = await build_services(settings, store_url=store_url)
+        try:
+            services = await build_services(settings, store_url=store_url)
+        except BaseException as error:
+            app.state.startup_failure = error  # told in one line (api/server.py)
+            raise
         services.start_background()
         inner = create_app(services)
         app.state.services = services
