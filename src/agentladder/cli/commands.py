@@ -141,6 +141,14 @@ def serve(
     ] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535)] = 8000,
+    check_s: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            max=3600,
+            help="The longest the start-up integrity check of a SQLite file runs (0: skipped).",
+        ),
+    ] = 10.0,
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the traceback of a start-up failure.")
     ] = False,
@@ -169,7 +177,7 @@ def serve(
         startup.check_store_url(url)
         sock = startup.listen(host, port)
         try:
-            startup.check_store(url)
+            startup.check_store(url, check_s)
         except BaseException:
             sock.close()
             raise

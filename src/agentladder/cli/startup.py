@@ -121,7 +121,7 @@ def check_sqlite_file(path: Path, budget_s: float = INTEGRITY_BUDGET_S) -> None:
             raise StoreError(f"the directory {folder} is not writable for this user, and SQLite"
                              f" creates {path.name}-wal and {path.name}-shm in it: make it"
                              " writable, or move the file")  # fmt: skip
-        if path.stat().st_size:
+        if path.stat().st_size and budget_s > 0:
             problem, finished = quick_check(path, budget_s)
             if problem is not None:
                 raise damage(str(path), problem)

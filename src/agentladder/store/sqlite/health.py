@@ -32,12 +32,16 @@ def unavailable(path: str, error: BaseException) -> StoreUnavailable | None:
 
 
 def is_damage(error: BaseException) -> bool:
-    """Whether ``error`` says the file is damaged (malformed, or not a database)."""
+    """Whether ``error`` says the file is damaged (malformed, not a database, or holding
+    text that is not UTF-8 where the schema stores text)."""
+    if isinstance(error, sqlite3.OperationalError) and str(error).startswith("Could not decode"):
+        return True
     return _code(error) in _DAMAGE_CODES
 
 
 def damage(path: str, problem: str) -> StoreUnavailable:
-    """The store error naming the damaged file, the problem and what to do."""
+    """The store error naming the damaged file, the problem and what to do (one line)."""
+    problem = " ".join(problem.replace("*", "").split())
     return StoreUnavailable(
         f"the SQLite file {path} is damaged ({problem}): check it with"
         f" `sqlite3 {path} 'PRAGMA integrity_check'`, then restore it from a backup"
