@@ -98,10 +98,11 @@ def start_server(
     port: int | None = None,
     store: str | None = None,
     ready: bool = True,
+    extra: tuple[str, ...] = (),
 ) -> Server:
     """`agentladder serve` with the YAML ``config`` over SQLite ``folder/db`` (``--db``; or
     the ``store`` URL, ``--store``), once it answers ``/readyz`` (or ``/healthz`` when not
-    ``ready``)."""
+    ``ready``); ``extra``: more arguments of ``serve``."""
     path = folder / "agents.yaml"
     path.write_text(config, encoding="utf-8")
     port = port or free_port()
@@ -110,7 +111,7 @@ def start_server(
         process = subprocess.Popen(
             [sys.executable, "-m", "agentladder.cli", "serve", "--config", str(path),
              *(["--store", store] if store else ["--db", str(folder / db)]),
-             "--port", str(port)],
+             "--port", str(port), *extra],
             stdout=out, stderr=subprocess.STDOUT, text=True, env=dict(os.environ),
         )  # fmt: skip
     served = Server(f"http://127.0.0.1:{port}", process, log)

@@ -17,6 +17,7 @@ optional; an empty file is a valid configuration with the specifications' defaul
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -127,7 +128,47 @@ class ApiSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     tokens: tuple[TokenSettings, ...] = ()
+    trusted_proxies: tuple[str, ...] = Field(
+        default=(),
+        description="Addresses or networks of the proxies whose X-Forwarded-For and"
+        " X-Forwarded-Proto are believed (none by default: proxy headers are ignored);"
+        " needs tokens.",
+    )
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_buffered_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1024,
+        description="Bytes of request bodies being received by all requests together; the"
+        " request past it is refused 503 busy.",
+    )
+    body_timeout_s: float = Field(
+        default=30.0, gt=0.0, le=3600.0, allow_inf_nan=False,
+        description="How long a request's body may take to arrive after its headers (408).",
+    )  # fmt: skip
+    header_timeout_s: float = Field(
+        default=10.0, gt=0.0, le=3600.0, allow_inf_nan=False,
+        description="How long a request's line and headers may take to arrive, from the"
+        " connection or the previous response (408).",
+    )  # fmt: skip
+    max_header_bytes: int = Field(
+        default=16 * 1024, ge=1024, le=1024 * 1024,
+        description="The size of a request's line and headers (431 past it).",
+    )  # fmt: skip
+    max_connections: int = Field(
+        default=1000, ge=1, le=1_000_000,
+        description="Connections held at once; the one past it is answered 503 and closed.",
+    )  # fmt: skip
+    keep_alive_s: float = Field(
+        default=5.0, gt=0.0, le=3600.0, allow_inf_nan=False,
+        description="How long an idle connection is kept open between requests.",
+    )  # fmt: skip
+    max_polls_per_agent: int = Field(
+        default=64,
+        ge=1,
+        le=10_000,
+        description="Long polls of GET /agents/tasks/next one agent may hold at once (429"
+        " past it); 64 is the most `agentladder agent --concurrency` runs.",
+    )
     shutdown_grace_s: int = Field(
         default=10,
         ge=1,
@@ -135,6 +176,16 @@ class ApiSettings(BaseModel):
         description="On SIGTERM, how long requests in flight may finish before they are"
         " cancelled (an agent's long poll, a client that stopped reading).",
     )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network") from None
+        return value
 
 
 class Settings(BaseModel):

@@ -13,9 +13,10 @@
     ├── TooFewAgents          a deliberation with fewer than 2 qualified agents (holds why)
     ├── Busy                  the instance takes no more deliberations now (retry later)
     ├── ProviderError         asking an agent's model failed (timeout, HTTP, unparseable...)
-    └── StoreError            the store failed or holds data it cannot read
-        ├── StoreUnavailable  the store cannot be reached right now (retry later)
-        └── CorruptRecord     a stored value cannot be decoded; names the key
+    ├── StoreError            the store failed or holds data it cannot read
+    │   ├── StoreUnavailable  the store cannot be reached right now (retry later)
+    │   └── CorruptRecord     a stored value cannot be decoded; names the key
+    └── AddressInUse          the address a server is to listen on is taken (or not ours)
 
 The API maps these to HTTP status codes in one place; the rules and services raise only
 these (and pydantic's ``ValidationError`` for model validation, which is a ``ValueError``).
@@ -24,6 +25,7 @@ these (and pydantic's ``ValidationError`` for model validation, which is a ``Val
 from __future__ import annotations
 
 __all__ = [
+    "AddressInUse",
     "AgentladderError",
     "AlreadyApplied",
     "Busy",
@@ -141,3 +143,7 @@ class CorruptRecord(StoreError):
         self.key = key
         self.reason = reason
         super().__init__(f"corrupt record at {key!r}: {reason}")
+
+
+class AddressInUse(AgentladderError):
+    """The address to listen on is taken by another process, or is not this machine's."""

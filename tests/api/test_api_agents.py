@@ -146,9 +146,8 @@ def test_metrics_count_unmatched_paths_and_refused_bodies(api: Any) -> None:
     async def body(client: httpx.AsyncClient, services: Services) -> None:
         assert (await client.get("/no/such/path")).status_code == 404
         huge = b"{" + b" " * 2_000_000 + b"}"
-        refused = await client.post(
-            "/agents/heartbeat", content=huge, headers={"content-type": "application/json"}
-        )
+        headers = {"content-type": "application/json", **bearer(ADMIN)}
+        refused = await client.post("/agents/heartbeat", content=huge, headers=headers)
         assert refused.status_code == 413
         await client.get("/agents")
         await client.get("/agents")

@@ -100,18 +100,21 @@ def test_the_openapi_schema_of_the_listing_is_unchanged() -> None:
 def test_the_listing_follows_heartbeats_ranks_status_and_new_agents(
     store: str, tmp_path: Path
 ) -> None:
-    """Each change shows in the next listing: a heartbeat's new declaration, a new rank, an
-    agent going offline, a new agent; unchanged agents are the same JSON as before."""
+    """Each change shows in the next listing: a heartbeat's new declaration (of an agent
+    outside the config: the config declares its own), a new rank, an agent going offline,
+    a new agent; unchanged agents are the same JSON as before."""
     clock = FixedClock()
     url = "memory://" if store == "memory" else f"sqlite:///{tmp_path / 'listing.db'}"
 
     async def body(client: httpx.AsyncClient, services: Services) -> None:
+        beat = {"name": "sim_x", "provider_id": "other", "description": "reviews audits"}
+        assert (await client.post("/agents/heartbeat", json=beat)).status_code == 200
         before = await _listed(client)
         assert await _listed(client) == before
-        beat = {"name": "sim_c", "provider_id": "other", "description": "now reviews code"}
+        beat["description"] = "now reviews code"
         assert (await client.post("/agents/heartbeat", json=beat)).status_code == 200
         after = await _listed(client)
-        assert after["sim_c"]["description"] == "now reviews code"
+        assert after["sim_x"]["description"] == "now reviews code"
         assert after["sim_a"] == before["sim_a"]
 
         stats = AgentPerformanceStats(rank=3, avg_score=8.0)
@@ -122,11 +125,13 @@ def test_the_listing_follows_heartbeats_ranks_status_and_new_agents(
 
         clock.advance(3600)  # no heartbeat for an hour: every agent is offline
         assert {a["status"] for a in (await _listed(client)).values()} == {"offline"}
-        await services.registry.beat_local()
-        assert {a["status"] for a in (await _listed(client)).values()} == {"online"}
+        await services.registry.beat_local()  # the configured agents, not sim_x
+        statuses = {name: a["status"] for name, a in (await _listed(client)).items()}
+        assert statuses == {"sim_a": "online", "sim_b": "online", "sim_c": "online",
+                            "sim_x": "offline"}  # fmt: skip
 
         newcomer = {"name": "sim_new", "capability_tags": ["audit"]}
         assert (await client.post("/agents/heartbeat", json=newcomer)).status_code == 200
-        assert set(await _listed(client)) == {"sim_a", "sim_b", "sim_c", "sim_new"}
+        assert set(await _listed(client)) == {"sim_a", "sim_b", "sim_c", "sim_x", "sim_new"}
 
     call_app(CONFIG, body, store=url, clock=clock)

@@ -63,7 +63,8 @@ def test_one_runs_one_waits_the_next_is_busy(with_store: Any) -> None:
         second = await orchestrator.submit(REQUEST)
         await asyncio.sleep(0.05)
         assert orchestrator.load == (1, 1)
-        with pytest.raises(Busy, match="1 deliberations running and 1 waiting"):
+        admitted = r"2 deliberations admitted on this instance \(1 running, 1 waiting"
+        with pytest.raises(Busy, match=admitted):
             await orchestrator.submit(REQUEST)
         assert len(await store.list_deliberations()) == 2  # the refused one left no record
         waiting = await orchestrator.get(second.id)

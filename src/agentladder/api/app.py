@@ -9,12 +9,12 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentladder import __version__
 from agentladder.api.auth import TokenBook
 from agentladder.api.deps import CheckedJson
 from agentladder.api.errors import install_error_handlers
+from agentladder.api.limits import RequestGuard
 from agentladder.api.metrics import install_metrics
 from agentladder.api.routes import (
     agent_tasks,
@@ -34,79 +34,24 @@ __all__ = ["create_app", "create_served_app"]
 log = logging.getLogger(__name__)
 
 
-class BodyLimit:
-    """Refuse request bodies over ``limit`` bytes with 413, before they are read whole.
-
-    A declared Content-Length over the limit is refused at once; a body without one
-    (chunked) is read up to the limit and refused as soon as it passes it. A body within
-    the limit is buffered and handed on whole (the routes read it whole anyway).
-    """
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await _too_large(send, self.limit)
-            return
-        chunks: list[bytes] = []
-        seen = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                break  # the client left mid-body: the app is told so, as without this
-            chunk: bytes = message.get("body", b"")
-            seen += len(chunk)
-            if seen > self.limit:
-                await _too_large(send, self.limit)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                message = {"type": "http.request", "body": b"".join(chunks)}
-                break
-        body: Message | None = message
-
-        async def replay() -> Message:
-            nonlocal body
-            if body is None:
-                return await receive()  # after the body: waits for the disconnect
-            message, body = body, None
-            return message
-
-        await self.app(scope, replay, send)
-
-
-async def _too_large(send: Send, limit: int) -> None:
-    body = (
-        b'{"error":{"code":"payload_too_large","message":"the body is over '
-        + str(limit).encode()
-        + b' bytes"}}'
-    )
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})  # fmt: skip
-    await send({"type": "http.response.body", "body": body})
-
-
 def _configure(app: FastAPI, settings: Settings) -> None:
-    """Errors, routes, the dashboard's static files, the body limit, the metrics.
+    """Errors, routes, the dashboard's static files, the request guard, the metrics.
 
     Every JSON body is checked (``deps.CheckedJson``: huge numbers, NaN, lone
     surrogates, depth): the orchestrator's writes declare it after their role check, the
-    agents' routes get it here. The metrics middleware is the outermost: 413s count too.
+    agents' routes get it here. The metrics middleware is the outermost: the guard's
+    refusals count too.
     """
     install_error_handlers(app)
     for module in (health, agent_tasks, agents, deliberations, oracle, skills, dashboard):
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")
-    app.add_middleware(BodyLimit, limit=settings.api.max_body_bytes)
+    api = settings.api
+    app.add_middleware(
+        RequestGuard, max_body_bytes=api.max_body_bytes, body_timeout_s=api.body_timeout_s,
+        max_buffered_bytes=api.max_buffered_bytes,
+    )  # fmt: skip
     install_metrics(app)
     generated = app.openapi
 
@@ -138,7 +83,11 @@ def create_served_app(settings: Settings, store_url: str | None = None) -> FastA
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = await build_services(settings, store_url=store_url)
+        try:
+            services = await build_services(settings, store_url=store_url)
+        except BaseException as error:
+            app.state.startup_failure = error  # told in one line (api/server.py)
+            raise
         services.start_background()
         inner = create_app(services)
         app.state.services = services

@@ -3,7 +3,11 @@
 Roles: ``admin`` (everything, the admin API), ``orchestrator`` (deliberations, judgments,
 results, validations), ``agent`` (heartbeats for its own agent_id only). Reading public
 data needs no token. With no tokens configured the service accepts writes from loopback
-clients only (as admin) and says so at start.
+clients only (as admin) and says so at start. A loopback client is one whose address is a
+loopback IP literal (``127.0.0.0/8``, ``::1``); a request carrying a proxy header
+(``X-Forwarded-For``, ``Forwarded``, ``X-Real-IP``) never is, since it came through a
+proxy (or claims to), and open-loopback mode refuses to start with ``api.trusted_proxies``
+(behind a proxy every client would be loopback).
 
 Every refusal is a ``CallRefused`` with its reason (``unauthenticated``: no token;
 ``invalid_token``: an unknown token or not a bearer one; ``forbidden_role``: the role may
@@ -23,10 +27,24 @@ from fastapi import Request
 
 from agentladder.api.errors import CallRefused
 from agentladder.config import ApiSettings, TokenSettings
+from agentladder.errors import InvalidInput
 
-__all__ = ["Caller", "TokenBook", "caller_of"]
+__all__ = [
+    "MIN_TOKEN_LENGTH",
+    "PROXY_HEADERS",
+    "Caller",
+    "TokenBook",
+    "caller_of",
+    "loopback_client",
+]
 
 log = logging.getLogger(__name__)
+
+MIN_TOKEN_LENGTH = 16
+"""The shortest token accepted, inline or from ``token_env``."""
+
+PROXY_HEADERS = (b"x-forwarded-for", b"forwarded", b"x-real-ip")
+"""Headers a proxy adds: a request carrying one is not trusted as loopback."""
 
 
 @dataclass(frozen=True)
@@ -53,18 +71,30 @@ class TokenBook:
     """The configured tokens, resolved from the config and the environment."""
 
     def __init__(self, settings: ApiSettings, environ: Mapping[str, str] = os.environ) -> None:
+        """``InvalidInput`` for a token from ``token_env`` shorter than 16 characters, or
+        for ``trusted_proxies`` with no token configured."""
         self._tokens: list[tuple[bytes, TokenSettings]] = []
-        for entry in settings.tokens:
+        self.open_loopback = not settings.tokens
+        """True when no token is configured: loopback clients may write. (Tokens
+        configured but all disabled, their variables unset, open nothing.)"""
+        if self.open_loopback and settings.trusted_proxies:
+            raise InvalidInput(
+                "api.trusted_proxies", list(settings.trusted_proxies),
+                "needs api.tokens: with no tokens, writes are accepted from loopback, and"
+                " behind a proxy every client is loopback",
+            )  # fmt: skip
+        for index, entry in enumerate(settings.tokens):
             value = entry.token if entry.token is not None else environ.get(entry.token_env or "")
             if not value:
                 log.warning("token variable %s is not set: that token is disabled", entry.token_env)
                 continue
+            if len(value) < MIN_TOKEN_LENGTH:
+                raise InvalidInput(
+                    f"api.tokens[{index}].token_env", entry.token_env,
+                    f"holds a token of {len(value)} characters; at least"
+                    f" {MIN_TOKEN_LENGTH} are needed",
+                )  # fmt: skip
             self._tokens.append((value.encode(), entry))
-
-    @property
-    def open_loopback(self) -> bool:
-        """True when no token is configured: loopback clients may write."""
-        return not self._tokens
 
     def find(self, token: str) -> TokenSettings | None:
         """The token's settings, compared in constant time."""
@@ -75,12 +105,20 @@ class TokenBook:
         return found
 
 
-def _loopback(request: Request) -> bool:
-    host = request.client.host if request.client else ""
+def loopback_client(client: tuple[str, int] | None, headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request comes straight from a loopback address: an IP literal (a name
+    such as ``localhost`` is not one), with no proxy header."""
+    if client is None or any(name in PROXY_HEADERS for name, _ in headers):
+        return False
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(client[0]).is_loopback
     except ValueError:
-        return host in ("localhost", "testclient")
+        return False
+
+
+def _loopback(request: Request) -> bool:
+    client = request.scope.get("client")
+    return loopback_client(None if client is None else tuple(client), request.scope["headers"])
 
 
 def caller_of(request: Request, book: TokenBook) -> Caller:

@@ -24,7 +24,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentladder.domain.registry import SelfPromotion
+from agentladder.domain.registry import DeclarationMismatch, SelfPromotion
 from agentladder.errors import (
     AgentladderError,
     Busy,
@@ -37,7 +37,14 @@ from agentladder.errors import (
     TooFewAgents,
 )
 
-__all__ = ["ApiError", "CallRefused", "error_response", "install_error_handlers", "refusals_of"]
+__all__ = [
+    "ApiError",
+    "CallRefused",
+    "error_response",
+    "install_error_handlers",
+    "log_refusal",
+    "refusals_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -116,12 +123,15 @@ def _route(request: Request) -> str:
 def _reason(request: Request, error: Refused) -> str:
     if isinstance(error, SelfPromotion):
         return "self_promotion"
+    if isinstance(error, DeclarationMismatch):
+        return "declaration_mismatch"
     if getattr(request.scope.get("route"), "path", None) == "/agents/heartbeat":
         return "impersonation"  # the registry's one other refusal
     return "refused"
 
 
-def _log_refusal(request: Request, reason: str, message: str) -> None:
+def log_refusal(request: Request, reason: str, message: str) -> None:
+    """Log a refused caller: the route, the reason, its role and agent."""
     caller = getattr(request.state, "caller", None)
     role = getattr(caller, "role", None)
     agent = getattr(caller, "agent_id", None)
@@ -144,6 +154,8 @@ def _for(error: AgentladderError) -> JSONResponse:
         return error_response(404, "not_found", str(error))
     if isinstance(error, Conflict):
         return error_response(409, "conflict", str(error))
+    if isinstance(error, DeclarationMismatch):
+        return error_response(409, "declaration_mismatch", str(error), fields=error.fields)
     if isinstance(error, Refused):
         return error_response(403, "forbidden", str(error))
     if isinstance(error, Busy):
@@ -166,14 +178,14 @@ def install_error_handlers(app: FastAPI) -> None:
     async def domain(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, AgentladderError)
         if isinstance(error, Refused):  # the registry counts its own refusals
-            _log_refusal(request, _reason(request, error), str(error))
+            log_refusal(request, _reason(request, error), str(error))
         return _for(error)
 
     async def api(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, ApiError)
         if isinstance(error, CallRefused):
             refusals_of(request.app)[error.reason] += 1
-            _log_refusal(request, error.reason, error.message)
+            log_refusal(request, error.reason, error.message)
         return error_response(error.status, error.code, error.message, **error.extra)
 
     async def validation(_: Request, error: Exception) -> JSONResponse:

@@ -57,10 +57,14 @@ class Metrics:
         self.registered = Gauge(
             "agentladder_agents_registered", "agents registered", registry=self.registry
         )
+        self.tasks_queued = Gauge(
+            "agentladder_agent_tasks_queued",
+            "tasks queued for agents that poll over HTTP, not yet taken", registry=self.registry,
+        )  # fmt: skip
         self.refusals = Gauge(
             "agentladder_refusals",
             "refused attempts by reason: unauthenticated, invalid_token, forbidden_role"
-            " (the API), self_promotion, impersonation (the registry)",
+            " (the API), self_promotion, impersonation, declaration_mismatch (the registry)",
             ("reason",), registry=self.registry,
         )  # fmt: skip
 
@@ -113,6 +117,7 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
     metrics.in_progress.labels("waiting").set(waiting)
     for kind, count in services.oracle.awards.items():
         metrics.awards.labels(kind).set(count)
+    metrics.tasks_queued.set(services.tasks.queued)
     refusals = services.registry.refusals + refusals_of(request.app)
     for reason, count in refusals.items():
         metrics.refusals.labels(reason).set(count)

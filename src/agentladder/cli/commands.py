@@ -16,7 +16,7 @@ from rich.table import Table
 from agentladder import __version__
 from agentladder.config import load_settings, parse_settings
 from agentladder.domain.stats import latency_p50, task_success_ratio
-from agentladder.errors import InvalidInput
+from agentladder.errors import AgentladderError, InvalidInput
 from agentladder.examples import cost_example, ranking_examples, validation_rates, xp_example
 
 app = typer.Typer(
@@ -141,11 +141,25 @@ def serve(
     ] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535)] = 8000,
+    check_s: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            max=3600,
+            help="The longest the start-up integrity check of a SQLite file runs (0: skipped).",
+        ),
+    ] = 10.0,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback of a start-up failure.")
+    ] = False,
 ) -> None:
-    """Serve the REST API, the in-process agents and the background work."""
-    import uvicorn  # noqa: PLC0415 (only the server needs it)
+    """Serve the REST API, the in-process agents and the background work.
 
-    from agentladder.api.app import create_served_app  # noqa: PLC0415
+    Exit codes: 1 invalid configuration or store URL, 2 bad command line, 3 the store
+    cannot be used, 4 the address cannot be listened on (docs/cli.md)."""
+    from agentladder.api.app import create_served_app  # noqa: PLC0415 (only serve needs it)
+    from agentladder.api.server import run_server  # noqa: PLC0415
+    from agentladder.cli import startup  # noqa: PLC0415
 
     if db is not None:
         if store is not None:
@@ -155,18 +169,26 @@ def serve(
     try:
         settings = load_settings(config) if config is not None else parse_settings(None)
     except (InvalidInput, ValidationError) as error:
-        console.print(f"[red]invalid configuration:[/] {error}")
-        raise typer.Exit(code=1) from error
-    console.print(
-        f"agentladder {__version__} on http://{host}:{port} (store {store or settings.store})"
-    )
-    uvicorn.run(
-        create_served_app(settings, store),
-        host=host,
-        port=port,
-        log_level="info",
-        timeout_graceful_shutdown=settings.api.shutdown_grace_s,
-    )
+        console.print(f"[red]invalid configuration:[/] {error}", soft_wrap=True)
+        raise typer.Exit(code=startup.EXIT_CONFIG) from error
+    url = store or settings.store
+    try:
+        startup.check_api(settings)
+        startup.check_store_url(url)
+        sock = startup.listen(host, port)
+        try:
+            startup.check_store(url, check_s)
+        except BaseException:
+            sock.close()
+            raise
+    except AgentladderError as error:
+        if debug:
+            console.print_exception()
+        console.print(f"[red]cannot start:[/] {error}", soft_wrap=True, highlight=False)
+        raise typer.Exit(code=startup.exit_code(error)) from error
+    console.print(f"agentladder {__version__} on http://{host}:{port} (store {url})")
+    # a failure of the app's own start (its lifespan) is told by uvicorn, which exits 3
+    run_server(create_served_app(settings, store), settings, sock, debug=debug)
 
 
 @app.command()

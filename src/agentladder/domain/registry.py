@@ -18,9 +18,11 @@ __all__ = [
     "OFFLINE_AFTER_INTERVALS",
     "SERVER_OWNED_FIELDS",
     "AgentStatus",
+    "DeclarationMismatch",
     "SelfPromotion",
     "agent_status",
     "check_heartbeat_fields",
+    "contradicted_fields",
     "online_window_s",
     "status_within",
 ]
@@ -59,6 +61,26 @@ class SelfPromotion(Refused):
             f"agent {agent_id!r} may not report server-owned fields {', '.join(fields)}:"
             " rank, stats, XP and levels are set by the server only"
         )
+
+
+class DeclarationMismatch(Refused):
+    """A heartbeat for an agent defined in the config contradicts the config's declaration."""
+
+    def __init__(self, agent_id: str, fields: list[str]) -> None:
+        self.agent_id = agent_id
+        self.fields = fields
+        super().__init__(
+            f"agent {agent_id!r} is defined in the server's configuration, which declares"
+            f" it: the heartbeat's {', '.join(fields)} differ from it"
+        )
+
+
+def contradicted_fields(
+    declared: Mapping[str, object], heartbeat: Mapping[str, object]
+) -> list[str]:
+    """The fields ``heartbeat`` carries with a value other than ``declared``'s, by name
+    (both as validated declarations: lists and tuples compare alike)."""
+    return sorted(name for name, value in heartbeat.items() if declared.get(name) != value)
 
 
 def check_heartbeat_fields(payload: Mapping[str, object]) -> None:

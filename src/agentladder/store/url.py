@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 from agentladder.errors import InvalidInput
 from agentladder.store.base import Store
 
-__all__ = ["DEFAULT_URL", "open_store"]
+__all__ = ["DEFAULT_URL", "open_store", "sqlite_path"]
 
 DEFAULT_URL = "sqlite:///agentladder.db"
 
@@ -23,14 +23,7 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
     if parts.scheme == "sqlite":
         from agentladder.store.sqlite.store import SqliteStore  # noqa: PLC0415
 
-        path = parts.path[1:] if parts.path.startswith("/") else parts.path
-        if parts.netloc or not path:
-            raise InvalidInput(
-                "store", url, "must look like sqlite:///relative.db or sqlite:////abs.db"
-            )
-        unknown = set(options) - {"synchronous", "checkpoint_pages", "inline_reads"}
-        if unknown:
-            raise InvalidInput("store", url, f"has unknown options {sorted(unknown)}")
+        path = sqlite_path(url)
         pages = options.get("checkpoint_pages", "")  # empty: by the file's size
         if pages and (not pages.isdigit() or not 1 <= int(pages) <= 1_000_000):
             raise InvalidInput(
@@ -55,3 +48,17 @@ async def open_store(url: str = DEFAULT_URL) -> Store:
 
         return await open_nats_store(url)
     raise InvalidInput("store", url, "must start with memory://, sqlite:/// or nats://")
+
+
+def sqlite_path(url: str) -> str:
+    """The file a ``sqlite:///`` URL names; ``InvalidInput("store")`` for a bad one."""
+    parts = urlsplit(url)
+    path = parts.path[1:] if parts.path.startswith("/") else parts.path
+    if parts.scheme != "sqlite" or parts.netloc or not path:
+        raise InvalidInput(
+            "store", url, "must look like sqlite:///relative.db or sqlite:////abs.db"
+        )
+    unknown = set(parse_qs(parts.query)) - {"synchronous", "checkpoint_pages", "inline_reads"}
+    if unknown:
+        raise InvalidInput("store", url, f"has unknown options {sorted(unknown)}")
+    return path

@@ -71,7 +71,8 @@ def _takes_tasks(services: ServicesDep, agent_id: str) -> None:
 
 @router.get(
     "/next", response_model=TaskOut, dependencies=[Depends(Role("agent"))],
-    responses={204: {"description": "no task within wait_s"}},
+    responses={204: {"description": "no task within wait_s"},
+               429: {"description": "the agent holds api.max_polls_per_agent polls already"}},
 )  # fmt: skip
 async def next_task(
     services: ServicesDep,
@@ -81,10 +82,17 @@ async def next_task(
 ) -> Response:
     """The agent's next task, waiting up to ``wait_s`` for one (204 if none came).
 
-    A poll whose client went away is not noticed before ``wait_s`` ends (and a stopping
+    An agent holds at most ``api.max_polls_per_agent`` polls at once (429 past it). A
+    poll whose client went away is not noticed before ``wait_s`` ends (and a stopping
     server waits for it): agents poll for 5 s (``services.agents.http.POLL_S``)."""
     _as_agent(caller, agent_id)
     _takes_tasks(services, agent_id)
+    cap = services.settings.api.max_polls_per_agent
+    if services.tasks.polls[agent_id] >= cap:
+        raise ApiError(
+            429, "too_many_polls",
+            f"agent {agent_id!r} already holds {cap} polls, its most (api.max_polls_per_agent)",
+        )  # fmt: skip
     task = await services.tasks.take(agent_id, wait_s)
     if task is None:
         return Response(status_code=204)

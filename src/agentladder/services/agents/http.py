@@ -4,9 +4,9 @@ process (``agentladder agent --server http://...``) heartbeats with
 and answers each with ``POST /agents/tasks/answers``, all under its own agent token.
 
 The server keeps the tasks in memory (``TaskBoard``): a task lives while the orchestrator
-waits for its answer, at most the call's timeout; a task whose asker gave up is skipped
-by the next poll, and a late answer is refused (404). Tasks belong to the instance that
-asked: several instances on one store need NATS.
+waits for its answer, at most the call's timeout; a task whose asker gave up leaves the
+queue at once, polled or not, and a late answer is refused (404). Tasks belong to the
+instance that asked: several instances on one store need NATS.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections import defaultdict
+from collections import Counter
 from dataclasses import dataclass
 
 import httpx
@@ -57,34 +57,69 @@ class Task:
 
 
 class TaskBoard:
-    """The tasks waiting for agents that reach this instance over HTTP."""
+    """The tasks waiting for agents that reach this instance over HTTP.
+
+    A task is queued for its agent while its asker waits, and leaves the queue when the
+    asker gives up (timed out or cancelled), polled or not; ``polls`` counts each agent's
+    polls waiting now (the API caps them, ``api.max_polls_per_agent``)."""
 
     def __init__(self) -> None:
-        self._queues: defaultdict[str, asyncio.Queue[Task]] = defaultdict(asyncio.Queue)
+        self._queues: dict[str, dict[str, Task]] = {}  # agent -> task id -> task, in order
+        self._arrived: dict[str, asyncio.Condition] = {}
         self._waiting: dict[str, tuple[Task, asyncio.Future[bytes]]] = {}
+        self.polls: Counter[str] = Counter()
+
+    def _condition(self, agent_id: str) -> asyncio.Condition:
+        return self._arrived.setdefault(agent_id, asyncio.Condition())
+
+    @property
+    def queued(self) -> int:
+        """Tasks queued for their agents now (not yet taken)."""
+        return sum(len(queue) for queue in self._queues.values())
 
     async def ask(self, agent_id: str, kind: TaskKind, request: bytes, timeout_s: float) -> bytes:
         """Queue a task and wait for its answer; ``TimeoutError`` after ``timeout_s``."""
         task = Task(uuid.uuid4().hex, agent_id, kind, request)
         answer: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._waiting[task.task_id] = (task, answer)
-        self._queues[agent_id].put_nowait(task)
+        self._queues.setdefault(agent_id, {})[task.task_id] = task
+        condition = self._condition(agent_id)
+        async with condition:
+            condition.notify_all()
         try:
             async with asyncio.timeout(timeout_s):
                 return await answer
         finally:
             self._waiting.pop(task.task_id, None)
+            queue = self._queues.get(agent_id)
+            if queue is not None:
+                queue.pop(task.task_id, None)  # the asker gave up: nobody may take it
+                if not queue:
+                    del self._queues[agent_id]
+
+    def _next(self, agent_id: str) -> Task | None:
+        queue = self._queues.get(agent_id)
+        if not queue:
+            return None
+        task = queue.pop(next(iter(queue)))
+        if not queue:
+            del self._queues[agent_id]
+        return task
 
     async def take(self, agent_id: str, wait_s: float) -> Task | None:
         """The agent's next task still awaited, waiting up to ``wait_s``; None if none."""
-        queue = self._queues[agent_id]
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(wait_s):
-                while True:
-                    task = await queue.get()
-                    if task.task_id in self._waiting:
-                        return task
-        return None
+        condition = self._condition(agent_id)
+        self.polls[agent_id] += 1
+        try:
+            async with condition:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait_s):
+                        await condition.wait_for(lambda: bool(self._queues.get(agent_id)))
+                return self._next(agent_id)
+        finally:
+            self.polls[agent_id] -= 1
+            if not self.polls[agent_id]:
+                del self.polls[agent_id]
 
     def answer(self, agent_id: str, task_id: str, data: bytes) -> bool:
         """Hand the agent's answer to the waiting orchestrator; False if no such task is

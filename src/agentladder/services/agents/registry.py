@@ -6,6 +6,13 @@ AgentHeartbeat (every ``heartbeat_interval_s``, 10 s by default) → AgentRegist
 refused, logged as an attempt to self-promote and counted; so is an agent heartbeating as
 another. Agents the server can ask itself (configured with a backend and not ``remote``)
 are heartbeated by the server (``beat_local``).
+
+For an agent defined in the config, the config is the authority for its declaration: a
+heartbeat carrying a field with another value is refused (``DeclarationMismatch``) and
+counted as ``declaration_mismatch``; one that agrees records the config's declaration
+(fields it leaves out are not wiped) and the config's mode (``remote`` unless the server
+hosts it). For an agent not in the config, each heartbeat is its whole declaration: it
+replaces the stored one, and a field it leaves out returns to its default.
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ from agentladder.config import AgentSettings
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.registry import (
     AgentStatus,
+    DeclarationMismatch,
     SelfPromotion,
     agent_status,
     check_heartbeat_fields,
+    contradicted_fields,
     online_window_s,
 )
 from agentladder.errors import InvalidInput, NotFound, Refused
@@ -52,6 +61,11 @@ class AgentView:
     def agent_id(self) -> str:
         """The agent's name."""
         return self.registration.agent_id
+
+
+def _declaration(agent: AgentSettings) -> AgentConfig:
+    """A configured agent's declaration (its settings without how it is reached)."""
+    return AgentConfig.model_validate(agent.model_dump(exclude={"backend", "remote"}))
 
 
 class Registry:
@@ -96,7 +110,20 @@ class Registry:
             self.refusals["impersonation"] += 1
             log.warning("refused heartbeat: %r heartbeating as %r", as_agent, config.name)
             raise Refused(f"agent {as_agent!r} may not heartbeat as {config.name!r}")
-        return await self._record(config, remote=True)
+        configured = self.configured.get(config.name)
+        if configured is None:
+            return await self._record(config, remote=True)
+        declared = _declaration(configured)
+        carried = config.model_dump(include=config.model_fields_set)
+        differing = contradicted_fields(declared.model_dump(), carried)
+        if differing:
+            self.refusals["declaration_mismatch"] += 1
+            log.warning(
+                "refused heartbeat of %r: %s differ from the config", config.name, differing
+            )
+            raise DeclarationMismatch(config.name, differing)
+        hosted = configured.backend is not None and not configured.remote
+        return await self._record(declared, remote=not hosted)
 
     async def _record(self, config: AgentConfig, *, remote: bool) -> AgentView:
         now = self._now()
@@ -127,10 +154,7 @@ class Registry:
         views = []
         for agent in self.configured.values():
             if agent.backend is not None and not agent.remote:
-                declared = AgentConfig.model_validate(
-                    agent.model_dump(exclude={"backend", "remote"})
-                )
-                views.append(await self._record(declared, remote=False))
+                views.append(await self._record(_declaration(agent), remote=False))
         return views
 
     def _view(self, registration: Registration, now: float | None = None) -> AgentView:

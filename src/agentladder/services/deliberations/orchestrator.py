@@ -158,9 +158,11 @@ class Orchestrator:
         have not finished, counted from their acceptance, so requests arriving together
         cannot all slip in before their tasks first run."""
         if self._admitted >= self.settings.max_running + self.settings.max_waiting:
+            running, waiting = len(self._active), len(self._waiting)
             raise Busy(
-                f"{len(self._active)} deliberations running and {len(self._waiting)} waiting"
-                " on this instance, its most (orchestrator.max_running, max_waiting)"
+                f"{self._admitted} deliberations admitted on this instance ({running} running,"
+                f" {waiting} waiting for a slot, {self._admitted - running - waiting} being"
+                " prepared), its most (orchestrator.max_running + max_waiting)"
             )
         self._admitted += 1
         try:

@@ -8,6 +8,7 @@ runs on ``READERS`` threads, each with its own connection (see ``store.py``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
 import threading
@@ -19,10 +20,13 @@ from typing import TypeVar
 
 from agentladder.errors import StoreUnavailable
 from agentladder.store.sqlite import ops
+from agentladder.store.sqlite.health import damage, is_damage, unavailable
 from agentladder.store.sqlite.schema import migrate
 from agentladder.store.sqlite.writer import GroupWriter
 
 __all__ = ["CHECKPOINT_PAGES", "CHECKPOINT_PAGES_LARGE", "INLINE_MANY", "SqliteFile"]
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _SYNC_MODES = ("full", "normal", "extra", "off")
@@ -122,22 +126,45 @@ class SqliteFile:
         self.inline_reads = inline_reads
         self._inline: sqlite3.Connection | None = None  # for _read_short, loop thread only
         self._closed = False
+        self._damage: StoreUnavailable | None = None  # set once the file is found damaged
 
     @property
     def url(self) -> str:
         """``sqlite:///`` and the file's path."""
         return f"sqlite:///{self.path}"
 
+    def _failure(self, error: sqlite3.DatabaseError) -> StoreUnavailable | None:
+        """What a failed read or write raises instead of ``error``: ``StoreUnavailable``
+        for a damaged file (and the store says so from now on: ``ping``) or one that
+        cannot be used now; None: ``error`` itself."""
+        if is_damage(error):
+            self._damage = damage(self.path, str(error))
+            log.error("%s", self._damage)
+            return self._damage
+        return unavailable(self.path, error)
+
     async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
             raise StoreUnavailable("the store is closed")
-        return await asyncio.wrap_future(self._writer.submit(fn))
+        try:
+            return await asyncio.wrap_future(self._writer.submit(fn))
+        except sqlite3.DatabaseError as error:
+            failure = self._failure(error)
+            if failure is None:
+                raise
+            raise failure from error
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
             raise StoreUnavailable("the store is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._reader, self._run_read, fn)
+        try:
+            return await loop.run_in_executor(self._reader, self._run_read, fn)
+        except sqlite3.DatabaseError as error:
+            failure = self._failure(error)
+            if failure is None:
+                raise
+            raise failure from error
 
     async def _read_short(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """A short, bounded read run on the calling (event loop) thread: no hop to a
@@ -154,10 +181,14 @@ class SqliteFile:
                 self._read_conns.append(conn)
         try:
             return ops.run_read(conn, fn)
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error) and "busy" not in str(error):
+        except sqlite3.DatabaseError as error:
+            locked = "locked" in str(error) or "busy" in str(error)
+            if isinstance(error, sqlite3.OperationalError) and locked:
+                return await self._read(fn)
+            failure = self._failure(error)
+            if failure is None:
                 raise
-            return await self._read(fn)
+            raise failure from error
 
     async def _read_many(self, fn: Callable[[sqlite3.Connection], T], agents: int) -> T:
         """A read of ``agents`` agents: on the loop's thread up to ``INLINE_MANY``, else on
@@ -189,7 +220,9 @@ class SqliteFile:
             self._read_conns.clear()
 
     async def ping(self) -> None:
-        """Run a trivial query."""
+        """Run a trivial query; ``StoreUnavailable`` once the file was found damaged."""
+        if self._damage is not None:
+            raise self._damage
         try:
             await self._read(lambda c: c.execute("SELECT 1").fetchone())
         except sqlite3.Error as error:

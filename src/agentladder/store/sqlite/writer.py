@@ -105,7 +105,10 @@ class GroupWriter:
             conn.execute("COMMIT")
         except Exception as error:  # the whole batch failed
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:  # a damaged file may refuse it too: the thread goes on
+                    log.exception("the SQLite writer could not roll back")
             for _, future in batch:
                 future.set_exception(error)
             return
