@@ -174,3 +174,36 @@ def test_deliberation_page_refreshes_until_settled(server: Server, page: Page) -
     expect(page.locator("#promoted")).to_have_text("sim_b")
     assert page.evaluate("window.sameDocument") is True
     expect(page.locator("#live-status")).to_have_text("", timeout=LIVE_MS)  # polling stopped
+
+
+def test_skill_forest_plot_and_the_agent_s_skill_chart(server: Server, page: Page) -> None:
+    """After deliberations the dashboard draws each agent's skill with its interval, best
+    first, in tiers; the agent page lists its skill per task type and draws its history."""
+    for scope in ("standard", "standard"):
+        server.settled(server.deliberate(["sim_a", "sim_b", "sim_d"], scope=scope))
+    page.goto(server.url("/dashboard"))
+    rows = page.locator('[data-skill-board="overall"] .skill-row')
+    expect(rows).to_have_count(3)
+    order = rows.evaluate_all("rows => rows.map(r => r.dataset.agent)")
+    assert order[0] == "sim_b", order
+    assert rows.first.get_attribute("data-tier") == "1"
+    bar = page.locator('[data-skill-board="overall"] .skill-row .interval').first.bounding_box()
+    assert bar is not None
+    assert bar["width"] > 2, bar
+    expect(page.locator('[data-skill-board="deliberation"]')).to_have_count(1)
+    screenshot(page, "skills")
+    page.goto(server.url("/dashboard/agents/sim_b"))
+    expect(page.locator("#skills-table")).to_contain_text("deliberation")
+    canvas = page.locator("#skill-chart canvas")
+    expect(canvas).to_have_count(1)
+    dark = canvas.evaluate(
+        """(c) => {
+             const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+             let n = 0;
+             for (let i = 0; i < d.length; i += 4)
+               if (d[i] < 40 && d[i + 1] < 50 && d[i + 2] < 70 && d[i + 3] > 200) n++;
+             return n;
+           }"""
+    )
+    assert dark > 50, f"{dark} pixels of the overall line"
+    screenshot(page, "agent-skill")

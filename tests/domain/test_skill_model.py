@@ -187,3 +187,17 @@ def test_an_evaluator_outside_the_deliberation_or_of_itself_is_refused(
         )  # fmt: skip
     assert "evaluations[0].evaluator" in str(caught.value)
     assert reason in str(caught.value)
+
+
+def test_a_score_at_the_end_of_the_scale_counts_as_at_least_that() -> None:
+    """A 10 from an evaluator expecting about 9.8 enters as clearly more than 10, with more
+    noise; a 10 far above what anyone expects enters as barely more than 10."""
+    from agentladder.domain.skill.solve import censored
+
+    value, extra = censored(10.0, 9.8, 0.5)
+    assert value > 10.0
+    assert extra > 0.0
+    assert value > 10.3
+    assert 10.0 <= censored(10.0, 3.0, 0.5)[0] < 10.1
+    low, _ = censored(0.0, 0.3, 0.5)
+    assert low < 0.0

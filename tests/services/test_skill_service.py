@@ -98,22 +98,26 @@ def test_a_failed_verdict_is_evidence_once(with_store: Any) -> None:
 
 
 def test_a_heartbeat_with_another_model_widens_the_estimate(with_store: Any) -> None:
-    """A heartbeat that changes model_name: one model change event, a wider interval;
-    the same heartbeat again changes nothing."""
+    """An agent outside the config heartbeats another model_name: one model change event,
+    a wider interval; the same heartbeat again changes nothing."""
 
     async def body(store: Store) -> None:
         clock = FixedClock()
         skill = SkillService(store, clock=clock)
         orchestrator = await world(store, simulated(QUALITIES), clock=clock, skill=skill)
-        await orchestrator.run(ask("a", "b", "c"))
-        await orchestrator.settle()
-        before = (await skill.of_agent("b"))[0]
-        beat = {"name": "b", "provider_id": "sim", "model_name": "other-model"}
-        await orchestrator.registry.heartbeat(beat)
-        await orchestrator.registry.heartbeat(beat)
-        after = (await skill.of_agent("b"))[0]
+        registry = orchestrator.registry
+        await registry.heartbeat({"name": "z", "provider_id": "p", "model_name": "m1"})
+        for n in range(5):
+            await orchestrator.oracle.submit_for_judgment(
+                JudgmentRequest(agent_id="z", contract_id=f"c{n}", task_type="t", score=8)
+            )
+        before = (await skill.of_agent("z"))[0]
+        beat = {"name": "z", "provider_id": "p", "model_name": "m2"}
+        await registry.heartbeat(beat)
+        await registry.heartbeat(beat)
+        after = (await skill.of_agent("z"))[0]
         kinds = [e.kind for e in await store.skill_events()]
-        assert kinds == ["deliberation", "model_change"]
+        assert kinds == ["judgment"] * 5 + ["model_change"]
         assert after.sd > before.sd
 
     with_store(body)

@@ -29,6 +29,8 @@ from agentladder.domain.deliberation_record import (
 from agentladder.domain.levels import Level
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.rules import Complexity
+from agentladder.domain.skill.board import SkillEntry, skill_board
+from agentladder.domain.skill.state import OVERALL, AgentSkill
 from agentladder.domain.stats import latency_p50, latency_p90, task_success_ratio
 from agentladder.errors import NotFound
 from agentladder.services.container import Services
@@ -39,6 +41,7 @@ __all__ = ["POLL_MS", "AgentRow", "router", "templates"]
 POLL_MS = 2000
 """How often an open page polls itself for its live parts, in milliseconds."""
 LEADERBOARD_SIZE = 10
+SKILL_SIZE = 30
 DELIBERATIONS_PAGE = 50
 _LEDGER_PAGE = 1000
 
@@ -112,6 +115,25 @@ async def _rows(services: Services, profiles: dict[str, AgentProfile]) -> list[A
     return [_row(agent, profiles.get(agent.name)) for agent in agents]
 
 
+class SkillBoard(BaseModel):
+    """One skill board: overall (``task_type`` None) or for one task type."""
+
+    task_type: str | None
+    entries: list[SkillEntry]
+
+
+async def _skill_boards(services: Services) -> list[SkillBoard]:
+    """The overall board and one per task type with evidence."""
+    skills = await services.store.list_skills()
+    fleet = await services.store.get_fleet_skill()
+    types = sorted({t for s in skills for t in s.types} | set(fleet.levels))
+    now, rules = services.skill.now(), services.skill.rules
+    return [
+        SkillBoard(task_type=t, entries=skill_board(skills, fleet, t, now, rules)[:SKILL_SIZE])
+        for t in (None, *types)
+    ]
+
+
 async def _boards(services: Services, profiles: dict[str, AgentProfile]) -> list[Board]:
     types = sorted({task for profile in profiles.values() for task in profile.specializations})
     return [
@@ -169,6 +191,22 @@ async def xp_series(
     return [times, totals]
 
 
+def skill_series(skill: AgentSkill | None) -> dict[str, Any]:
+    """The agent's skill after each update, overall and per task type, for one chart:
+    ``{"labels": [...], "data": [times, series...]}`` (None where a series has no point)."""
+    if skill is None or not skill.history:
+        return {"labels": [], "data": [[]]}
+    scopes = sorted({scope for _, scope, _, _ in skill.history}, key=lambda s: (s != OVERALL, s))
+    times = sorted({at for at, _, _, _ in skill.history})
+    column = {at: i for i, at in enumerate(times)}
+    series: list[list[float | None]] = [[None] * len(times) for _ in scopes]
+    where = {scope: i for i, scope in enumerate(scopes)}
+    for at, scope, mean, _ in skill.history:
+        series[where[scope]][column[at]] = round(min(10.0, max(0.0, mean)), 3)
+    labels = ["overall" if scope == OVERALL else scope for scope in scopes]
+    return {"labels": labels, "data": [times, *series]}
+
+
 def settled(record: DeliberationRecord) -> bool:
     """Failed, or completed with its ranking, judgments and skill evidence applied (or
     skipped)."""
@@ -189,7 +227,10 @@ async def index(request: Request, services: ServicesDep) -> HTMLResponse:
     profiles = await _profiles(services)
     rows = await _rows(services, profiles)
     boards = await _boards(services, profiles)
-    return _page(request, "index.html", rows=rows, boards=boards, tags=_tags(rows))
+    return _page(
+        request, "index.html", rows=rows, boards=boards, tags=_tags(rows),
+        skill_boards=await _skill_boards(services),
+    )  # fmt: skip
 
 
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
@@ -205,8 +246,14 @@ async def agent_page(request: Request, services: ServicesDep, agent_id: str) -> 
     registration = await services.store.get_registration(agent_id)
     start = None if registration is None else registration.first_seen
     now = services.registry.clock.now().timestamp()
+    skills = (await services.store.get_skills([agent_id])).get(agent_id)
+    overall_skill, typed_skills = (
+        (None, []) if skills is None else await services.skill.of_agent(agent_id)
+    )
     return _page(
         request, "agent.html", agent_id=agent_id, row=row, profile=profile,
+        overall_skill=overall_skill, typed_skills=typed_skills,
+        skill_series=skill_series(skills),
         stats=None if found is None else found.value,
         xp_series=await xp_series(services, agent_id, start=start, end=now),
         latency_series=[list(range(1, len(latencies) + 1)), latencies],

@@ -12,8 +12,31 @@
   };
   const width = (box) => Math.max(box.clientWidth, 280);
 
+  const PALETTE = ["#111827", "#2563eb", "#15803d", "#d97706", "#7c3aed", "#db2777"];
+
+  // The skill chart: {"labels": [...], "data": [times, series...]}, one line per scope.
+  function drawSkill(box, packed) {
+    if (!packed.data[0].length) {
+      box.classList.add("empty");
+      box.textContent = "No evidence yet.";
+      return null;
+    }
+    const series = [{ label: "time" }].concat(packed.labels.map((label, i) => ({
+      label: label, stroke: PALETTE[i % PALETTE.length], width: i ? 1.5 : 2.5,
+      spanGaps: true, points: { show: true, size: 4 } })));
+    const options = {
+      width: width(box), height: HEIGHT,
+      scales: { x: { time: true, range: (u, min, max) => (min < max ? [min, max] : [min - 60, max + 60]) },
+        y: { range: [0, 10] } },
+      series: series,
+      axes: [{ label: "time" }, { label: "skill (0-10)", size: 60 }],
+    };
+    return new uPlot(options, packed.data, box);
+  }
+
   function draw(box) {
     const data = JSON.parse(document.getElementById(box.dataset.source).textContent);
+    if (box.dataset.kind === "skill") return drawSkill(box, data);
     const kind = KINDS[box.dataset.kind];
     if (!data[0].length) {
       box.classList.add("empty");

@@ -46,9 +46,10 @@ class Solved:
 @dataclass(slots=True)
 class _Layout:
     """The unknowns (authors, then evaluators, then rounds, then the level) with their
-    priors, and the scores as parallel lists: the indices of each score's author,
-    evaluator (-1 for an aggregated score) and round, its value relative to the level,
-    its noise variance and its evaluator's position (-1 for an aggregated score)."""
+        priors, and the scores as parallel lists: the indices of each score's author,
+        evaluator (-1 for an aggregated score) and round, its value relative to the level,
+        its noise variance and its evaluator's position (-1 for an aggregated score). A score at
+    0 or 10 is censored: it enters as its expected uncensored value, with more noise."""
 
     authors: list[str]
     evaluators: list[str]
@@ -114,11 +115,17 @@ def _layout(
     base = level[0]
     out = _Layout(authors, evaluators, mean, var)
     for ev in evaluations:
-        out.author.append(a_at[ev.author])
-        out.evaluator.append(e_at[ev.evaluator])
+        ia, ie = a_at[ev.author], e_at[ev.evaluator]
+        out.author.append(ia)
+        out.evaluator.append(ie)
         out.round.append(r_at[ev.round])
-        out.value.append(ev.score - base)
-        out.noise.append(noise[ev.evaluator])
+        value, extra = ev.score, 0.0
+        if ev.score <= 0.0 or ev.score >= 10.0:  # at the scale's end: censored
+            expected = base + mean[ia] + mean[ie]
+            spread = noise[ev.evaluator] + var[ia] + var[ie] + offset_var + var[-1]
+            value, extra = censored(ev.score, expected, spread)
+        out.value.append(value - base)
+        out.noise.append(noise[ev.evaluator] + extra)
     aggregate = rules.aggregate_noise_sd**2
     for rs in aggregated:
         out.author.append(a_at[rs.author])
@@ -127,6 +134,28 @@ def _layout(
         out.value.append(rs.score - base)
         out.noise.append(aggregate)
     return out
+
+
+def censored(score: float, expected: float, spread: float) -> tuple[float, float]:
+    """A score at 0 or 10 says "this or beyond": what the priors expect of the uncensored
+    score given that (the truncated normal's mean), and the extra variance of that guess
+    (one step of the Tobit model's EM)."""
+    sd = math.sqrt(spread)
+    sign = 1.0 if score >= 10.0 else -1.0
+    z = sign * (score - expected) / sd  # standardized distance past the bound
+    ratio = _inverse_mills(z)
+    value = expected + sign * sd * ratio
+    shrink = max(0.0, 1.0 - ratio * (ratio - z))
+    value = max(score, value) if sign > 0 else min(score, value)
+    return value, spread * shrink
+
+
+def _inverse_mills(z: float) -> float:
+    """φ(z) / (1 - Φ(z)): the mean of a standard normal beyond z, stable in the tail."""
+    if z > 30.0:
+        return z
+    tail = 0.5 * math.erfc(z / math.sqrt(2.0))
+    return math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) / tail
 
 
 def _precision(
