@@ -20,9 +20,7 @@ def decode(model: type[M], data: str | bytes, key: str) -> M:
     try:
         return model.model_validate_json(data)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "value"
-        raise CorruptRecord(key, f"{model.__name__} {where}: {first['msg']}") from None
+        raise CorruptRecord(key, f"{model.__name__} {_first(error)}") from None
 
 
 def decode_as(adapter: TypeAdapter[T], data: str | bytes, key: str) -> T:
@@ -30,9 +28,14 @@ def decode_as(adapter: TypeAdapter[T], data: str | bytes, key: str) -> T:
     try:
         return adapter.validate_json(data)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "value"
-        raise CorruptRecord(key, f"{where}: {first['msg']}") from None
+        raise CorruptRecord(key, _first(error)) from None
+
+
+def _first(error: ValidationError) -> str:
+    """``<where>: <problem>`` of a validation error's first complaint."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "value"
+    return f"{where}: {first['msg']}"
 
 
 def loads(data: str | bytes, key: str) -> Any:
