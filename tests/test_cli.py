@@ -20,6 +20,7 @@ def test_demo_runs_deliberations_and_shows_ranks_and_xp(tmp_path: Path) -> None:
     assert "Ranks after 6 deliberations" in result.output
     assert "XP leaderboard" in result.output
     assert "best at audit" in result.output
+    assert "hidden quality" in result.output  # the skill table beside the truth
     said = "".join(result.output.split())  # rich wraps and folds long lines
     assert f"agentladderserve--db{db}" in said
     assert db.exists()

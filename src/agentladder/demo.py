@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentladder.config import AgentSettings, OrchestratorSettings
 from agentladder.domain.deliberation import DeliberationRequest
+from agentladder.domain.skill.board import SkillEntry
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.providers.settings import SimulatedSettings
 from agentladder.providers.simulated import SimulatedProvider
 from agentladder.services.agents.registry import Registry
 from agentladder.services.deliberations.orchestrator import Orchestrator
 from agentladder.services.oracle.service import Oracle
+from agentladder.services.skill.service import SkillService
 from agentladder.store.records import LeaderboardRow
 from agentladder.store.sqlite.store import SqliteStore
 
@@ -50,6 +52,8 @@ class DemoResult:
     stats: dict[str, AgentPerformanceStats]
     leaderboard: list[LeaderboardRow]
     by_task_type: dict[str, list[LeaderboardRow]]
+    skills: list[SkillEntry] = field(default_factory=list)
+    hidden_quality: dict[str, float] = field(default_factory=dict)
 
 
 def agents() -> list[AgentSettings]:
@@ -80,9 +84,10 @@ async def run_demo(
     try:
         configured = agents()
         by_name = {a.name: a for a in configured}
-        registry = Registry(store, configured=configured)
+        skill = SkillService(store)
+        registry = Registry(store, configured=configured, skill=skill)
         await registry.beat_local()
-        oracle = Oracle(store, agents=by_name)
+        oracle = Oracle(store, agents=by_name, skill=skill)
         providers = {
             a.name: SimulatedProvider(a.name, a.backend)
             for a in configured
@@ -110,6 +115,13 @@ async def run_demo(
         stats = {agent: v.value for agent, v in (await store.list_stats()).items()}
         leaderboard = await oracle.get_leaderboard(limit=10)
         by_type = {t: await oracle.get_leaderboard(task_type=t, limit=3) for t in TASK_TYPES}
-        return DemoResult(db, count, stats, leaderboard, by_type)
+        hidden = {
+            a.name: a.backend.quality
+            for a in configured
+            if isinstance(a.backend, SimulatedSettings)
+        }
+        return DemoResult(
+            db, count, stats, leaderboard, by_type, await skill.board(None, 10), hidden
+        )
     finally:
         await store.close()

@@ -74,6 +74,18 @@ def demo(
             row.level.value, str(row.tasks), f"{row.average_score:.2f}",
         )  # fmt: skip
     console.print(board)
+    skills = Table(
+        title="Skill (the evidence model: 0-10 with 95% intervals) beside the hidden quality"
+    )
+    for column in ("tier", "agent", "skill", "interval", "hidden quality"):
+        skills.add_column(column)
+    for entry in result.skills:
+        hidden = result.hidden_quality.get(entry.agent_id)
+        skills.add_row(
+            str(entry.tier), entry.agent_id, f"{entry.skill:.2f}",
+            f"{entry.low:.2f}-{entry.high:.2f}", "-" if hidden is None else f"{hidden:.1f}",
+        )  # fmt: skip
+    console.print(skills)
     for task_type, rows in result.by_task_type.items():
         best = ", ".join(
             f"{r.agent_id} ({r.specialization_xp} XP, {r.specialization_level})" for r in rows
