@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agentladder.cli import app
@@ -62,6 +63,38 @@ def test_config_check_names_the_bad_field(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "input_price_per_mtok" in result.output
     assert "-3" in result.output
+
+
+def test_config_check_prints_one_line_with_the_closest_key(tmp_path: Path) -> None:
+    """A misspelt agent field is one line: its path, unknown key, the closest key, the value."""
+    path = tmp_path / "c.yaml"
+    path.write_text("agents:\n  - name: a1\n    capabilty_tags: [audit]\n")
+    result = runner.invoke(app, ["config", "check", str(path)])
+    assert result.exit_code == 1
+    assert result.output == (
+        "agents[0].capabilty_tags: unknown key (did you mean capability_tags?) (['audit'])\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "store", ["postgres://db/x", "nats://127.0.0.1:4222?prefix=no.dots", "sqlite://relative.db"]
+)
+def test_config_check_refuses_a_store_url_no_store_opens(tmp_path: Path, store: str) -> None:
+    """config check parses the store URL (without connecting) and names it when unusable."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"store: '{store}'\n")
+    result = runner.invoke(app, ["config", "check", str(path)])
+    assert result.exit_code == 1
+    assert result.output.startswith("store: ")
+    assert len(result.output.splitlines()) == 1
+
+
+def test_config_check_accepts_a_nats_store_without_connecting(tmp_path: Path) -> None:
+    """A well-formed NATS URL passes config check though no server listens there."""
+    path = tmp_path / "c.yaml"
+    path.write_text("store: nats://127.0.0.1:1\n")
+    result = runner.invoke(app, ["config", "check", str(path)])
+    assert result.exit_code == 0, result.output
 
 
 def test_serve_refuses_a_store_named_twice(tmp_path: Path) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from agentladder.config import load_settings, parse_settings
+from agentladder.domain.agents import AgentConfig
 from agentladder.errors import InvalidInput
 
 SPEC_EXAMPLE = """\
@@ -64,17 +64,17 @@ def test_duplicate_agent_names_are_refused() -> None:
 
 def test_unknown_section_is_refused() -> None:
     """A misspelt top-level section is an error, not silently ignored."""
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInput) as caught:
         parse_settings({"orchestrater": {}})
-    assert "orchestrater" in str(caught.value)
+    assert str(caught.value) == "orchestrater: unknown key (did you mean orchestrator?), not {}"
 
 
 def test_bad_bucket_name_is_refused() -> None:
     """A rank bucket name that NATS cannot use is refused naming the field."""
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInput) as caught:
         parse_settings({"orchestrator": {"rank_bucket": "ranks.v1"}})
-    assert "rank_bucket" in str(caught.value)
-    assert "ranks.v1" in str(caught.value)
+    assert caught.value.field == "orchestrator.rank_bucket"
+    assert caught.value.value == "ranks.v1"
 
 
 def test_unreadable_and_malformed_files_name_the_path(tmp_path: Path) -> None:
@@ -95,3 +95,65 @@ def test_a_document_that_is_not_a_mapping_is_refused() -> None:
     with pytest.raises(InvalidInput) as caught:
         parse_settings(["agents"])
     assert caught.value.field == "config"
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "reason"),
+    [
+        (
+            {"agents": [{"name": "a", "capabilty_tags": ["x"]}]},
+            "agents[0].capabilty_tags",
+            "unknown key (did you mean capability_tags?)",
+        ),
+        (
+            {"agents": [{"name": "a", "input_price_per_mtk": 1}]},
+            "agents[0].input_price_per_mtk",
+            "unknown key (did you mean input_price_per_mtok?)",
+        ),
+        (
+            {"agents": [{"name": "a", "backend": {"kind": "simulated", "qualty": 5}}]},
+            "agents[0].backend.simulated.qualty",
+            "unknown key (did you mean quality?)",
+        ),
+        (
+            {"orchestrator": {"timeout": 3}},
+            "orchestrator.timeout",
+            "unknown key (did you mean timeout_s?)",
+        ),
+        (
+            {"api": {"max_body_byte": 2048}},
+            "api.max_body_byte",
+            "unknown key (did you mean max_body_bytes?)",
+        ),
+        (
+            {"api": {"tokens": [{"role": "admin", "token_envv": "X"}]}},
+            "api.tokens[0].token_envv",
+            "unknown key (did you mean token_env?)",
+        ),
+        ({"oracle": {"xpp": {}}}, "oracle.xpp", "unknown key (did you mean xp?)"),
+        ({"skill": {"zzzz": 1}}, "skill.zzzz", "unknown key"),
+    ],
+)
+def test_unknown_keys_are_refused_everywhere(data: object, field: str, reason: str) -> None:
+    """An unknown key in any section or agent is refused naming its path and the closest key."""
+    with pytest.raises(InvalidInput) as caught:
+        parse_settings(data)
+    assert (caught.value.field, caught.value.reason) == (field, reason)
+
+
+def test_section_errors_are_one_line_naming_the_path() -> None:
+    """A bad value in a section is one line: its path, the problem and the value."""
+    with pytest.raises(InvalidInput) as caught:
+        parse_settings({"orchestrator": {"max_running": 0}})
+    assert str(caught.value) == (
+        "orchestrator.max_running: Input should be greater than or equal to 1, not 0"
+    )
+    with pytest.raises(InvalidInput) as caught:
+        parse_settings({"api": {"trusted_proxies": ["nope"]}})
+    assert caught.value.field == "api.trusted_proxies"
+    assert caught.value.reason == "'nope' is not an IP address or network"
+
+
+def test_heartbeat_declarations_still_ignore_unknown_fields() -> None:
+    """An agent's declaration outside the YAML (a heartbeat) keeps ignoring unknown fields."""
+    assert AgentConfig.model_validate({"name": "a", "future_field": 1}).name == "a"

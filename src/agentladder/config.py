@@ -17,6 +17,7 @@ optional; an empty file is a valid configuration with the specifications' defaul
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +38,7 @@ __all__ = [
     "OrchestratorSettings",
     "Settings",
     "TokenSettings",
+    "config_error",
     "load_settings",
     "parse_settings",
 ]
@@ -94,6 +96,9 @@ class AgentSettings(AgentConfig):
     ``backend`` (openai or simulated) lets the server ask the agent itself; an agent with
     ``remote: true`` runs as its own process (``agentladder agent``) and heartbeats.
     """
+
+    # Unlike a heartbeat's AgentConfig (unknown fields ignored), the YAML refuses them.
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: BackendSettings | None = None
     remote: bool = False
@@ -205,6 +210,57 @@ class Settings(BaseModel):
         return next((a for a in self.agents if a.name == name), None)
 
 
+def _path(prefix: str, loc: tuple[int | str, ...]) -> str:
+    """``agents[0].backend.kind`` from a pydantic error's location."""
+    path = prefix
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def _known_keys(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the (nested) model at ``loc`` accepts; [] when ``loc`` leaves the models.
+
+    A discriminated union (an agent's ``backend``) is followed by its tag in ``loc``.
+    """
+    candidates: list[type[BaseModel]] = [model]
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        fields = [c.model_fields[part] for c in candidates if part in c.model_fields]
+        if fields:
+            candidates = _models_in(fields[0].annotation)
+            continue
+        tagged = [c for c in candidates if c.model_fields.get("kind", None) is not None]
+        candidates = [c for c in tagged if c.model_fields["kind"].default == part]
+        if not candidates:
+            return []
+    return list(candidates[0].model_fields) if len(candidates) == 1 else []
+
+
+def _models_in(annotation: object) -> list[type[BaseModel]]:
+    """The pydantic models inside an annotation (``X | Y | None``, ``tuple[X, ...]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for argument in getattr(annotation, "__args__", ()) for m in _models_in(argument)]
+
+
+def config_error(error: ValidationError, model: type[BaseModel], prefix: str = "") -> InvalidInput:
+    """The first error of ``error`` as one ``InvalidInput`` naming its path in the YAML; an
+    unknown key's reason offers the closest known key."""
+    detail = error.errors()[0]
+    loc = tuple(detail["loc"])
+    field = _path(prefix, loc) or "config"
+    if detail["type"] == "extra_forbidden":
+        known = _known_keys(model, loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        reason = f"unknown key (did you mean {close[0]}?)" if close else "unknown key"
+        return InvalidInput(field, detail.get("input"), reason)
+    cause = detail.get("ctx", {}).get("error")
+    reason = cause.reason if isinstance(cause, InvalidInput) else str(cause or detail["msg"])
+    return InvalidInput(field, detail.get("input"), reason.removeprefix("Value error, "))
+
+
 def parse_settings(data: object) -> Settings:
     """Settings from the parsed YAML document (``None`` for an empty file)."""
     if data is None:
@@ -219,12 +275,11 @@ def parse_settings(data: object) -> Settings:
         try:
             agents.append(AgentSettings.model_validate(entry))
         except ValidationError as error:
-            detail = error.errors()[0]
-            where = ".".join(str(part) for part in detail["loc"])
-            raise InvalidInput(
-                f"agents[{index}].{where}", detail.get("input"), detail["msg"]
-            ) from None
-    return Settings.model_validate({**values, "agents": agents})
+            raise config_error(error, AgentSettings, f"agents[{index}]") from None
+    try:
+        return Settings.model_validate({**values, "agents": agents})
+    except ValidationError as error:
+        raise config_error(error, Settings) from None
 
 
 def load_settings(path: Path) -> Settings:

@@ -237,10 +237,18 @@ def config_check(
     path: Annotated[Path, typer.Argument(help="The YAML configuration file to check.")],
 ) -> None:
     """Validate a configuration file and summarize it; exit 1 with the bad field named."""
+    from agentladder.cli import startup  # noqa: PLC0415
+
     try:
         settings = load_settings(path)
-    except (InvalidInput, ValidationError) as error:
-        console.print(f"[red]invalid configuration:[/] {error}")
+        startup.check_store_url(settings.store)  # parsed, not connected to
+    except InvalidInput as error:
+        console.print(
+            f"{error.field}: {error.reason} ({error.value!r})", markup=False, soft_wrap=True
+        )
+        raise typer.Exit(code=1) from error
+    except ValidationError as error:
+        console.print(f"invalid configuration: {error}", markup=False)
         raise typer.Exit(code=1) from error
     console.print(f"[green]ok[/]: {len(settings.agents)} agents, store {settings.store}")
     for agent in settings.agents:
