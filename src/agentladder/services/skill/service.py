@@ -7,6 +7,7 @@ same key with other evidence is a ``PayloadConflict``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Collection, Mapping
 
@@ -19,7 +20,6 @@ from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
 from agentladder.domain.skill.update import apply_evidence
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock
-from agentladder.services.oracle.models import fingerprint
 from agentladder.store.base import Store
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent
 
@@ -30,10 +30,9 @@ EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
 
 
 def evidence_hash(evidence: Evidence) -> str:
-    """The fingerprint of the evidence without its time: a retry later is the same."""
-    values = evidence.model_dump(mode="json")
-    values.pop("at", None)
-    return fingerprint(values)
+    """The fingerprint of the evidence without its time (a retry later is the same): the
+    SHA-256 of its JSON, whose fields pydantic writes in their declared order."""
+    return hashlib.sha256(evidence.model_dump_json(exclude={"at"}).encode()).hexdigest()
 
 
 class SkillService:
