@@ -66,7 +66,7 @@ def test_unknown_section_is_refused() -> None:
     """A misspelt top-level section is an error, not silently ignored."""
     with pytest.raises(InvalidInput) as caught:
         parse_settings({"orchestrater": {}})
-    assert str(caught.value) == "orchestrater: unknown key (did you mean orchestrator?), not {}"
+    assert str(caught.value) == "orchestrater: unknown key (did you mean orchestrator?) ({})"
 
 
 def test_bad_bucket_name_is_refused() -> None:
@@ -146,7 +146,7 @@ def test_section_errors_are_one_line_naming_the_path() -> None:
     with pytest.raises(InvalidInput) as caught:
         parse_settings({"orchestrator": {"max_running": 0}})
     assert str(caught.value) == (
-        "orchestrator.max_running: Input should be greater than or equal to 1, not 0"
+        "orchestrator.max_running: Input should be greater than or equal to 1 (0)"
     )
     with pytest.raises(InvalidInput) as caught:
         parse_settings({"api": {"trusted_proxies": ["nope"]}})

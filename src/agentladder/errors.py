@@ -3,7 +3,7 @@
 ::
 
     AgentladderError
-    ├── InvalidInput          bad input: names the field and the value (also a ValueError)
+    ├── InvalidInput          bad input, one line: ``field: reason (value)`` (a ValueError)
     ├── NotFound              an agent, profile, deliberation or key that does not exist
     ├── Conflict              a write that disagrees with what is stored
     │   ├── RevisionConflict  a compare-and-set lost against a newer revision
@@ -40,7 +40,14 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "TooFewAgents",
+    "shown_value",
 ]
+
+
+def shown_value(value: object) -> str:
+    """``repr(value)``, cut to 80 characters so that an error stays one line."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class AgentladderError(Exception):
@@ -54,7 +61,7 @@ class InvalidInput(AgentladderError, ValueError):
         self.field = field
         self.value = value
         self.reason = reason
-        super().__init__(f"{field}: {reason}, not {value!r}")
+        super().__init__(f"{field}: {reason} ({shown_value(value)})")
 
 
 class NotFound(AgentladderError, LookupError):

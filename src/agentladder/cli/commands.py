@@ -14,16 +14,19 @@ from rich.progress import Progress
 from rich.table import Table
 
 from agentladder import __version__
+from agentladder.cli.oneline import one_line_errors
 from agentladder.config import load_settings, parse_settings
 from agentladder.domain.stats import latency_p50, task_success_ratio
 from agentladder.errors import AgentladderError, InvalidInput
 from agentladder.examples import cost_example, ranking_examples, validation_rates, xp_example
 
-app = typer.Typer(
-    name="agentladder",
-    help="Reputation, ranking and trust for AI agents.",
-    no_args_is_help=True,
-    add_completion=False,
+app = one_line_errors(
+    typer.Typer(
+        name="agentladder",
+        help="Reputation, ranking and trust for AI agents.",
+        no_args_is_help=True,
+        add_completion=False,
+    )
 )
 config_app = typer.Typer(help="Work with configuration files.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
@@ -222,14 +225,10 @@ def agent(
     """Run one configured agent as its own process: it heartbeats and answers its tasks."""
     from agentladder.agent_process import run_agent_process  # noqa: PLC0415 (agents only)
 
-    try:
-        token = os.environ.get(token_env) or None
-        asyncio.run(
-            run_agent_process(config, name, server, prefix, token=token, concurrency=concurrency)
-        )
-    except (InvalidInput, ValidationError) as error:
-        console.print(f"[red]cannot start agent:[/] {error}")
-        raise typer.Exit(code=1) from error
+    token = os.environ.get(token_env) or None
+    asyncio.run(
+        run_agent_process(config, name, server, prefix, token=token, concurrency=concurrency)
+    )
 
 
 @config_app.command("check")
@@ -239,17 +238,8 @@ def config_check(
     """Validate a configuration file and summarize it; exit 1 with the bad field named."""
     from agentladder.cli import startup  # noqa: PLC0415
 
-    try:
-        settings = load_settings(path)
-        startup.check_store_url(settings.store)  # parsed, not connected to
-    except InvalidInput as error:
-        console.print(
-            f"{error.field}: {error.reason} ({error.value!r})", markup=False, soft_wrap=True
-        )
-        raise typer.Exit(code=1) from error
-    except ValidationError as error:
-        console.print(f"invalid configuration: {error}", markup=False)
-        raise typer.Exit(code=1) from error
+    settings = load_settings(path)
+    startup.check_store_url(settings.store)  # parsed, not connected to
     console.print(f"[green]ok[/]: {len(settings.agents)} agents, store {settings.store}")
     for agent in settings.agents:
         console.print(

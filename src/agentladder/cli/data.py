@@ -11,14 +11,12 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.progress import Progress
 from rich.table import Table
 
 from agentladder.cli.commands import app, console
 from agentladder.config import Settings, load_settings, parse_settings
 from agentladder.domain.deliberation import DeliberationRequest
-from agentladder.errors import AgentladderError
 from agentladder.services.container import Services, build_services
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.verify import verify_store
@@ -37,12 +35,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")
 def _with_services(
     config: Path | None, store: str | None, work: Callable[[Services], Awaitable[T]]
 ) -> T:
-    """Build the services, run ``work``, close them; errors exit 1 with the message."""
-    try:
-        settings: Settings = load_settings(config) if config else parse_settings(None)
-    except (AgentladderError, ValidationError) as error:
-        console.print(f"[red]invalid configuration:[/] {error}")
-        raise typer.Exit(code=1) from error
+    """Build the services, run ``work``, close them; a failure is one line (cli.oneline)."""
+    settings: Settings = load_settings(config) if config else parse_settings(None)
 
     async def run() -> T:
         services = await build_services(settings, store_url=store)
@@ -51,11 +45,7 @@ def _with_services(
         finally:
             await services.close()
 
-    try:
-        return asyncio.run(run())
-    except (AgentladderError, ValidationError) as error:
-        console.print(f"[red]error:[/] {error}")
-        raise typer.Exit(code=1) from error
+    return asyncio.run(run())
 
 
 def _print_json(value: Any) -> None:

@@ -72,7 +72,7 @@ def test_config_check_prints_one_line_with_the_closest_key(tmp_path: Path) -> No
     result = runner.invoke(app, ["config", "check", str(path)])
     assert result.exit_code == 1
     assert result.output == (
-        "agents[0].capabilty_tags: unknown key (did you mean capability_tags?) (['audit'])\n"
+        "error: agents[0].capabilty_tags: unknown key (did you mean capability_tags?) (['audit'])\n"
     )
 
 
@@ -85,7 +85,7 @@ def test_config_check_refuses_a_store_url_no_store_opens(tmp_path: Path, store: 
     path.write_text(f"store: '{store}'\n")
     result = runner.invoke(app, ["config", "check", str(path)])
     assert result.exit_code == 1
-    assert result.output.startswith("store: ")
+    assert result.output.startswith("error: store: ")
     assert len(result.output.splitlines()) == 1
 
 

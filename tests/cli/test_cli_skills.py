@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agentladder.cli import app
-from tests.test_cli_data import config_file, run
+from tests.cli.test_cli_data import config_file, run
 
 runner = CliRunner()
 
