@@ -36,8 +36,18 @@ async def _put(url: str, key: str, value: bytes, *, replicas: int = 1) -> int:
 async def _get(url: str, key: str) -> tuple[bytes | None, int | None]:
     nc = await nats.connect(url)
     try:
-        entry = await (await nc.jetstream(timeout=30).key_value("runner")).get(key)
-        return entry.value, entry.revision
+        kv = await nc.jetstream(timeout=30).key_value("runner")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                entry = await kv.get(key)
+                return entry.value, entry.revision
+            except nats.errors.TimeoutError:
+                # a just-formed R3 group on a loaded machine: the read was not answered
+                # yet (nothing is changed by asking again)
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
     finally:
         await nc.close()
 
