@@ -66,6 +66,27 @@ def test_replay_rebuilds_every_state_exactly(with_store: Any) -> None:
     with_store(body)
 
 
+def test_a_page_starts_right_after_any_seq(with_store: Any) -> None:
+    """Pages read from any point (in order, backwards, past the end) hold exactly the
+    events after it, and reading on page by page gives every event once."""
+
+    async def body(store: Store) -> None:
+        skill = SkillService(store)
+        for event in EVENTS:
+            await skill.observe(event)
+        total = len(EVENTS)
+        for after in [*range(total, -1, -1), 3, 3, total + 5]:
+            page = await store.skill_events(after=after, limit=2)
+            assert [e.seq for e in page] == list(range(after + 1, min(after + 2, total) + 1))
+        seen, after = [], 0
+        while page := await store.skill_events(after=after, limit=3):
+            seen.extend(e.seq for e in page)
+            after = page[-1].seq
+        assert seen == list(range(1, total + 1))
+
+    with_store(body)
+
+
 def test_a_changed_payload_under_a_known_key_is_a_conflict(with_store: Any) -> None:
     """The same deliberation id with other scores: PayloadConflict, nothing applied."""
 

@@ -21,7 +21,7 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
+from nats.js.api import ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.kv import KeyValue
 
 from agentladder.errors import StoreError, StoreUnavailable
@@ -199,6 +199,60 @@ async def scan(
                 return messages
     finally:
         await sub.unsubscribe()
+
+
+async def scan_page(
+    js: JetStreamContext,
+    stream: str,
+    subject: str,
+    *,
+    start: int,
+    limit: int,
+    timeout: float = REQUEST_TIMEOUT,
+) -> list[Msg]:
+    """At most ``limit`` messages on ``subject`` from stream sequence ``start`` on, in
+    stream order (one ephemeral ordered consumer, stopped as soon as the page is full).
+    ``StoreUnavailable`` when a message does not arrive within ``timeout``."""
+    queue: asyncio.Queue[Msg] = asyncio.Queue()
+
+    async def collect(msg: Msg) -> None:
+        queue.put_nowait(msg)
+
+    config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start)
+    sub = await js.subscribe(
+        subject, stream=stream, cb=collect, ordered_consumer=True, config=config
+    )
+    try:
+        info = await sub.consumer_info()
+        delivered = info.delivered.consumer_seq if info.delivered else 0
+        if not info.num_pending and not delivered:
+            return []
+        messages: list[Msg] = []
+        last_seq = start - 1
+        while len(messages) < limit:
+            try:
+                msg = await asyncio.wait_for(queue.get(), timeout)
+            except TimeoutError as error:
+                raise StoreUnavailable(f"reading {subject!r} stalled for {timeout} s") from error
+            metadata = msg.metadata
+            if metadata.sequence.stream > last_seq:  # an ordered consumer reset may repeat
+                last_seq = metadata.sequence.stream
+                messages.append(msg)
+            if metadata.num_pending == 0:
+                break
+        return messages
+    finally:
+        await sub.unsubscribe()
+
+
+async def next_msg(
+    js: JetStreamContext, stream: str, subject: str, seq: int
+) -> RawStreamMsg | None:
+    """The first message on ``subject`` at stream sequence ``seq`` or later, or None."""
+    try:
+        return await js.get_msg(stream, seq=seq, subject=subject, next=True)
+    except nats.js.errors.NotFoundError:
+        return None
 
 
 async def kv_values(js: JetStreamContext, bucket: str) -> dict[str, bytes]:

@@ -23,7 +23,7 @@ from agentladder.errors import RevisionConflict
 from agentladder.store.codec import decode, decode_as
 from agentladder.store.nats.batch import BatchMessage, publish_atomic
 from agentladder.store.nats.config import claim_token
-from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, scan
+from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
 from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
 
 __all__ = ["SkillKv"]
@@ -38,6 +38,8 @@ class SkillKv:
         self._kv = kv
         self._bucket = bucket
         self._pre = f"$KV.{bucket}."
+        self._stream = f"KV_{bucket}"
+        self._cursor = (0, 0)  # (event seq, stream seq) where the last page ended
 
     async def _get(self, key: str) -> tuple[bytes, int] | None:
         try:
@@ -115,16 +117,39 @@ class SkillKv:
         return [decode_as(AGENT_SKILL, found[a], f"{self._bucket}/a.{a}") for a in sorted(found)]
 
     async def events(self, after: int, limit: int) -> list[SkillEvent]:
-        """The events after ``after``, in order (read from the stream: events are written
-        once each, in seq order)."""
-        messages = await scan(
-            self._js, f"KV_{self._bucket}", f"{self._pre}e.>", last_per_subject=False
+        """The events after ``after``, in order. Events are written once each, in seq
+        order, so the stream holds them sorted: the page starts where a binary search over
+        stream sequences finds the first event after ``after`` (a sequential reader is
+        found at once from where its last page ended), and reads ``limit`` from there."""
+        start = await self._start_of(after)
+        if start is None:
+            return []
+        messages = await scan_page(
+            self._js, self._stream, f"{self._pre}e.>", start=start, limit=limit
         )
-        out: list[SkillEvent] = []
-        for msg in messages:
-            event = decode(SkillEvent, msg.data, msg.subject)
-            if event.seq > after:
-                out.append(event)
-                if len(out) >= limit:
-                    break
-        return out
+        out = [decode(SkillEvent, msg.data, msg.subject) for msg in messages]
+        if messages:
+            self._cursor = (out[-1].seq, messages[-1].metadata.sequence.stream)
+        return [event for event in out if event.seq > after]
+
+    async def _start_of(self, after: int) -> int | None:
+        """The stream sequence of the first event after ``after`` (None: there is none)."""
+        if after <= 0:
+            return 1
+        if self._cursor[0] == after:
+            return self._cursor[1] + 1
+        info = await self._js.stream_info(self._stream)
+        low, high = int(info.state.first_seq or 1), int(info.state.last_seq or 0)
+        found: int | None = None
+        while low <= high:  # the smallest stream seq whose next event is after ``after``
+            mid = (low + high) // 2
+            msg = await next_msg(self._js, self._stream, f"{self._pre}e.>", mid)
+            if msg is None:
+                high = mid - 1
+                continue
+            seq = int(msg.seq or 0)
+            if decode(SkillEvent, msg.data or b"", self._stream).seq > after:
+                found, high = seq, mid - 1
+            else:
+                low = seq + 1
+        return found
