@@ -23,6 +23,7 @@ from agentladder.config import AgentSettings, OrchestratorSettings
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.deliberation import DeliberationRequest, select_agents
 from agentladder.domain.deliberation_record import (
+    COST_BASIS,
     DeliberationRecord,
     DeliberationStatus,
     SideEffect,
@@ -136,6 +137,7 @@ class Orchestrator:
             excluded=list(selection.excluded),
             created_at=self._now(),
             runner=self.instance_id,
+            cost_basis=COST_BASIS,
         )
         self._allowances[record.id] = allowances  # read once, used when it runs
         return record
@@ -278,6 +280,7 @@ class Orchestrator:
                         record.rounds.append(
                             await runner.run_round(number, participants, base, previous)
                         )
+                        record.count_costs()
             except TimeoutError:
                 record.submissions = runner.submissions
                 raise DeadlineExceeded(

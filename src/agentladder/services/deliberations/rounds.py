@@ -6,6 +6,10 @@ level for the task type (unlimited is capped by ``max_attempts``). A failed prop
 agent allowed to self-correct (trusted and above) gets one more try with the error shown;
 in the next round, such an agent is also shown its low score. Provider errors, timeouts and
 even provider bugs are recorded as failures, never raised.
+
+Each call is priced at its caller's prices (``docs/costs.md``): a proposal's ``cost`` is
+its author's call, an evaluation's ``cost`` its evaluator's call. Only the call that
+answered is priced: a failed or timed-out attempt reports no usage and costs nothing here.
 """
 
 from __future__ import annotations
@@ -146,22 +150,20 @@ class RoundRunner:
             error=outcome.error,
         )
 
-    async def _evaluate(
-        self, evaluator: Participant, request: EvaluateRequest
-    ) -> tuple[EvaluationRecord, float]:
+    async def _evaluate(self, evaluator: Participant, request: EvaluateRequest) -> EvaluationRecord:
         async def ask(_: str | None) -> Evaluation:
             return await evaluator.provider.evaluate(request)
 
         outcome = await self._call(evaluator.agent_id, ask, self._tries(evaluator))
         value = outcome.value
-        record = EvaluationRecord(
+        return EvaluationRecord(
             evaluator=evaluator.agent_id,
             score=None if value is None else value.score,
             rationale="" if value is None else value.rationale,
             latency_ms=outcome.latency_ms,
+            cost=0.0 if value is None else _cost(evaluator.config, value.usage),
             error=outcome.error,
         )
-        return record, 0.0 if value is None else _cost(evaluator.config, value.usage)
 
     async def run_round(
         self,
@@ -198,9 +200,8 @@ class RoundRunner:
                 if evaluator.agent_id != proposal.agent_id:
                     jobs.append((proposal, self._evaluate(evaluator, request)))
         results = await asyncio.gather(*(job for _, job in jobs))
-        for (proposal, _), (evaluation, cost) in zip(jobs, results, strict=True):
-            proposal.evaluations.append(evaluation)
-            proposal.cost += cost
+        for (proposal, _), evaluation in zip(jobs, results, strict=True):
+            proposal.evaluations.append(evaluation)  # its cost is the evaluator's, not the author's
         for proposal in proposals:
             scores = {e.evaluator: e.score for e in proposal.evaluations if e.score is not None}
             proposal.aggregated_score = aggregate_peer_scores(proposal.agent_id, scores)
