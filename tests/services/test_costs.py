@@ -11,6 +11,7 @@ from agentladder.domain.deliberation_record import (
     DeliberationRecord,
     charged_cost,
 )
+from agentladder.domain.rules import OracleRules
 from agentladder.providers.base import (
     EvaluateRequest,
     Evaluation,
@@ -18,8 +19,10 @@ from agentladder.providers.base import (
     ProposeRequest,
     Usage,
 )
+from agentladder.services.oracle.verify import verify_store
 from agentladder.store.base import Store
-from tests.services.world import world
+from agentladder.store.records import DeliberationDoc
+from tests.services.world import simulated, world
 
 PROPOSE = Usage(input_tokens=1000, output_tokens=500)
 EVALUATE = Usage(input_tokens=2000, output_tokens=100)
@@ -117,3 +120,26 @@ def test_a_record_stored_before_the_split_reads_as_it_was_judged() -> None:
     assert charged_cost(record, "b") == pytest.approx(0.05)
     again = DeliberationRecord.model_validate(record.model_dump(mode="json"))
     assert again == record
+
+
+def test_an_older_record_left_settling_is_judged_as_it_was_written(with_store: Any) -> None:
+    """A stored basis-1 record whose judgments were pending, resumed after the upgrade:
+    each agent is charged its proposals' costs, as then; replay finds no difference."""
+
+    async def body(store: Store) -> None:
+        orchestrator = await world(store, simulated({"a": 7.0, "b": 6.0}))
+        doc = DeliberationDoc(id="old", status="settling", created_at=1.0, body=legacy_body())
+        await store.put_deliberation(doc)
+        record = await orchestrator.get("old")
+        assert orchestrator.resume(record)
+        await orchestrator.settle()
+        for agent, cost in (("a", 0.03), ("b", 0.05)):
+            profile = await orchestrator.oracle.get_profile(agent)
+            assert profile.stats.total_cost_incurred == pytest.approx(cost)
+        stored = await orchestrator.get("old")
+        assert stored.cost_basis == 1
+        assert stored.total_cost == pytest.approx(0.08)
+        report = await verify_store(store, OracleRules())
+        assert report.ok, report.differences
+
+    with_store(body)
