@@ -133,8 +133,8 @@ def test_metrics_count_requests_agents_awards_and_refusals(api: Any) -> None:
         )
         assert 'route="/agents/heartbeat",status="422"' in text
         assert "agentladder_agents_online 3.0" in text
-        assert 'agentladder_awards{kind="judgment"} 1.0' in text
-        assert 'agentladder_refusals{reason="self_promotion"} 1.0' in text
+        assert 'agentladder_awards_total{kind="judgment"} 1.0' in text
+        assert 'agentladder_refusals_total{reason="self_promotion"} 1.0' in text
 
     api(body)
 

@@ -63,8 +63,10 @@ ATTEMPTS: list[tuple[str, str, Any, dict[str, str], int, str, str]] = [
 
 
 def refusals(metrics: str) -> dict[str, float]:
-    """``agentladder_refusals`` by reason, from the Prometheus text."""
-    found = re.findall(r'^agentladder_refusals\{reason="([a-z_]+)"\} ([0-9.e+]+)$', metrics, re.M)
+    """``agentladder_refusals_total`` by reason, from the Prometheus text."""
+    found = re.findall(
+        r'^agentladder_refusals_total\{reason="([a-z_]+)"\} ([0-9.e+]+)$', metrics, re.M
+    )
     return {reason: float(count) for reason, count in found}
 
 

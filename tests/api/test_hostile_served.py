@@ -186,5 +186,7 @@ def served_refusals(folder: Path) -> tuple[dict[str, float], str]:
         metrics = httpx.get(server.url("/metrics"), timeout=10).text
     finally:
         output = server.stop()
-    found = re.findall(r'^agentladder_refusals\{reason="([a-z_]+)"\} ([0-9.e+]+)$', metrics, re.M)
+    found = re.findall(
+        r'^agentladder_refusals_total\{reason="([a-z_]+)"\} ([0-9.e+]+)$', metrics, re.M
+    )
     return {reason: float(count) for reason, count in found}, output

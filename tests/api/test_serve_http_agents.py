@@ -87,7 +87,7 @@ def test_agent_processes_over_http(tmp_path: Path) -> None:
                               headers=_bearer(ADMIN))  # fmt: skip
             assert near.status_code == 404  # an in-process agent takes no tasks over HTTP
             metrics = client.get("/metrics").text
-            assert 'agentladder_refusals{reason="impersonation"} 2.0' in metrics
+            assert 'agentladder_refusals_total{reason="impersonation"} 2.0' in metrics
     finally:
         try:
             stop_agents(tmp_path, agents)

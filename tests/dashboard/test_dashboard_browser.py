@@ -132,10 +132,16 @@ def test_picker_starts_a_deliberation_and_follows_it(server: Server, page: Page)
     expect(page.locator("#follow-status")).to_have_text("completed")
     expect(page.locator("#follow-rounds .follow-round")).to_have_count(4)
     expect(page.locator("#follow-summary")).to_contain_text("promoted sim_b")
+    link = page.locator("#follow-link").text_content() or ""
+    record = httpx.get(server.url(f"/deliberation/{link}")).json()
+    assert record["total_cost"] > 0
+    spent = f"${record['total_cost']:.4f}"
+    expect(page.locator("#spent-cost")).to_have_text(spent)  # beside the estimate
     screenshot(page, "picker")
 
     page.click("#follow-link")
     expect(page.locator("#deliberation-status")).to_have_text("completed")
+    expect(page.locator("#total-spent")).to_have_text(spent)
     expect(page.locator("#ranking-state")).to_have_text("applied")
     expect(page.locator("table.round")).to_have_count(4)
     expect(page.locator('table.round[data-round="4"] tr[data-agent="sim_b"]')).to_contain_text(

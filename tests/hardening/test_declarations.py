@@ -45,7 +45,7 @@ def _declared(server: Server, name: str) -> dict[str, Any]:
 
 def _refusals(server: Server, reason: str) -> float:
     text = httpx.get(server.url("/metrics"), timeout=10).text
-    found = re.search(rf'^agentladder_refusals{{reason="{reason}"}} (\S+)$', text, re.M)
+    found = re.search(rf'^agentladder_refusals_total{{reason="{reason}"}} (\S+)$', text, re.M)
     return 0.0 if found is None else float(found.group(1))
 
 

@@ -32,11 +32,18 @@ async def world(
     clock: FixedClock | None = None,
     settings: OrchestratorSettings | None = None,
     skill: SkillService | None = None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
 ) -> Orchestrator:
-    """An orchestrator over ``store`` whose agents are registered and online."""
+    """An orchestrator over ``store`` whose agents are registered and online; ``prices``:
+    an agent's (input, output) prices per million tokens (default 1.0 and 0.0)."""
     clock = clock or FixedClock()
     agents = {
-        name: AgentSettings(name=name, backend=SimulatedSettings(), input_price_per_mtok=1.0)
+        name: AgentSettings(
+            name=name,
+            backend=SimulatedSettings(),
+            input_price_per_mtok=(prices or {}).get(name, (1.0, 0.0))[0],
+            output_price_per_mtok=(prices or {}).get(name, (1.0, 0.0))[1],
+        )
         for name in providers
     }
     registry = Registry(store, clock=clock, configured=agents.values(), skill=skill)

@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 from agentladder import __version__
 from agentladder.api.auth import TokenBook
 from agentladder.api.deps import CheckedJson
+from agentladder.api.docs_ui import install_docs
 from agentladder.api.errors import install_error_handlers
 from agentladder.api.limits import RequestGuard
 from agentladder.api.metrics import install_metrics
@@ -47,6 +48,7 @@ def _configure(app: FastAPI, settings: Settings) -> None:
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")
+    install_docs(app)
     api = settings.api
     app.add_middleware(
         RequestGuard, max_body_bytes=api.max_body_bytes, body_timeout_s=api.body_timeout_s,
@@ -69,6 +71,8 @@ def create_app(services: Services) -> FastAPI:
         title="agentladder",
         version=__version__,
         description="Reputation, ranking and trust for AI agents.",
+        docs_url=None,  # served from local assets (api/docs_ui.py)
+        redoc_url=None,
     )
     app.state.services = services
     app.state.tokens = TokenBook(services.settings.api)
@@ -100,6 +104,7 @@ def create_served_app(settings: Settings, store_url: str | None = None) -> FastA
     app = FastAPI(
         title="agentladder", version=__version__, lifespan=lifespan,
         description="Reputation, ranking and trust for AI agents.",
+        docs_url=None, redoc_url=None,  # served from local assets (api/docs_ui.py)
     )  # fmt: skip
     _configure(app, settings)
     return app

@@ -69,6 +69,10 @@ class CallRefused(ApiError):
         self.reason = reason
 
 
+BEARER = 'Bearer realm="agentladder"'
+"""The challenge of every 401: a bearer token (``api.tokens``)."""
+INVALID_TOKEN = BEARER + ', error="invalid_token"'
+
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _MAX_ECHO = 200
 _MAX_MESSAGE = 1000
@@ -104,8 +108,11 @@ def _clean(value: Any) -> Any:
 def error_response(
     status: int, code: str, message: str, *, headers: dict[str, str] | None = None, **extra: Any
 ) -> JSONResponse:
-    """The one error shape."""
+    """The one error shape; a 401 says how to authenticate (``WWW-Authenticate: Bearer``,
+    RFC 6750, with ``error="invalid_token"`` when the token given is unknown)."""
     body = _clean({"error": {"code": code, "message": message[:_MAX_MESSAGE], **extra}})
+    if status == 401 and not (headers and "WWW-Authenticate" in headers):
+        headers = {**(headers or {}), "WWW-Authenticate": BEARER}
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -186,6 +193,9 @@ def install_error_handlers(app: FastAPI) -> None:
         if isinstance(error, CallRefused):
             refusals_of(request.app)[error.reason] += 1
             log_refusal(request, error.reason, error.message)
+            if error.reason == "invalid_token":
+                challenge = {"WWW-Authenticate": INVALID_TOKEN}
+                return error_response(error.status, error.code, error.message, headers=challenge)
         return error_response(error.status, error.code, error.message, **error.extra)
 
     async def validation(_: Request, error: Exception) -> JSONResponse:

@@ -13,7 +13,9 @@
 
 each refusal followed by the close of the connection;
 - a JSON body of a write names each key of an object once (400: a proxy or another
-  parser may keep the first where this one keeps the last).
+  parser may keep the first where this one keeps the last);
+- a write's body, when it has one, is JSON (``Content-Type: application/json`` or
+  ``+json``): any other type, or none, is 415 ``unsupported_media_type``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentladder.api.auth import TokenBook, caller_of
-from agentladder.api.errors import CallRefused, log_refusal, refusals_of
+from agentladder.api.errors import BEARER, CallRefused, log_refusal, refusals_of
 
 __all__ = ["RequestGuard", "duplicate_key"]
 
@@ -74,6 +76,8 @@ async def refuse(send: Send, status: int, code: str, message: str) -> None:
                (b"content-length", str(len(body)).encode()), (b"connection", b"close")]  # fmt: skip
     if status == 503:
         headers.append((b"retry-after", b"1"))
+    if status == 401:
+        headers.append((b"www-authenticate", BEARER.encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -119,7 +123,12 @@ class RequestGuard:
         except _Refusal as refused:
             await refuse(send, refused.status, refused.code, refused.message)
             return
-        if message["type"] == "http.request" and scope["method"] in _WRITES and _is_json(headers):
+        if message["type"] == "http.request" and scope["method"] in _WRITES and message["body"]:
+            if not _is_json(headers):
+                kind = headers.get(b"content-type", b"").decode("latin-1")[:100] or "none"
+                why = f"the body must be JSON (Content-Type: application/json), not {kind}"
+                await refuse(send, 415, "unsupported_media_type", why)
+                return
             twice = duplicate_key(message["body"])
             if twice is not None:
                 shown = json.dumps(twice[:64])

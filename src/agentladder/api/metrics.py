@@ -1,12 +1,20 @@
-"""``GET /metrics``: Prometheus text: requests, latencies, deliberations, awards, agents, refusals.
+"""``GET /metrics``: Prometheus text: requests, latencies, deliberations, awards, agents,
+refusals, provider calls.
 
 Each app has its own registry (no process-global state, so several apps and tests can
-live in one process).
+live in one process). Running totals are counters (``_total``): the totals the services
+keep (deliberations finished, awards, refusals, provider calls) are read at each scrape
+by a collector of this module, never set as gauges. Gauges are what is true now (agents
+online and registered, deliberations in progress, tasks queued). A request is labelled by
+its route's template (``/agents/{agent_id}``), a static file by its mount
+(``/static/{path}``), a path nothing serves by ``unmatched``: the labels stay few.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from prometheus_client import (
@@ -17,10 +25,14 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentladder.api.deps import ServicesDep
 from agentladder.api.errors import refusals_of
+from agentladder.services.container import Services
 
 __all__ = ["install_metrics", "router"]
 
@@ -40,18 +52,10 @@ class Metrics:
             "agentladder_http_request_duration_seconds", "HTTP request latency",
             ("method", "route"), registry=self.registry,
         )  # fmt: skip
-        self.deliberations = Gauge(
-            "agentladder_deliberations", "deliberations finished by this instance, by status",
-            ("status",), registry=self.registry,
-        )  # fmt: skip
         self.in_progress = Gauge(
             "agentladder_deliberations_in_progress",
             "deliberations on this instance now: running, or waiting for a slot",
             ("state",), registry=self.registry,
-        )  # fmt: skip
-        self.awards = Gauge(
-            "agentladder_awards", "Oracle awards applied by this instance", ("kind",),
-            registry=self.registry,
         )  # fmt: skip
         self.online = Gauge("agentladder_agents_online", "agents online", registry=self.registry)
         self.registered = Gauge(
@@ -61,12 +65,96 @@ class Metrics:
             "agentladder_agent_tasks_queued",
             "tasks queued for agents that poll over HTTP, not yet taken", registry=self.registry,
         )  # fmt: skip
-        self.refusals = Gauge(
+        self.totals = Totals()
+        self.registry.register(self.totals)
+
+
+class Totals(Collector):
+    """The services' running totals as counters, read at each scrape (``bind`` first)."""
+
+    def __init__(self) -> None:
+        self.source: Callable[[], tuple[Services, Any]] | None = None
+
+    def bind(self, services: Services, app: Any) -> None:
+        """Read from ``services`` and the refusals counted by ``app`` from now on."""
+        self.source = lambda: (services, app)
+
+    def collect(self) -> Iterator[Metric]:
+        """Deliberations, awards, refusals, and every provider call's figures."""
+        if self.source is None:
+            return
+        services, app = self.source()
+        yield _counter(
+            "agentladder_deliberations", "deliberations finished by this instance, by status",
+            "status", services.orchestrator.finished.items(),
+        )  # fmt: skip
+        yield _counter(
+            "agentladder_awards", "Oracle awards applied by this instance", "kind",
+            services.oracle.awards.items(),
+        )  # fmt: skip
+        refusals = services.registry.refusals + refusals_of(app)
+        yield _counter(
             "agentladder_refusals",
             "refused attempts by reason: unauthenticated, invalid_token, forbidden_role"
             " (the API), self_promotion, impersonation, declaration_mismatch (the registry)",
-            ("reason",), registry=self.registry,
+            "reason", refusals.items(),
         )  # fmt: skip
+        yield from _provider_calls(services)
+
+
+def _counter(name: str, what: str, label: str, values: Any) -> CounterMetricFamily:
+    family = CounterMetricFamily(name, what, labels=[label])
+    for key, value in sorted(values):
+        family.add_metric([key], value)
+    return family
+
+
+def _provider_calls(services: Services) -> Iterator[Metric]:
+    calls = services.orchestrator.calls
+    latency = HistogramMetricFamily(
+        "agentladder_provider_call_duration_seconds",
+        "latency of each call to an agent's provider (every attempt), by agent and call",
+        labels=["agent", "call"],
+    )
+    for (agent, call), histogram in sorted(calls.latency.items()):
+        latency.add_metric([agent, call], histogram.cumulative(), histogram.total_s)
+    yield latency
+    errors = CounterMetricFamily(
+        "agentladder_provider_call_errors",
+        "failed calls to an agent's provider by agent, call and kind (timeout, http,"
+        " refused, unparseable, invalid, other)",
+        labels=["agent", "call", "kind"],
+    )
+    for (agent, call, kind), count in sorted(calls.errors.items()):
+        errors.add_metric([agent, call, kind], count)
+    yield errors
+    tokens = CounterMetricFamily(
+        "agentladder_provider_tokens", "tokens of the calls that answered, by agent and"
+        " direction (input, output)", labels=["agent", "direction"],
+    )  # fmt: skip
+    for (agent, direction), count in sorted(calls.tokens.items()):
+        tokens.add_metric([agent, direction], count)
+    yield tokens
+    cost = CounterMetricFamily(
+        "agentladder_provider_cost_dollars",
+        "cost of the calls that answered, at each agent's prices (docs/costs.md)",
+        labels=["agent"],
+    )
+    for agent, dollars in sorted(calls.cost.items()):
+        cost.add_metric([agent], dollars)
+    yield cost
+
+
+def _route_of(scope: Scope) -> str:
+    """The route's template; for a mounted app (static files), its mount's."""
+    route = scope.get("route")
+    if route is not None:
+        return str(getattr(route, "path", "unmatched"))
+    endpoint, app = scope.get("endpoint"), scope.get("app")
+    for mount in getattr(app, "routes", ()):
+        if isinstance(mount, Mount) and endpoint is not None and mount.app is endpoint:
+            return f"{mount.path}/{{path}}"
+    return "unmatched"
 
 
 class _Measure:
@@ -86,7 +174,7 @@ class _Measure:
 
         async def counted(message: Message) -> None:
             if message["type"] == "http.response.start":
-                path = getattr(scope.get("route"), "path", "unmatched")
+                path = _route_of(scope)
                 method = scope["method"]
                 self.metrics.latency.labels(method, path).observe(time.perf_counter() - start)
                 self.metrics.requests.labels(method, path, str(message["status"])).inc()
@@ -107,18 +195,12 @@ def install_metrics(app: FastAPI) -> None:
 async def serve_metrics(request: Request, services: ServicesDep) -> Response:
     """The current metrics in the Prometheus text format."""
     metrics: Metrics = request.app.state.metrics
+    metrics.totals.bind(services, request.app)
     online = await services.registry.online()
     metrics.online.set(sum(online.values()))
     metrics.registered.set(len(online))
-    for status, count in services.orchestrator.finished.items():
-        metrics.deliberations.labels(status).set(count)
     running, waiting = services.orchestrator.load
     metrics.in_progress.labels("running").set(running)
     metrics.in_progress.labels("waiting").set(waiting)
-    for kind, count in services.oracle.awards.items():
-        metrics.awards.labels(kind).set(count)
     metrics.tasks_queued.set(services.tasks.queued)
-    refusals = services.registry.refusals + refusals_of(request.app)
-    for reason, count in refusals.items():
-        metrics.refusals.labels(reason).set(count)
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

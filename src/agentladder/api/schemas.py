@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentladder.api.openapi_errors import ERROR_STATUSES, ERRORS
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.levels import Level
 from agentladder.domain.registry import AgentStatus
@@ -135,16 +136,15 @@ class ErrorOut(BaseModel):
     error: ErrorBody
 
 
-ERROR_STATUSES = {
-    "400": "bad_request (not JSON, nested too deep) or too_few_agents",
-    "401": "unauthorized: no token, or an unknown one",
-    "403": "forbidden: the role may not, or an agent acting as another",
-    "404": "not_found",
-    "409": "conflict: the same contract or report id with another payload",
-    "413": "payload_too_large: a body over api.max_body_bytes",
-    "422": "invalid_input (with field and value) or server_owned_field (with fields)",
-    "503": "store_unavailable",
+_NEXT = 'the next page, rel="next" (as page.next); absent on the last page'
+HEADERS: dict[tuple[str, str, str], tuple[str, str]] = {
+    ("/deliberation", "post", "202"): ("Location", "where to follow it: /deliberation/{id}"),
+    ("/deliberations", "get", "200"): ("Link", _NEXT),
+    ("/oracle/profiles/{agent_id}/history", "get", "200"): ("Link", _NEXT),
+    ("/oracle/leaderboard", "get", "200"): ("Link", _NEXT),
+    ("/agents/directory", "get", "200"): ("Link", _NEXT),
 }
+"""Response headers the OpenAPI document names."""
 
 LINKS: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
     ("/agents/heartbeat", "post", "200"): {
@@ -183,9 +183,10 @@ tests follow them: heartbeat, then the agent; judgment, then profile, ledger, va
 
 
 def document(doc: dict[str, Any]) -> dict[str, Any]:
-    """The generated OpenAPI document completed: every operation's error responses in
-    the one shape (instead of FastAPI's ``{"detail"}``), the links, and the heartbeat's
-    body described as an agent declaration."""
+    """The generated OpenAPI document completed: each operation's error responses (those
+    it can return, ``api/openapi_errors.py``) in the one shape (instead of FastAPI's
+    ``{"detail"}``), the links, and the heartbeat's body described as an agent
+    declaration."""
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     for model in (ErrorOut, AgentConfig):
         found = model.model_json_schema(ref_template="#/components/schemas/{model}")
@@ -196,10 +197,21 @@ def document(doc: dict[str, Any]) -> dict[str, Any]:
     error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
     ids = {(path, method): op["operationId"] for path, item in doc["paths"].items()
            for method, op in item.items()}  # fmt: skip
-    for item in doc["paths"].values():
-        for op in item.values():
-            for status, what in ERROR_STATUSES.items():
-                op["responses"][status] = {"description": what, **error}
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            op["responses"].pop("422", None)  # FastAPI's, in its own shape: ours below
+            for status in ERRORS.get((path, method), tuple(ERROR_STATUSES)):
+                op["responses"][status] = {"description": ERROR_STATUSES[status], **error}
+            if "401" in op["responses"]:
+                op["responses"]["401"]["headers"] = {"WWW-Authenticate": {
+                    "description": "Bearer", "schema": {"type": "string"}}}  # fmt: skip
+    for (path, method, status), (header, what) in HEADERS.items():
+        if path in doc["paths"]:
+            response = doc["paths"][path][method]["responses"][status]
+            response.setdefault("headers", {})[header] = {
+                "description": what,
+                "schema": {"type": "string"},
+            }
     heartbeat = doc["paths"]["/agents/heartbeat"]["post"]["requestBody"]["content"]
     heartbeat["application/json"]["schema"] = {"$ref": "#/components/schemas/AgentConfig"}
     _bound_request_numbers(doc)

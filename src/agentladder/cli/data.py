@@ -184,6 +184,7 @@ def deliberate(
     for agent_id, score in record["scores"].items():
         console.print(f"  {agent_id}: {'-' if score is None else f'{score:.2f}'}")
     console.print(f"promoted: {', '.join(record['ranking']['promoted']) or 'nobody'}")
+    console.print(f"cost: ${record['total_cost']:.4f}")
 
 
 @oracle_app.command("verify")

@@ -3,19 +3,31 @@
 The record is what ``GET /deliberation/{id}`` shows and what the store keeps. The
 ``ranking`` and ``judgments`` parts track the post-completion side effects, which never
 block or fail the deliberation itself.
+
+Costs (``docs/costs.md``). Every call is priced at the prices of the agent that made it:
+a proposal's ``cost`` is what its author's propose call cost, an evaluation's ``cost`` what
+its evaluator's call cost. ``agent_costs`` adds up each agent's own calls, ``total_cost``
+all of them. Records stored before this rule have ``cost_basis`` 1 (the field absent): a
+proposal's ``cost`` there also holds what its peers spent evaluating it, at their prices,
+so their ``total_cost`` is the sum of the proposals' costs and ``agent_costs`` is unknown
+(empty). The Oracle charges each agent ``charged_cost``: its own calls (basis 2), or
+its proposals' costs (basis 1, as those records were judged when they were written).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
+from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentladder.domain.deliberation import DeliberationRequest, Excluded
 from agentladder.domain.ranking import Submission
 from agentladder.domain.rules import Complexity
 
 __all__ = [
+    "COST_BASIS",
     "DeliberationRecord",
     "DeliberationStatus",
     "EvaluationRecord",
@@ -23,8 +35,16 @@ __all__ = [
     "RoundRecord",
     "SideEffect",
     "SideEffectState",
+    "agent_costs",
     "best_proposal",
+    "charged_cost",
+    "total_cost",
 ]
+
+COST_BASIS = 2
+"""How the costs of a record written now are kept: each call charged to its caller."""
+LEGACY_COST_BASIS = 1
+"""Records written before: a proposal's cost includes its evaluations by its peers."""
 
 
 class DeliberationStatus(StrEnum):
@@ -45,6 +65,9 @@ class EvaluationRecord(BaseModel):
     score: float | None = None
     rationale: str = ""
     latency_ms: float = 0.0
+    cost: float = Field(
+        default=0.0, description="the evaluator's call, at the evaluator's prices (basis 2)"
+    )
     error: str | None = None
 
 
@@ -61,7 +84,10 @@ class ProposalRecord(BaseModel):
     attempts: int = 0
     self_corrected: bool = False
     mentor: bool = Field(default=False, description="by an agent allowed to mentor")
-    cost: float = 0.0
+    cost: float = Field(
+        default=0.0,
+        description="the author's propose call at its prices (basis 1: plus its evaluations)",
+    )
     error: str | None = None
 
 
@@ -130,6 +156,65 @@ class DeliberationRecord(BaseModel):
     started_at: float | None = None
     finished_at: float | None = None
     error: str | None = None
+    cost_basis: int = Field(
+        default=LEGACY_COST_BASIS,
+        ge=LEGACY_COST_BASIS,
+        le=COST_BASIS,
+        description="2: each call is charged to its caller; 1 (older records): a proposal's"
+        " cost includes what its peers spent evaluating it",
+    )
+    total_cost: float = Field(default=0.0, description="what every call of it cost")
+    agent_costs: dict[str, float] = Field(
+        default_factory=dict,
+        description="what each agent spent on its own calls (empty when cost_basis is 1)",
+    )
+
+    @model_validator(mode="after")
+    def _costs_of_older_records(self) -> Self:
+        """A record stored without its totals gets them from its rounds."""
+        if "total_cost" not in self.model_fields_set:
+            self.total_cost = total_cost(self.rounds, self.cost_basis)
+        if "agent_costs" not in self.model_fields_set:
+            self.agent_costs = agent_costs(self.rounds, self.cost_basis)
+        return self
+
+    def count_costs(self) -> None:
+        """Bring ``total_cost`` and ``agent_costs`` up to date with the rounds."""
+        self.total_cost = total_cost(self.rounds, self.cost_basis)
+        self.agent_costs = agent_costs(self.rounds, self.cost_basis)
+
+
+def total_cost(rounds: Sequence[RoundRecord], basis: int = COST_BASIS) -> float:
+    """Every call's cost: proposals and evaluations (basis 1: the proposals, which hold
+    their evaluations)."""
+    total = 0.0
+    for proposal in (p for r in rounds for p in r.proposals):
+        total += proposal.cost
+        if basis >= COST_BASIS:
+            total += sum(e.cost for e in proposal.evaluations)
+    return total
+
+
+def agent_costs(rounds: Sequence[RoundRecord], basis: int = COST_BASIS) -> dict[str, float]:
+    """What each agent spent on its own proposals and evaluations; empty for basis 1,
+    whose proposal costs mix in the evaluators' spending."""
+    if basis < COST_BASIS:
+        return {}
+    spent: dict[str, float] = {}
+    for proposal in (p for r in rounds for p in r.proposals):
+        spent[proposal.agent_id] = spent.get(proposal.agent_id, 0.0) + proposal.cost
+        for evaluation in proposal.evaluations:
+            who = evaluation.evaluator
+            spent[who] = spent.get(who, 0.0) + evaluation.cost
+    return spent
+
+
+def charged_cost(record: DeliberationRecord, agent: str) -> float:
+    """The cost the Oracle's judgment of ``agent`` carries: what it spent (basis 2), or the
+    costs of its proposals (basis 1, as such records were always judged)."""
+    if record.cost_basis >= COST_BASIS:
+        return agent_costs(record.rounds, record.cost_basis).get(agent, 0.0)
+    return sum(p.cost for r in record.rounds for p in r.proposals if p.agent_id == agent)
 
 
 def best_proposal(proposals: list[ProposalRecord]) -> ProposalRecord | None:

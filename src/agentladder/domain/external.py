@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentladder.domain.agents import AgentName
 from agentladder.domain.deliberation_record import (
+    COST_BASIS,
     DeliberationRecord,
     DeliberationStatus,
     EvaluationRecord,
@@ -137,6 +138,7 @@ def reported_record(external: ExternalDeliberation, now: float) -> DeliberationR
             for p in r.proposals
         ],
         result=best_proposal(rounds[-1].proposals),
+        cost_basis=COST_BASIS,  # a report carries no costs: every call counts 0
         source="external",
         created_at=now,
         started_at=now,

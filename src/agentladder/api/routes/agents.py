@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import APIRouter, Body, Query, Request, Response
 from pydantic import BaseModel
 
 from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
+from agentladder.api.paging import PageOut, page_of
 from agentladder.api.routes.skills import SkillOut, skill_out
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out
 from agentladder.store.records import DirectoryQuery
@@ -21,6 +24,13 @@ class AgentsOut(BaseModel):
     """``{"agents": [...]}``."""
 
     agents: list[AgentOut]
+
+
+class DirectoryOut(BaseModel):
+    """``{"agents": [...], "page": {...}}``."""
+
+    agents: list[AgentOut]
+    page: PageOut
 
 
 class AgentStatsListOut(BaseModel):
@@ -47,9 +57,10 @@ async def list_agents(services: ServicesDep) -> Response:
     return Response(await services.registry.listing_json(), media_type="application/json")
 
 
-@router.get("/agents/directory", response_model=AgentsOut)
+@router.get("/agents/directory", response_model=DirectoryOut)
 async def directory(
     services: ServicesDep,
+    request: Request,
     tag: str | None = None,
     provider: str | None = None,
     min_rank: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
@@ -60,12 +71,25 @@ async def directory(
 ) -> Response:
     """The public directory, filtered by tag, provider, minimum rank and status, sorted;
     a page of it with ``limit`` and ``offset`` (``store/directory.py``): built by the
-    store, on SQLite in one query."""
+    store, on SQLite in one query. Without ``limit``, every agent from ``offset`` on,
+    the store's bytes answered as they are; with it, one agent more is read to tell
+    whether a next page follows."""
     query = DirectoryQuery(
         tag=tag, provider=provider, min_rank=min_rank, online=online, sort=sort, limit=limit,
         offset=offset,
     )  # fmt: skip
-    return Response(await services.registry.directory_json(query), media_type="application/json")
+    if limit is None:
+        whole = await services.registry.directory_json(query)
+        page = PageOut(offset=offset, limit=None, next=None).model_dump_json().encode()
+        body = whole.rstrip()[:-1] + b',"page":' + page + b"}"  # inside {"agents":[...]}
+        return Response(body, media_type="application/json")
+    more = dataclasses.replace(query, limit=limit + 1)
+    read = json.loads(await services.registry.directory_json(more))["agents"]
+    links = Response()
+    agents, found = page_of(request, links, read, offset=offset, limit=limit)
+    encoded = json.dumps({"agents": agents, "page": found.model_dump()}, separators=(",", ":"))
+    headers = {"Link": links.headers["Link"]} if found.next else None
+    return Response(encoded.encode(), media_type="application/json", headers=headers)
 
 
 class AgentDetailOut(AgentOut):

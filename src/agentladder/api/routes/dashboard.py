@@ -43,6 +43,9 @@ POLL_MS = 2000
 LEADERBOARD_SIZE = 10
 SKILL_SIZE = 30
 DELIBERATIONS_PAGE = 50
+AGENT_SCAN = 200
+"""The agent page looks for the agent's deliberations among the newest this many."""
+AGENT_DELIBERATIONS = 20
 _LEDGER_PAGE = 1000
 
 
@@ -250,8 +253,11 @@ async def agent_page(request: Request, services: ServicesDep, agent_id: str) -> 
     overall_skill, typed_skills = (
         (None, []) if skills is None else await services.skill.of_agent(agent_id)
     )
+    recent = await services.orchestrator.list(limit=AGENT_SCAN)
+    mine = [r for r in recent if agent_id in r.agents][:AGENT_DELIBERATIONS]
     return _page(
         request, "agent.html", agent_id=agent_id, row=row, profile=profile,
+        deliberations=mine, scanned=len(recent),
         overall_skill=overall_skill, typed_skills=typed_skills,
         skill_series=skill_series(skills),
         stats=None if found is None else found.value,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel
 
 from agentladder.api.deps import MAX_OFFSET, CheckedJson, Role, ServicesDep
+from agentladder.api.paging import PageOut, page_of
 from agentladder.api.schemas import Accepted
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.external import ExternalDeliberation
@@ -20,18 +21,23 @@ ORCHESTRATOR_WRITE = [Depends(Role("orchestrator")), CheckedJson]
 
 
 class DeliberationsOut(BaseModel):
-    """``{"deliberations": [...]}``, newest first."""
+    """``{"deliberations": [...], "page": {...}}``, newest first."""
 
     deliberations: list[dict[str, Any]]
+    page: PageOut
 
 
 @router.post(
     "/deliberation", status_code=202, response_model=Accepted, dependencies=ORCHESTRATOR_WRITE
 )
-async def start(services: ServicesDep, request: DeliberationRequest) -> Accepted:
-    """Queue a deliberation (400 with the excluded agents when fewer than 2 qualify; 503
-    busy, with Retry-After, when this instance holds as many as it may)."""
+async def start(
+    services: ServicesDep, request: DeliberationRequest, response: Response
+) -> Accepted:
+    """Queue a deliberation: 202 with ``Location``, where to follow it (400 with the
+    excluded agents when fewer than 2 qualify; 503 busy, with Retry-After, when this
+    instance holds as many as it may)."""
     record = await services.orchestrator.submit(request)
+    response.headers["Location"] = f"/deliberation/{record.id}"
     return Accepted(deliberation_id=record.id, status=record.status.value)
 
 
@@ -47,15 +53,19 @@ async def get(services: ServicesDep, deliberation_id: str) -> Response:
 @router.get("/deliberations", response_model=DeliberationsOut)
 async def list_all(
     services: ServicesDep,
+    request: Request,
+    response: Response,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> DeliberationsOut:
-    """Deliberations, newest first."""
-    records = await services.orchestrator.list(limit=limit, offset=offset)
+    """Deliberations, newest first, a page (``page.next``: the next one)."""
+    read = await services.orchestrator.list(limit=limit + 1, offset=offset)
+    records, page = page_of(request, response, read, offset=offset, limit=limit)
     return DeliberationsOut(
         deliberations=[
             r.model_dump(mode="json", exclude={"submissions", "rounds"}) for r in records
-        ]
+        ],
+        page=page,
     )
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.api.deps import MAX_OFFSET, CheckedJson, Role, ServicesDep
+from agentladder.api.paging import PageOut, page_of
 from agentladder.api.schemas import ValidationRateOut
 from agentladder.domain.agents import AgentName
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
@@ -31,12 +32,18 @@ class HistoryOut(BaseModel):
     entries: list[LedgerEntry]
     offset: int
     limit: int
+    page: PageOut
 
 
 class LeaderboardOut(BaseModel):
-    """``{"entries": [...]}``."""
+    """``{"entries": [...], "page": {...}}``."""
 
     entries: list[LeaderboardRow]
+    page: PageOut
+
+
+LEADERBOARD_DEPTH = 1000
+"""How far down a leaderboard reaches: ``offset + limit`` at most this."""
 
 
 class SentinelCheck(BaseModel):
@@ -76,23 +83,34 @@ async def profile(services: ServicesDep, agent_id: str) -> AgentProfile:
 async def history(
     services: ServicesDep,
     agent_id: str,
+    request: Request,
+    response: Response,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> HistoryOut:
-    """The agent's xp_history, oldest first, one page."""
+    """The agent's xp_history, oldest first, one page (``page.next``: the next one)."""
     await services.oracle.get_profile(agent_id)  # 404 for an unknown agent
-    entries = await services.store.ledger(agent_id, offset=offset, limit=limit)
-    return HistoryOut(entries=entries, offset=offset, limit=limit)
+    read = await services.store.ledger(agent_id, offset=offset, limit=limit + 1)
+    entries, page = page_of(request, response, read, offset=offset, limit=limit)
+    return HistoryOut(entries=entries, offset=offset, limit=limit, page=page)
 
 
 @router.get("/leaderboard", response_model=LeaderboardOut)
 async def leaderboard(
     services: ServicesDep,
+    request: Request,
+    response: Response,
     task_type: TaskType = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    limit: Annotated[int, Query(ge=1, le=LEADERBOARD_DEPTH)] = 10,
+    offset: Annotated[int, Query(ge=0, lt=LEADERBOARD_DEPTH)] = 0,
 ) -> LeaderboardOut:
-    """Top agents by XP, overall or in one task type."""
-    return LeaderboardOut(entries=await services.oracle.get_leaderboard(task_type, limit))
+    """Top agents by XP, overall or in one task type, a page; positions 1 to 1000 (a
+    page is cut there, and has no next page past it)."""
+    end = min(offset + limit, LEADERBOARD_DEPTH)
+    rows = await services.oracle.get_leaderboard(task_type, min(end + 1, LEADERBOARD_DEPTH))
+    read = rows[offset : end + 1] if end < LEADERBOARD_DEPTH else rows[offset:end]
+    entries, page = page_of(request, response, read, offset=offset, limit=end - offset)
+    return LeaderboardOut(entries=entries, page=page)
 
 
 @router.get("/agents/{agent_id}/validation-rate", response_model=ValidationRateOut)

@@ -69,8 +69,11 @@
       if (record.ranking.promoted.length) parts.push("promoted " + record.ranking.promoted.join(", "));
       parts.push("judgments " + record.judgments.state);
     }
+    parts.push("cost " + money(record.total_cost || 0));
     if (record.error) parts.push("error: " + record.error);
     $("follow-summary").textContent = parts.join(" · ");
+    $("spent").hidden = false;
+    $("spent-cost").textContent = money(record.total_cost || 0);
   }
 
   async function follow(id, total) {

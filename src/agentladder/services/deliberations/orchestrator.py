@@ -23,6 +23,7 @@ from agentladder.config import AgentSettings, OrchestratorSettings
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.deliberation import DeliberationRequest, select_agents
 from agentladder.domain.deliberation_record import (
+    COST_BASIS,
     DeliberationRecord,
     DeliberationStatus,
     SideEffect,
@@ -36,6 +37,7 @@ from agentladder.errors import Busy, InvalidInput, NotFound, PayloadConflict, To
 from agentladder.providers.base import ProposeRequest, Provider
 from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
+from agentladder.services.deliberations.calls import ProviderCalls
 from agentladder.services.deliberations.rounds import Participant, RoundRunner
 from agentladder.services.deliberations.side_effects import (
     apply_judgments,
@@ -92,6 +94,7 @@ class Orchestrator:
         self.instance_id = instance_id or uuid.uuid4().hex  # its lease's holder
         self.mentors = Mentors(self.settings)
         self.finished: Counter[str] = Counter()  # status -> deliberations, for /metrics
+        self.calls = ProviderCalls()  # every call to an agent, for /metrics
         self._tasks: set[asyncio.Task[None]] = set()
         self._active: dict[str, DeliberationRecord] = {}
         self._slots = asyncio.Semaphore(self.settings.max_running)
@@ -136,6 +139,7 @@ class Orchestrator:
             excluded=list(selection.excluded),
             created_at=self._now(),
             runner=self.instance_id,
+            cost_basis=COST_BASIS,
         )
         self._allowances[record.id] = allowances  # read once, used when it runs
         return record
@@ -263,8 +267,9 @@ class Orchestrator:
         try:
             participants = await self._participants(record, request)
             runner = RoundRunner(
-                timeout_s=self.timeout_s, examples=self.mentors.examples(request.task_type)
-            )
+                timeout_s=self.timeout_s, examples=self.mentors.examples(request.task_type),
+                calls=self.calls,
+            )  # fmt: skip
             base = ProposeRequest(
                 deliberation_id=record.id, round=1, user_query=request.user_query,
                 task_type=request.task_type,
@@ -278,6 +283,7 @@ class Orchestrator:
                         record.rounds.append(
                             await runner.run_round(number, participants, base, previous)
                         )
+                        record.count_costs()
             except TimeoutError:
                 record.submissions = runner.submissions
                 raise DeadlineExceeded(
@@ -379,9 +385,10 @@ class Orchestrator:
         return DeliberationRecord.model_validate(doc.body)
 
     async def list(self, *, limit: int = 50, offset: int = 0) -> list[DeliberationRecord]:
-        """Deliberations, newest first."""
-        if not 1 <= limit <= 1000:
-            raise InvalidInput("limit", limit, "must be an integer from 1 to 1000")
+        """Deliberations, newest first (up to 1001: a page of 1000 and one to tell whether
+        another follows)."""
+        if not 1 <= limit <= 1001:
+            raise InvalidInput("limit", limit, "must be an integer from 1 to 1001")
         docs = await self.store.list_deliberations(limit=limit, offset=offset)
         return [DeliberationRecord.model_validate(doc.body) for doc in docs]
 

@@ -6,6 +6,10 @@ level for the task type (unlimited is capped by ``max_attempts``). A failed prop
 agent allowed to self-correct (trusted and above) gets one more try with the error shown;
 in the next round, such an agent is also shown its low score. Provider errors, timeouts and
 even provider bugs are recorded as failures, never raised.
+
+Each call is priced at its caller's prices (``docs/costs.md``): a proposal's ``cost`` is
+its author's call, an evaluation's ``cost`` its evaluator's call. Only the call that
+answered is priced: a failed or timed-out attempt reports no usage and costs nothing here.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from agentladder.providers.base import (
     Provider,
     Usage,
 )
+from agentladder.services.deliberations.calls import ProviderCalls, error_kind
 from agentladder.services.deliberations.deadlines import Deadlines
 
 __all__ = ["Participant", "RoundRunner"]
@@ -69,20 +74,24 @@ class RoundRunner:
     """Runs rounds for one deliberation, collecting every submission."""
 
     def __init__(
-        self, *, timeout_s: float, max_attempts: int = 10, examples: tuple[str, ...] = ()
-    ) -> None:
+        self, *, timeout_s: float, max_attempts: int = 10, examples: tuple[str, ...] = (),
+        calls: ProviderCalls | None = None,
+    ) -> None:  # fmt: skip
         self.timeout_s = timeout_s
         self.deadlines = Deadlines(timeout_s)  # one timer for all the calls in flight
         self.max_attempts = max_attempts
         self.examples = examples  # mentors' outputs, shown to agents that are not mentors
         self.submissions: list[Submission] = []
+        self.calls = calls if calls is not None else ProviderCalls()  # for /metrics
 
     async def _call(
-        self, agent_id: str, call: Callable[[str | None], Awaitable[T]], tries: int,
+        self, agent_id: str, what: str, call: Callable[[str | None], Awaitable[T]], tries: int,
         feedback: str | None = None,
     ) -> _Outcome[T]:  # fmt: skip
-        """Up to ``tries`` attempts of ``call``, each a timed submission."""
+        """Up to ``tries`` attempts of ``call`` (``what``: propose or evaluate), each a
+        timed submission and one call in the provider totals."""
         error: str | None = None
+        kind: str | None = None
         total = 0.0
         for attempt in range(1, tries + 1):
             start = time.perf_counter()
@@ -95,12 +104,13 @@ class RoundRunner:
             except (asyncio.CancelledError, TimeoutError) as stop:  # a call's own: as before
                 if isinstance(stop, asyncio.CancelledError) and not expired:
                     raise
-                error = f"timeout: no answer within {self.timeout_s} s"
+                error, kind = f"timeout: no answer within {self.timeout_s} s", "timeout"
             except Exception as failure:  # a provider's failure, whatever it is
-                error = str(failure) or type(failure).__name__
+                error, kind = str(failure) or type(failure).__name__, error_kind(failure)
             else:
-                error = None
+                error, kind = None, None
             latency = (time.perf_counter() - start) * 1000
+            self.calls.observe(agent_id, what, latency / 1000, kind)
             total += latency
             self.submissions.append(
                 Submission(agent_id=agent_id, latency_ms=latency, ok=error is None)
@@ -108,6 +118,12 @@ class RoundRunner:
             if error is None:
                 return _Outcome(value, None, total, attempt)
         return _Outcome(None, error, total, tries)
+
+    def _spent(self, participant: Participant, usage: Usage) -> float:
+        """The cost of a call that answered, at its caller's prices, added to the totals."""
+        cost = _cost(participant.config, usage)
+        self.calls.spend(participant.agent_id, usage.input_tokens, usage.output_tokens, cost)
+        return cost
 
     def _tries(self, participant: Participant) -> int:
         retries = participant.allowance.max_retries
@@ -121,12 +137,13 @@ class RoundRunner:
             return await participant.provider.propose(asked)
 
         outcome = await self._call(
-            participant.agent_id, ask, self._tries(participant), request.feedback
+            participant.agent_id, "propose", ask, self._tries(participant), request.feedback
         )
         corrected = False
         if outcome.value is None and participant.allowance.can_self_correct:
             retry = await self._call(
                 participant.agent_id,
+                "propose",
                 ask,
                 1,
                 f"Your previous attempt failed ({outcome.error}). Try again.",
@@ -135,6 +152,7 @@ class RoundRunner:
                                outcome.attempts + 1)  # fmt: skip
             corrected = retry.value is not None
         proposal = outcome.value
+        cost = 0.0 if proposal is None else self._spent(participant, proposal.usage)
         return ProposalRecord(
             agent_id=participant.agent_id,
             mentor=participant.allowance.can_mentor,
@@ -142,26 +160,24 @@ class RoundRunner:
             latency_ms=outcome.latency_ms,
             attempts=outcome.attempts,
             self_corrected=corrected,
-            cost=0.0 if proposal is None else _cost(participant.config, proposal.usage),
+            cost=cost,
             error=outcome.error,
         )
 
-    async def _evaluate(
-        self, evaluator: Participant, request: EvaluateRequest
-    ) -> tuple[EvaluationRecord, float]:
+    async def _evaluate(self, evaluator: Participant, request: EvaluateRequest) -> EvaluationRecord:
         async def ask(_: str | None) -> Evaluation:
             return await evaluator.provider.evaluate(request)
 
-        outcome = await self._call(evaluator.agent_id, ask, self._tries(evaluator))
+        outcome = await self._call(evaluator.agent_id, "evaluate", ask, self._tries(evaluator))
         value = outcome.value
-        record = EvaluationRecord(
+        return EvaluationRecord(
             evaluator=evaluator.agent_id,
             score=None if value is None else value.score,
             rationale="" if value is None else value.rationale,
             latency_ms=outcome.latency_ms,
+            cost=0.0 if value is None else self._spent(evaluator, value.usage),
             error=outcome.error,
         )
-        return record, 0.0 if value is None else _cost(evaluator.config, value.usage)
 
     async def run_round(
         self,
@@ -198,9 +214,8 @@ class RoundRunner:
                 if evaluator.agent_id != proposal.agent_id:
                     jobs.append((proposal, self._evaluate(evaluator, request)))
         results = await asyncio.gather(*(job for _, job in jobs))
-        for (proposal, _), (evaluation, cost) in zip(jobs, results, strict=True):
-            proposal.evaluations.append(evaluation)
-            proposal.cost += cost
+        for (proposal, _), evaluation in zip(jobs, results, strict=True):
+            proposal.evaluations.append(evaluation)  # its cost is the evaluator's, not the author's
         for proposal in proposals:
             scores = {e.evaluator: e.score for e in proposal.evaluations if e.score is not None}
             proposal.aggregated_score = aggregate_peer_scores(proposal.agent_id, scores)

@@ -4,7 +4,8 @@ Both run as a side effect that never blocks or fails the deliberation. The ranki
 is the specification's scoring algorithm folded into one atomic commit of every
 participant's stats, compare-and-set on each and marked with the deliberation id, so it
 is applied exactly once even when retried, raced or reported twice. Each agent's work is
-also judged by the Oracle (contract ``<deliberation id>.<agent>``, idempotent). A failing
+also judged by the Oracle (contract ``<deliberation id>.<agent>``, idempotent), charged
+what it spent itself (``charged_cost``: its proposals and its evaluations). A failing
 store is retried with back-off until it recovers or the service stops.
 """
 
@@ -14,7 +15,12 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from agentladder.domain.deliberation_record import DeliberationRecord, SideEffect, SideEffectState
+from agentladder.domain.deliberation_record import (
+    DeliberationRecord,
+    SideEffect,
+    SideEffectState,
+    charged_cost,
+)
 from agentladder.domain.ranking import RankingOutcome, rank_deliberation
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied
@@ -103,7 +109,7 @@ async def apply_judgments(oracle: Oracle, record: DeliberationRecord) -> None:
                 success=score is not None,
                 retries=sum(max(0, p.attempts - 1) for p in proposals),
                 duration_ms=sum(p.latency_ms for p in proposals),
-                cost=sum(p.cost for p in proposals),
+                cost=charged_cost(record, agent),  # its own calls (docs/costs.md)
                 complexity=record.complexity,
             ),
         )
