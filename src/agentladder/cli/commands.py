@@ -268,12 +268,15 @@ def agent(
         int, typer.Option(min=1, max=64, help="Tasks answered at once (model calls in flight).")
     ] = 4,
 ) -> None:
-    """Run one configured agent as its own process: it heartbeats and answers its tasks."""
+    """Run one configured agent as its own process: it heartbeats and answers its tasks,
+    saying when it starts, connects (its first heartbeat accepted) and stops."""
     from agentladder.agent_process import run_agent_process  # noqa: PLC0415 (agents only)
 
     token = os.environ.get(token_env) or None
     asyncio.run(
-        run_agent_process(config, name, server, prefix, token=token, concurrency=concurrency)
+        run_agent_process(
+            config, name, server, prefix, token=token, concurrency=concurrency, say=typer.echo
+        )
     )
 
 
