@@ -36,6 +36,7 @@ def deliberation_cost(record: dict[str, Any]) -> float:
 
 @app.command()
 def deliberate(
+    ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="The question.")],
     agent: Annotated[list[str], typer.Option("--agent", help="An agent (2 or more).")],
     scope: Annotated[str, typer.Option(help="quick, standard or deep.")] = "standard",
@@ -70,6 +71,8 @@ def deliberate(
             progress.add_task("deliberating", total=None)
             record = _with_services(config, store_url(store, db), work, create=create)
     except TooFewAgents as error:
+        if ctx.find_root().params.get("debug"):
+            raise  # agentladder --debug: the error itself, with its traceback
         typer.echo(f"error: {error}; excluded: {excluded_text(error.excluded)}", err=True)
         raise typer.Exit(1) from error
     if as_json:
