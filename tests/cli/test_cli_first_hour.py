@@ -187,3 +187,19 @@ def test_a_nats_server_without_the_store_says_so(nats_store_url: str) -> None:
 def test_the_issue_s_bad_inputs_are_one_line(args: list[str], start: str) -> None:
     """Each bad input a newcomer tried: one line naming the field, exit 1."""
     assert one_line(*args).startswith(start)
+
+
+def test_judging_an_unregistered_agent_when_refused_is_one_line(tmp_path: Path) -> None:
+    """oracle.accept_unregistered: false: judge of an agent nobody registered is one line
+    naming agent_id and the value, exit 1; a configured agent's judgment is applied."""
+    config = tmp_path / "strict.yaml"
+    config.write_text(PRICED + "oracle: {accept_unregistered: false}\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    judged = ["judge", "--config", str(config), "--db", str(db), "--contract-id", "c1",
+              "--score", "8", "--create"]  # fmt: skip
+    line = one_line(*judged, "--agent-id", "outsider")
+    assert line == (
+        "error: agent_id: is not a configured or registered agent, and"
+        " oracle.accept_unregistered is false ('outsider')"
+    )
+    assert "+" in ok(*judged, "--agent-id", "sim_a")
