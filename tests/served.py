@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["Server", "free_port", "start_agents", "start_server", "stop_agents"]
+__all__ = ["Server", "free_port", "start_agents", "start_serve", "start_server", "stop_agents"]
 
 
 def free_port() -> int:
@@ -105,13 +105,20 @@ def start_server(
     ``ready``); ``extra``: more arguments of ``serve``."""
     path = folder / "agents.yaml"
     path.write_text(config, encoding="utf-8")
+    where = ["--store", store] if store else ["--db", str(folder / db)]
+    return start_serve(folder, ["--config", str(path), *where, *extra], port=port, ready=ready)
+
+
+def start_serve(
+    folder: Path, args: list[str], port: int | None = None, ready: bool = True
+) -> Server:
+    """`agentladder serve ARGS --port P` logging into ``folder``, once it answers ``/readyz``
+    (or ``/healthz`` when not ``ready``)."""
     port = port or free_port()
     log = folder / f"server-{port}-{time.monotonic_ns()}.log"
     with log.open("w", encoding="utf-8") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "agentladder.cli", "serve", "--config", str(path),
-             *(["--store", store] if store else ["--db", str(folder / db)]),
-             "--port", str(port), *extra],
+            [sys.executable, "-m", "agentladder.cli", "serve", *args, "--port", str(port)],
             stdout=out, stderr=subprocess.STDOUT, text=True, env=dict(os.environ),
         )  # fmt: skip
     served = Server(f"http://127.0.0.1:{port}", process, log)

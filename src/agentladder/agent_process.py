@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -20,12 +22,17 @@ import nats
 from agentladder.config import load_settings
 from agentladder.domain.agents import AgentConfig
 from agentladder.errors import InvalidInput
+from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
 from agentladder.services.agents.http import serve_agent_over_http
 from agentladder.services.agents.nats import serve_agent
 from agentladder.services.agents.wire import DEFAULT_CONCURRENCY
 
 __all__ = ["run_agent_process"]
+
+
+def _silent(_: str) -> None:
+    """Tell nobody."""
 
 
 async def run_agent_process(
@@ -36,8 +43,10 @@ async def run_agent_process(
     *,
     token: str | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
+    say: Callable[[str], None] = _silent,
 ) -> None:
-    """Serve the agent ``name`` of ``config`` through ``server`` (NATS or HTTP)."""
+    """Serve the agent ``name`` of ``config`` through ``server`` (NATS or HTTP); ``say``
+    is told when it starts, connects (its first heartbeat accepted) and stops."""
     settings = load_settings(config)
     agent = settings.agent(name)
     if agent is None:
@@ -51,16 +60,66 @@ async def run_agent_process(
     provider = make_provider(declared, agent.backend)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    stopped_by: list[str] = []
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signum, _stopper(stop, stopped_by, signum.name))
+    say(f"agent {name} starting: {agent.backend.kind} backend, joining {server}"
+        f" ({concurrency} tasks at once)")  # fmt: skip
+    heard = _Connected(name, server, say)
+    interval_s = settings.orchestrator.heartbeat_interval_s
+    try:
+        await _serve(server, prefix, declared, provider, interval_s, stop, concurrency, token,
+                     over_http, heard)  # fmt: skip
+    except BaseException:
+        say(f"agent {name} stopped by an error")
+        raise
+    say(f"agent {name} stopped ({stopped_by[0] if stopped_by else 'done'})")
+
+
+def _stopper(stop: asyncio.Event, stopped_by: list[str], signal_name: str) -> Callable[[], None]:
+    def handler() -> None:
+        stopped_by.append(signal_name)
+        stop.set()
+
+    return handler
+
+
+class _Connected:
+    """Says "connected" at the first heartbeat the server accepts."""
+
+    def __init__(self, name: str, server: str, say: Callable[[str], None]) -> None:
+        self.name = name
+        self.server = server
+        self.say = say
+        self.connected = False
+
+    def __call__(self, reply: dict[str, Any]) -> None:
+        if self.connected or "error" in reply:
+            return
+        self.connected = True
+        self.say(f"agent {self.name} connected to {self.server}: heartbeat accepted,"
+                 " answering its tasks")  # fmt: skip
+
+
+async def _serve(
+    server: str,
+    prefix: str,
+    declared: AgentConfig,
+    provider: Provider,
+    interval_s: float,
+    stop: asyncio.Event,
+    concurrency: int,
+    token: str | None,
+    over_http: bool,
+    heard: _Connected,
+) -> None:
     if over_http:
         headers = {} if token is None else {"authorization": f"Bearer {token}"}
         try:
             async with httpx.AsyncClient(base_url=server, headers=headers, timeout=30) as client:
                 await serve_agent_over_http(
-                    client, declared, provider,
-                    interval_s=settings.orchestrator.heartbeat_interval_s, stop=stop,
-                    concurrency=concurrency,
+                    client, declared, provider, interval_s=interval_s, stop=stop,
+                    concurrency=concurrency, on_heartbeat=heard,
                 )  # fmt: skip
         finally:
             await provider.aclose()
@@ -72,9 +131,10 @@ async def run_agent_process(
             prefix,
             declared,
             provider,
-            interval_s=settings.orchestrator.heartbeat_interval_s,
+            interval_s=interval_s,
             stop=stop,
             concurrency=concurrency,
+            on_heartbeat=heard,
         )
     finally:
         await provider.aclose()

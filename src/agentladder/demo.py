@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentladder.config import AgentSettings, OrchestratorSettings
+from agentladder.config import AgentSettings, OrchestratorSettings, Settings
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.skill.board import SkillEntry
 from agentladder.domain.stats import AgentPerformanceStats
@@ -26,8 +26,10 @@ from agentladder.services.skill.service import SkillService
 from agentladder.store.records import LeaderboardRow
 from agentladder.store.sqlite.store import SqliteStore
 
-__all__ = ["DEMO_AGENTS", "TASK_TYPES", "DemoResult", "run_demo"]
+__all__ = ["DEMO_AGENTS", "DEMO_DB", "TASK_TYPES", "DemoResult", "demo_settings", "run_demo"]
 
+DEMO_DB = Path("agentladder-demo.db")
+"""The SQLite file ``agentladder demo`` writes and ``agentladder serve --demo`` serves."""
 TASK_TYPES = ("audit", "code_review", "summarization")
 
 # name, provider, model, quality, noise, latency ms, input and output price per Mtok
@@ -74,6 +76,16 @@ def agents() -> list[AgentSettings]:
     ]
 
 
+def demo_settings(db: Path = DEMO_DB) -> Settings:
+    """The configuration ``agentladder serve --demo`` serves: the demo's agents, in process,
+    on the SQLite file ``db``, with the orchestrator settings the demo ran with."""
+    return Settings(
+        store=f"sqlite:///{db}",
+        agents=tuple(agents()),
+        orchestrator=OrchestratorSettings(mentor_examples=1),
+    )
+
+
 async def run_demo(
     db: Path, count: int = 60, on_progress: Callable[[int], None] | None = None
 ) -> DemoResult:
@@ -95,7 +107,7 @@ async def run_demo(
         }
         orchestrator = Orchestrator(
             store=store, registry=registry, oracle=oracle, providers=providers,
-            agents=by_name, settings=OrchestratorSettings(mentor_examples=1),
+            agents=by_name, settings=demo_settings(db).orchestrator,
         )  # fmt: skip
         rng = random.Random(2026)
         for number in range(count):

@@ -23,7 +23,7 @@ def test_demo_runs_deliberations_and_shows_ranks_and_xp(tmp_path: Path) -> None:
     assert "best at audit" in result.output
     assert "hidden quality" in result.output  # the skill table beside the truth
     said = "".join(result.output.split())  # rich wraps and folds long lines
-    assert f"agentladderserve--db{db}" in said
+    assert f"serve--demo--db{db}" in said
     assert db.exists()
     conn = sqlite3.connect(db)
     profiles = conn.execute("SELECT COUNT(*) FROM agent_profiles").fetchone()[0]

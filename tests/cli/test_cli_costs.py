@@ -31,7 +31,7 @@ def test_deliberate_prints_the_total_cost(tmp_path: Path) -> None:
     config.write_text(CONFIG.format(db=tmp_path / "cli.db"), encoding="utf-8")
     runner = CliRunner()
     args = ["deliberate", "Which is best?", "--agent", "sim_a", "--agent", "sim_b",
-            "--scope", "quick", "--config", str(config)]  # fmt: skip
+            "--scope", "quick", "--config", str(config), "--create"]  # fmt: skip
     shown = runner.invoke(app, args)
     assert shown.exit_code == 0, shown.output
     found = re.search(r"^cost: \$(\d+\.\d{4})$", shown.output, re.M)

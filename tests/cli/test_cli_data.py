@@ -37,7 +37,8 @@ def test_judge_profile_and_leaderboard(tmp_path: Path) -> None:
     """judge awards itemized XP once; profile and leaderboard show it, also as JSON."""
     config = str(config_file(tmp_path))
     judged = ["judge", "--config", config, "--agent-id", "sim_a", "--contract-id", "c1",
-              "--score", "8.5", "--retries", "1", "--cost", "0.05", "--budget", "0.1"]  # fmt: skip
+              "--score", "8.5", "--retries", "1", "--cost", "0.05", "--budget", "0.1",
+              "--create"]  # fmt: skip
     out = run(*judged)
     assert "+35 XP" in out
     assert "quality_above_8: +15" in out
@@ -52,7 +53,7 @@ def test_deliberate_agents_and_verify(tmp_path: Path) -> None:
     """deliberate promotes the better agent; agents shows it; oracle verify finds no difference."""
     config = str(config_file(tmp_path))
     out = run("deliberate", "Which is best?", "--agent", "sim_a", "--agent", "sim_b",
-              "--scope", "quick", "--config", config)  # fmt: skip
+              "--scope", "quick", "--config", config, "--create")  # fmt: skip
     assert "promoted: sim_b" in out
     listed = json.loads(run("agents", "--config", config, "--json"))
     ranks = {a["name"]: a["rank"] for a in listed["agents"]}
@@ -63,7 +64,18 @@ def test_deliberate_agents_and_verify(tmp_path: Path) -> None:
 def test_verify_fails_on_a_tampered_store(tmp_path: Path) -> None:
     """oracle verify exits 1 and names the agent and field when a profile was altered."""
     config = str(config_file(tmp_path))
-    run("judge", "--config", config, "--agent-id", "sim_a", "--contract-id", "c1", "--score", "9")
+    run(
+        "judge",
+        "--config",
+        config,
+        "--agent-id",
+        "sim_a",
+        "--contract-id",
+        "c1",
+        "--score",
+        "9",
+        "--create",
+    )
     conn = sqlite3.connect(tmp_path / "cli.db")
     row = conn.execute("SELECT profile_json FROM agent_profiles WHERE id = 'sim_a'").fetchone()
     data = json.loads(row[0])

@@ -20,7 +20,7 @@ def test_skills_after_deliberations_and_a_tampered_state_fails_verify(tmp_path: 
     config = str(config_file(tmp_path))
     for _ in range(2):
         run("deliberate", "Which is best?", "--agent", "sim_a", "--agent", "sim_b",
-            "--scope", "standard", "--config", config)  # fmt: skip
+            "--scope", "standard", "--config", config, "--create")  # fmt: skip
     board = json.loads(run("skills", "--config", config, "--json"))
     entries = board["entries"]
     assert [e["agent_id"] for e in entries] == ["sim_b", "sim_a"]

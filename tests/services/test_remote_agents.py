@@ -49,7 +49,8 @@ def start_agent(config: Path, name: str, server: str, prefix: str) -> subprocess
 def test_remote_agent_processes_deliberate_through_nats(
     session_nats_server: NatsServer, tmp_path: Path
 ) -> None:
-    """Two agent processes register by heartbeat, answer a deliberation, then stop on SIGTERM."""
+    """Two agent processes register by heartbeat, answer a deliberation, then stop on
+    SIGTERM; each says when it starts, connects and stops."""
     config = tmp_path / "agents.yaml"
     config.write_text(CONFIG, encoding="utf-8")
     prefix = f"t{uuid.uuid4().hex[:8]}"
@@ -93,13 +94,21 @@ def test_remote_agent_processes_deliberate_through_nats(
             for process in processes:
                 process.send_signal(signal.SIGTERM)
             codes = [process.wait(timeout=20) for process in processes]
+            said = []
             for process in processes:
                 assert process.stdout is not None
                 assert process.stderr is not None
+                said.append(process.stdout.read().splitlines())
                 process.stdout.close()
                 process.stderr.close()
             await listener.unsubscribe()
             await nc.close()
         assert codes == [0, 0]
+        for name, lines in zip(("far_a", "far_b"), said, strict=True):
+            assert lines == [
+                f"agent {name} starting: simulated backend, joining {server} (4 tasks at once)",
+                f"agent {name} connected to {server}: heartbeat accepted, answering its tasks",
+                f"agent {name} stopped (SIGTERM)",
+            ]
 
     asyncio.run(main())

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import shutil
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +18,7 @@ from rich.table import Table
 
 from agentladder import __version__
 from agentladder.cli.oneline import one_line_errors
-from agentladder.config import load_settings, parse_settings
+from agentladder.config import Settings, load_settings, parse_settings
 from agentladder.domain.stats import latency_p50, task_success_ratio
 from agentladder.errors import AgentladderError, InvalidInput
 from agentladder.examples import cost_example, ranking_examples, validation_rates, xp_example
@@ -96,11 +99,28 @@ def demo(
         console.print(f"best at {task_type}: {best}")
     console.print(
         f"\nThe data is in {result.db}. Inspect it with any SQLite client, for example"
-        f" `sqlite3 {result.db} 'select id, xp, level from agent_profiles order by xp desc'`;"
-        " the dashboard shows the same data:"
-        f" `agentladder serve --db {result.db}`, then open"
-        " http://127.0.0.1:8000/dashboard."
+        f" `sqlite3 {result.db} 'select id, xp, level from agent_profiles order by xp desc'`."
     )
+    served = "" if db == Path("agentladder-demo.db") else f" --db {result.db}"
+    console.print(
+        "Serve the demo's agents live (online: the dashboard's picker starts and follows"
+        f" their deliberations): `{_self_command()} serve --demo{served}`, then open"
+        " http://127.0.0.1:8000/dashboard",
+        soft_wrap=True,
+        highlight=False,
+    )
+
+
+def _self_command() -> str:
+    """How to run this very ``agentladder``: its name when that is the one on the PATH,
+    else its path (relative to the working directory when under it: ``.venv/bin/...``)."""
+    script = Path(sys.executable).parent / "agentladder"
+    found = shutil.which("agentladder")
+    if not script.exists() or (found is not None and Path(found).resolve() == script.resolve()):
+        return "agentladder"
+    with contextlib.suppress(ValueError):
+        return str(script.relative_to(Path.cwd()))
+    return str(script)
 
 
 @app.command()
@@ -167,6 +187,14 @@ def serve(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the traceback of a start-up failure.")
     ] = False,
+    demo: Annotated[
+        bool,
+        typer.Option(
+            "--demo",
+            help="Serve the demo's agents live on the file `agentladder demo` wrote"
+            " (--db, default agentladder-demo.db).",
+        ),
+    ] = False,
 ) -> None:
     """Serve the REST API, the in-process agents and the background work.
 
@@ -181,11 +209,14 @@ def serve(
             console.print("[red]--db and --store name the store twice: give one[/]")
             raise typer.Exit(code=2)
         store = f"sqlite:///{db}"
-    try:
-        settings = load_settings(config) if config is not None else parse_settings(None)
-    except (InvalidInput, ValidationError) as error:
-        console.print(f"[red]invalid configuration:[/] {error}", soft_wrap=True)
-        raise typer.Exit(code=startup.EXIT_CONFIG) from error
+    if demo:  # a missing demo file is told as any bad option: one line, exit 1
+        settings = _demo_settings(config, store, db)
+    else:
+        try:
+            settings = load_settings(config) if config is not None else parse_settings(None)
+        except (InvalidInput, ValidationError) as error:
+            console.print(f"[red]invalid configuration:[/] {error}", soft_wrap=True)
+            raise typer.Exit(code=startup.EXIT_CONFIG) from error
     url = store or settings.store
     try:
         startup.check_api(settings)
@@ -206,6 +237,21 @@ def serve(
     run_server(create_served_app(settings, store), settings, sock, debug=debug)
 
 
+def _demo_settings(config: Path | None, store: str | None, db: Path | None) -> Settings:
+    """``serve --demo``: the demo's agents on the demo's SQLite file, which must exist."""
+    from agentladder.demo import DEMO_DB, demo_settings  # noqa: PLC0415 (the demo only here)
+
+    if config is not None:
+        raise InvalidInput("--demo", str(config), "serves the demo's agents: give no --config")
+    if store is not None and db is None:
+        raise InvalidInput("--demo", store, "serves the demo's SQLite file: give --db, not --store")
+    path = DEMO_DB if db is None else db
+    if not path.is_file():
+        raise InvalidInput("--db", str(path), "does not exist: run `make demo` (or"
+                           " `agentladder demo`) first")  # fmt: skip
+    return demo_settings(path)
+
+
 @app.command()
 def agent(
     config: Annotated[Path, typer.Option(help="The YAML configuration with the agent.")],
@@ -222,12 +268,15 @@ def agent(
         int, typer.Option(min=1, max=64, help="Tasks answered at once (model calls in flight).")
     ] = 4,
 ) -> None:
-    """Run one configured agent as its own process: it heartbeats and answers its tasks."""
+    """Run one configured agent as its own process: it heartbeats and answers its tasks,
+    saying when it starts, connects (its first heartbeat accepted) and stops."""
     from agentladder.agent_process import run_agent_process  # noqa: PLC0415 (agents only)
 
     token = os.environ.get(token_env) or None
     asyncio.run(
-        run_agent_process(config, name, server, prefix, token=token, concurrency=concurrency)
+        run_agent_process(
+            config, name, server, prefix, token=token, concurrency=concurrency, say=typer.echo
+        )
     )
 
 

@@ -1,6 +1,7 @@
 """The commands that read and write the data: agents, leaderboard, profile, judge,
-deliberate, oracle verify. Each opens the store of the configuration (or ``--store``)
-directly; ``--json`` prints machine-readable output for scripts."""
+oracle verify (deliberate: ``cli/deliberate.py``). Each opens the store of the
+configuration (or ``--store URL``, ``--db FILE``) directly, one that exists
+(``cli/stores.py``); ``--json`` prints machine-readable output for scripts."""
 
 from __future__ import annotations
 
@@ -11,12 +12,11 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.progress import Progress
 from rich.table import Table
 
 from agentladder.cli.commands import app, console
+from agentladder.cli.stores import CreateOpt, DbOpt, check_exists, store_url
 from agentladder.config import Settings, load_settings, parse_settings
-from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.services.container import Services, build_services
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.verify import verify_store
@@ -33,13 +33,22 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")
 
 
 def _with_services(
-    config: Path | None, store: str | None, work: Callable[[Services], Awaitable[T]]
+    config: Path | None,
+    store: str | None,
+    work: Callable[[Services], Awaitable[T]],
+    *,
+    create: bool = False,
 ) -> T:
-    """Build the services, run ``work``, close them; a failure is one line (cli.oneline)."""
+    """Build the services over the store ``store`` names (else the configuration's), run
+    ``work``, close them; a store that does not exist is refused unless ``create``
+    (``cli/stores.py``); a failure is one line (cli.oneline)."""
     settings: Settings = load_settings(config) if config else parse_settings(None)
+    url = store or settings.store
+    if not create:
+        check_exists(url)
 
     async def run() -> T:
-        services = await build_services(settings, store_url=store)
+        services = await build_services(settings, store_url=url)
         try:
             return await work(services)
         finally:
@@ -53,7 +62,9 @@ def _print_json(value: Any) -> None:
 
 
 @app.command()
-def agents(config: ConfigOpt = None, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+def agents(
+    config: ConfigOpt = None, store: StoreOpt = None, db: DbOpt = None, as_json: JsonOpt = False
+) -> None:
     """List the registered agents with status, rank and cost per round."""
 
     async def work(services: Services) -> list[dict[str, Any]]:
@@ -67,7 +78,7 @@ def agents(config: ConfigOpt = None, store: StoreOpt = None, as_json: JsonOpt = 
             for v in await services.registry.list()
         ]
 
-    rows = _with_services(config, store, work)
+    rows = _with_services(config, store_url(store, db), work)
     if as_json:
         _print_json({"agents": rows})
         return
@@ -84,12 +95,16 @@ def agents(config: ConfigOpt = None, store: StoreOpt = None, as_json: JsonOpt = 
 def leaderboard(
     config: ConfigOpt = None,
     store: StoreOpt = None,
+    db: DbOpt = None,
     task_type: Annotated[str | None, typer.Option(help="One task type.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 10,
     as_json: JsonOpt = False,
 ) -> None:
-    """The XP leaderboard, overall or for one task type."""
-    rows = _with_services(config, store, lambda s: s.oracle.get_leaderboard(task_type, limit))
+    """The XP leaderboard, overall or for one task type (then the specialization's XP,
+    level, tasks and average score)."""
+    rows = _with_services(
+        config, store_url(store, db), lambda s: s.oracle.get_leaderboard(task_type, limit)
+    )
     if as_json:
         _print_json({"entries": [r.model_dump(mode="json") for r in rows]})
         return
@@ -97,9 +112,13 @@ def leaderboard(
     for column in ("#", "agent", "xp", "level", "tasks", "avg score"):
         table.add_column(column)
     for r in rows:
-        xp = r.specialization_xp if task_type else r.xp
-        table.add_row(str(r.position), r.agent_id, str(xp), r.level.value, str(r.tasks),
-                      f"{r.average_score:.2f}")  # fmt: skip
+        figures = (r.xp, r.level, r.tasks, r.average_score)
+        if task_type is not None:
+            figures = (r.specialization_xp or 0, r.specialization_level or r.level,
+                       r.specialization_tasks or 0, r.specialization_avg_score or 0.0)  # fmt: skip
+        xp, level, tasks, average = figures
+        table.add_row(str(r.position), r.agent_id, str(xp), level.value, str(tasks),
+                      f"{average:.2f}")  # fmt: skip
     console.print(table)
 
 
@@ -108,18 +127,29 @@ def profile(
     agent_id: Annotated[str, typer.Argument(help="The agent.")],
     config: ConfigOpt = None,
     store: StoreOpt = None,
+    db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """An agent's Oracle profile: XP, level, specializations, achievements, stats."""
-    found = _with_services(config, store, lambda s: s.oracle.get_profile(agent_id))
+    found = _with_services(config, store_url(store, db), lambda s: s.oracle.get_profile(agent_id))
     if as_json:
         _print_json(found.model_dump(mode="json"))
         return
     console.print(
-        f"[bold]{found.id}[/] ({found.provider} {found.model}): {found.xp} XP, {found.level}"
+        f"[bold]{found.id}[/] ({found.provider or '-'} {found.model or '-'}): {found.xp} XP,"
+        f" {found.level.value}", highlight=False,
+    )  # fmt: skip
+    stats = found.stats
+    console.print(
+        f"  {stats.total_tasks} tasks, {stats.successful_tasks} successful, average score"
+        f" {stats.average_score:.2f}, total cost {stats.total_cost_incurred:.4f}",
+        highlight=False,
     )
     for task_type, spec in found.specializations.items():
-        console.print(f"  {task_type}: {spec.xp} XP, {spec.level}, best {spec.best_score}")
+        console.print(
+            f"  {task_type}: {spec.xp} XP, {spec.level.value}, {spec.tasks_judged} tasks,"
+            f" average {spec.avg_score:.2f}, best {spec.best_score:.2f}", highlight=False,
+        )  # fmt: skip
     console.print("  achievements: " + (", ".join(a.name for a in found.achievements) or "none"))
 
 
@@ -135,6 +165,8 @@ def judge(
     budget: Annotated[float | None, typer.Option(min=0)] = None,
     config: ConfigOpt = None,
     store: StoreOpt = None,
+    db: DbOpt = None,
+    create: CreateOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Submit one judged task to the Oracle and show the itemized award."""
@@ -142,7 +174,10 @@ def judge(
         agent_id=agent_id, contract_id=contract_id, score=score, task_type=task_type,
         success=not failed, retries=retries, cost=cost, budget=budget,
     )  # fmt: skip
-    result = _with_services(config, store, lambda s: s.oracle.submit_for_judgment(request))
+    result = _with_services(
+        config, store_url(store, db), lambda s: s.oracle.submit_for_judgment(request),
+        create=create,
+    )  # fmt: skip
     if as_json:
         _print_json(result.model_dump(mode="json"))
         return
@@ -154,46 +189,15 @@ def judge(
         console.print(f"  achievement {unlock.name}: +{unlock.xp}")
 
 
-@app.command()
-def deliberate(
-    query: Annotated[str, typer.Argument(help="The question.")],
-    agent: Annotated[list[str], typer.Option("--agent", help="An agent (2 or more).")],
-    scope: Annotated[str, typer.Option(help="quick, standard or deep.")] = "standard",
-    min_agent_rank: Annotated[int, typer.Option(min=0)] = 0,
-    config: ConfigOpt = None,
-    store: StoreOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Run one deliberation among configured agents and show its result and ranking."""
-    request = DeliberationRequest(
-        user_query=query, agent_names=agent, scope=scope, min_agent_rank=min_agent_rank
-    )
-
-    async def work(services: Services) -> dict[str, Any]:
-        record = await services.orchestrator.run(request)
-        await services.orchestrator.settle()
-        return record.model_dump(mode="json", exclude={"submissions"})
-
-    with Progress(console=console, transient=True) as progress:
-        progress.add_task("deliberating", total=None)
-        record = _with_services(config, store, work)
-    if as_json:
-        _print_json(record)
-        return
-    console.print(f"deliberation {record['id']}: {record['status']}")
-    for agent_id, score in record["scores"].items():
-        console.print(f"  {agent_id}: {'-' if score is None else f'{score:.2f}'}")
-    console.print(f"promoted: {', '.join(record['ranking']['promoted']) or 'nobody'}")
-    console.print(f"cost: ${record['total_cost']:.4f}")
-
-
 @oracle_app.command("verify")
 def oracle_verify(
-    config: ConfigOpt = None, store: StoreOpt = None, as_json: JsonOpt = False
+    config: ConfigOpt = None, store: StoreOpt = None, db: DbOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Rebuild every profile from its events; exit 1 and list differences if any."""
     report = _with_services(
-        config, store, lambda s: verify_store(s.store, s.settings.oracle, s.settings.skill)
+        config,
+        store_url(store, db),
+        lambda s: verify_store(s.store, s.settings.oracle, s.settings.skill),
     )
     if as_json:
         _print_json(report.model_dump(mode="json"))

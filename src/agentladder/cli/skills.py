@@ -9,6 +9,7 @@ from rich.table import Table
 
 from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
+from agentladder.cli.stores import DbOpt, store_url
 
 __all__ = ["skills"]
 
@@ -17,12 +18,13 @@ __all__ = ["skills"]
 def skills(
     config: ConfigOpt = None,
     store: StoreOpt = None,
+    db: DbOpt = None,
     task_type: Annotated[str | None, typer.Option(help="One task type (default: overall).")] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     as_json: JsonOpt = False,
 ) -> None:
     """Agents by skill (0-10) with 95% intervals, tiers and provisional estimates marked."""
-    rows = _with_services(config, store, lambda s: s.skill.board(task_type, limit))
+    rows = _with_services(config, store_url(store, db), lambda s: s.skill.board(task_type, limit))
     if as_json:
         _print_json({"task_type": task_type, "entries": [r.model_dump(mode="json") for r in rows]})
         return

@@ -202,6 +202,11 @@ class OracleRules(BaseModel):
     )
     achievements: AchievementTable = AchievementTable()
     privileges: PrivilegeTable = PrivilegeTable()
+    accept_unregistered: bool = Field(
+        default=True,
+        description="judge and award XP to agents nobody configured or registered (an"
+        " external orchestrator's, an import's); false: refused, 422 naming agent_id",
+    )
 
     @model_validator(mode="after")
     def _tiers_ascending(self) -> OracleRules:

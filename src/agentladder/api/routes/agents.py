@@ -13,6 +13,7 @@ from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
 from agentladder.api.paging import PageOut, page_of
 from agentladder.api.routes.skills import SkillOut, skill_out
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out
+from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.store.records import DirectoryQuery
 
 __all__ = ["router"]
@@ -110,7 +111,16 @@ async def get_agent(services: ServicesDep, agent_id: str) -> AgentDetailOut:
 
 @router.get("/admin/api/agents/stats", response_model=AgentStatsListOut)
 async def admin_stats(services: ServicesDep, caller: CallerDep) -> AgentStatsListOut:
-    """Each agent's stats with task_success_ratio and latency p50/p90/max (admin only)."""
+    """Each agent's stats with task_success_ratio and latency p50/p90/max (admin only):
+    every registered agent, as ``GET /agents`` lists them (zeros before its first
+    deliberation), and any other agent with stats; by name."""
     caller.require()
     stats = await services.store.list_stats()
-    return AgentStatsListOut(agents=[stats_out(a, v.value) for a, v in stats.items()])
+    registered = [view.agent_id for view in await services.registry.list()]
+    names = sorted({*registered, *stats})
+    return AgentStatsListOut(
+        agents=[
+            stats_out(a, found.value if (found := stats.get(a)) else AgentPerformanceStats())
+            for a in names
+        ]
+    )

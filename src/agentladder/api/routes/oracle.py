@@ -75,7 +75,8 @@ async def judge(services: ServicesDep, request: JudgmentRequest) -> JudgmentResu
 
 @router.get("/profiles/{agent_id}", response_model=AgentProfile)
 async def profile(services: ServicesDep, agent_id: str) -> AgentProfile:
-    """The specification's AgentProfile in snake_case; 404 for an agent never judged."""
+    """The specification's AgentProfile in snake_case (a configured or registered agent
+    never judged: rookie, 0 XP); 404 for an agent nobody registered and never judged."""
     return await services.oracle.get_profile(agent_id)
 
 
@@ -89,7 +90,7 @@ async def history(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> HistoryOut:
     """The agent's xp_history, oldest first, one page (``page.next``: the next one)."""
-    await services.oracle.get_profile(agent_id)  # 404 for an unknown agent
+    await services.oracle.get_profile(agent_id)  # 404 for an agent nobody registered
     read = await services.store.ledger(agent_id, offset=offset, limit=limit + 1)
     entries, page = page_of(request, response, read, offset=offset, limit=limit)
     return HistoryOut(entries=entries, offset=offset, limit=limit, page=page)

@@ -17,7 +17,9 @@ import json
 import logging
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 from pydantic import BaseModel
@@ -169,10 +171,12 @@ async def serve_agent_over_http(
     interval_s: float = 10.0,
     stop: asyncio.Event,
     concurrency: int = DEFAULT_CONCURRENCY,
+    on_heartbeat: Callable[[dict[str, Any]], None] | None = None,
 ) -> None:
     """Be one agent through the API at ``client``'s base URL: heartbeat every interval and
     answer the tasks polled, until ``stop`` is set; ``concurrency`` pollers, each answering
-    the task it took, so one hanging model call does not stop the rest."""
+    the task it took, so one hanging model call does not stop the rest. ``on_heartbeat``
+    is called with the answer of each accepted heartbeat."""
     beat = agent.model_dump(mode="json", exclude={"estimated_cost_per_round"})
 
     async def heartbeats() -> None:
@@ -181,7 +185,9 @@ async def serve_agent_over_http(
                 answer = await client.post("/agents/heartbeat", json=beat)
                 if answer.status_code != 200:
                     log.error("heartbeat refused (%d): %s", answer.status_code, answer.text)
-            except httpx.HTTPError as error:
+                elif on_heartbeat is not None:
+                    on_heartbeat(answer.json())
+            except (httpx.HTTPError, ValueError) as error:
                 log.warning("heartbeat not delivered: %r", error)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), interval_s)

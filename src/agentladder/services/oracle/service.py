@@ -37,6 +37,7 @@ from agentladder.domain.xp import XPLine
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock, iso
 from agentladder.services.oracle.judges import Judge, check_not_own
+from agentladder.services.oracle.known import declared
 from agentladder.services.oracle.models import (
     JudgmentRequest,
     JudgmentResult,
@@ -89,11 +90,26 @@ class Oracle:
         self.awards: Counter[str] = Counter()  # kind -> awards applied, for /metrics
 
     async def get_profile(self, agent_id: str) -> AgentProfile:
-        """The agent's profile; ``NotFound`` when it was never judged."""
+        """The agent's profile; before its first event, a configured or registered agent's
+        is the rookie profile (``services/oracle/known.py``); ``NotFound`` for another."""
         found = await self.store.get_profile(validate_agent_name(agent_id, "agent_id"))
-        if found is None:
+        if found is not None:
+            return found.value
+        config = await declared(self.store, self.agents, agent_id)
+        if config is None:
             raise NotFound("profile", agent_id)
-        return found.value
+        return new_profile(agent_id, config.provider_id, config.model_name)
+
+    async def _check_known(self, agent_id: str) -> AgentConfig | None:
+        """The agent's declaration; ``InvalidInput`` for an agent nobody registered when
+        ``oracle.accept_unregistered`` is false."""
+        config = await declared(self.store, self.agents, agent_id)
+        if config is None and not self.rules.accept_unregistered:
+            raise InvalidInput(
+                "agent_id", agent_id, "is not a configured or registered agent, and"
+                " oracle.accept_unregistered is false",
+            )  # fmt: skip
+        return config
 
     async def _profile_or_none(self, agent_id: str) -> AgentProfile | None:
         found = await self.store.get_profile(validate_agent_name(agent_id, "agent_id"))
@@ -178,7 +194,7 @@ class Oracle:
     async def _resolve(self, request: JudgmentRequest) -> tuple[Judgment, str | None]:
         """Fill in the score (from the judge) and provider and model (from the config)."""
         resolved: dict[str, Any] = {}
-        config = self.agents.get(request.agent_id)
+        config = await self._check_known(request.agent_id)
         if config is not None:
             resolved["provider"] = config.provider_id or request.provider
             resolved["model"] = config.model_name or request.model
@@ -208,6 +224,7 @@ class Oracle:
             raise InvalidInput("xp", xp, "must be an integer >= 0 (XP is never taken away)")
         if not event_id.strip() or len(event_id) > CONTRACT_ID_MAX:
             raise InvalidInput("event_id", event_id, "must be 1 to 256 characters, not blank")
+        await self._check_known(agent_id)
         key = f"award:{event_id}"
         payload = {"event": event_name, "xp": xp, "event_id": event_id}
         digest = fingerprint(payload)
