@@ -61,6 +61,15 @@ class Metrics:
             "agentladder_agent_tasks_queued",
             "tasks queued for agents that poll over HTTP, not yet taken", registry=self.registry,
         )  # fmt: skip
+        self.cooling = Gauge(
+            "agentladder_agents_cooling_down",
+            "agents skipped by routing now: their provider calls kept failing",
+            registry=self.registry,
+        )  # fmt: skip
+        self.cooldowns = Gauge(
+            "agentladder_cooldowns_started", "health cooldowns started by this instance",
+            registry=self.registry,
+        )  # fmt: skip
         self.refusals = Gauge(
             "agentladder_refusals",
             "refused attempts by reason: unauthenticated, invalid_token, forbidden_role"
@@ -118,6 +127,8 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
     for kind, count in services.oracle.awards.items():
         metrics.awards.labels(kind).set(count)
     metrics.tasks_queued.set(services.tasks.queued)
+    metrics.cooling.set(len(services.health.cooling()))
+    metrics.cooldowns.set(services.health.started)
     refusals = services.registry.refusals + refusals_of(request.app)
     for reason, count in refusals.items():
         metrics.refusals.labels(reason).set(count)

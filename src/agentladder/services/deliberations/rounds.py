@@ -31,6 +31,7 @@ from agentladder.providers.base import (
     Usage,
 )
 from agentladder.services.deliberations.deadlines import Deadlines
+from agentladder.services.routing.health import HealthMonitor
 
 __all__ = ["Participant", "RoundRunner"]
 
@@ -69,9 +70,11 @@ class RoundRunner:
     """Runs rounds for one deliberation, collecting every submission."""
 
     def __init__(
-        self, *, timeout_s: float, max_attempts: int = 10, examples: tuple[str, ...] = ()
-    ) -> None:
+        self, *, timeout_s: float, max_attempts: int = 10, examples: tuple[str, ...] = (),
+        health: HealthMonitor | None = None,
+    ) -> None:  # fmt: skip
         self.timeout_s = timeout_s
+        self.health = health  # told every call's outcome (cooldowns)
         self.deadlines = Deadlines(timeout_s)  # one timer for all the calls in flight
         self.max_attempts = max_attempts
         self.examples = examples  # mentors' outputs, shown to agents that are not mentors
@@ -85,6 +88,7 @@ class RoundRunner:
         error: str | None = None
         total = 0.0
         for attempt in range(1, tries + 1):
+            retry_after: float | None = None
             start = time.perf_counter()
             task = self.deadlines.start()
             try:
@@ -98,10 +102,15 @@ class RoundRunner:
                 error = f"timeout: no answer within {self.timeout_s} s"
             except Exception as failure:  # a provider's failure, whatever it is
                 error = str(failure) or type(failure).__name__
+                retry_after = getattr(failure, "retry_after_s", None)
             else:
                 error = None
             latency = (time.perf_counter() - start) * 1000
             total += latency
+            if self.health is not None:
+                self.health.record(
+                    agent_id, ok=error is None, error=error, retry_after_s=retry_after
+                )
             self.submissions.append(
                 Submission(agent_id=agent_id, latency_ms=latency, ok=error is None)
             )
