@@ -4,11 +4,11 @@
 when ``cooldown_after_failures`` calls in a row failed, when at least
 ``cooldown_min_calls`` of the last ``cooldown_window`` calls are known and
 ``cooldown_error_share`` of them failed, or at once when a failed call carried a
-provider's Retry-After. It lasts ``cooldown_s`` (a Retry-After: as long as asked, or
-``cooldown_s`` when the failures alone started it and that is longer), never more than
-``max_cooldown_s``, and ends by itself: from its end the agent starts with a clean
-record. Outcomes of calls made while it cools down (deliberations already under way) are
-not counted.
+provider's Retry-After; only a failed call starts one. It lasts ``cooldown_s`` (a
+Retry-After: as long as asked, or ``cooldown_s`` when the failures alone started it and
+that is longer), never more than ``max_cooldown_s``, and ends by itself: from its end
+the agent starts with a clean record. Outcomes of calls made while it cools down
+(deliberations already under way) are not counted.
 """
 
 from __future__ import annotations
@@ -80,8 +80,10 @@ def record_call(
     reason = ""
     if in_row >= rules.cooldown_after_failures:
         length, reason = rules.cooldown_s, f"{in_row} failed calls in a row"
-    elif len(recent) >= rules.cooldown_min_calls and failed / len(recent) >= (
-        rules.cooldown_error_share
+    elif (
+        not ok
+        and len(recent) >= rules.cooldown_min_calls
+        and failed / len(recent) >= (rules.cooldown_error_share)
     ):
         length, reason = rules.cooldown_s, f"{failed} of the last {len(recent)} calls failed"
     if not ok and retry_after_s is not None and retry_after_s > 0:
