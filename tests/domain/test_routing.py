@@ -62,13 +62,44 @@ def test_cheapest_above_picks_the_cheapest_clearing_the_floor() -> None:
     """cheapest_above 6.0: c and b are the cheapest whose lower bound clears it (d is
     cheaper but 4.08, e cheaper but unproven); a costs more."""
     spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=6.0)
-    result = route(routing_table(FLEET), spec, now=0.0, seed=1)
+    result = route(
+        routing_table(FLEET), spec, now=0.0, seed=1, rules=RoutingRules(max_explore_share=0)
+    )
     assert [p.agent_id for p in result.agents] == ["c", "b"]
     reasons = {e.agent_id: e.reason for e in result.excluded}
     assert reasons == {
         "d": ExclusionCode.BELOW_QUALITY_FLOOR, "e": ExclusionCode.BELOW_QUALITY_FLOOR,
         "a": ExclusionCode.NOT_CHOSEN,
     }  # fmt: skip
+
+
+def test_cheapest_above_explores_a_cheaper_unproven_agent_within_its_slots() -> None:
+    """With slots, a cheaper agent not yet proven (d, cost 0.005) whose draw clears the
+    floor takes the dearest proven pick's place for some seeds, marked explore; b then
+    says it gave its place."""
+    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=6.0)
+    rules = RoutingRules(max_explore_share=0.5)
+    found = [route(routing_table(FLEET), spec, now=0.0, seed=s, rules=rules) for s in range(60)]
+    explored = [r for r in found if any(p.reason is Strategy.EXPLORE for p in r.agents)]
+    assert explored
+    assert all(r.explore_slots == 1 for r in explored)
+    first = explored[0]
+    assert first.agents[0].agent_id == "c"
+    assert first.agents[1].reason is Strategy.EXPLORE
+    assert first.agents[1].agent_id in ("d", "e")
+    gave = [e for e in first.excluded if e.agent_id == "b"]
+    assert gave[0].detail == "gave its place to an explored agent"
+
+
+def test_cheapest_above_fills_with_the_likeliest_when_too_few_are_proven() -> None:
+    """Floor 7.5: only a is proven; the other place goes to b, likeliest to clear it
+    ((8.0 - 7.5) / 0.5 = 1), marked not yet shown."""
+    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=7.5)
+    result = route(routing_table(FLEET), spec, now=0.0, seed=1)
+    assert [p.agent_id for p in result.agents] == ["a", "b"]
+    assert result.agents[1].detail.startswith("not yet shown to clear 7.5")
+    assert result.enough
+    assert "b" not in {e.agent_id for e in result.excluded}
 
 
 def test_explore_without_slots_is_best_and_with_slots_tries_the_uncertain_agent() -> None:

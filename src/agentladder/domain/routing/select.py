@@ -9,12 +9,16 @@ below_quality_floor (its lower bound under ``quality_floor``). Among those left:
 - ``best``: the highest lower bounds (the skill's 95% lower bound, the conservative
   estimate);
 - ``cheapest_above``: the cheapest whose lower bound clears ``quality_floor`` (ties:
-  the higher lower bound);
+  the higher lower bound), of which up to ``explore_slots`` are given to cheaper agents
+  not yet proven whose Thompson draw clears the floor (so that a cheap good agent is
+  found); when fewer than ``count`` are proven, the places left go to the agents
+  likeliest to clear the floor (highest ``(skill - floor) / sd``), marked so;
 - ``explore``: best's picks, of which up to ``explore_slots`` are given to agents
   whose Thompson draw (a sample of the skill posterior, mean plus sd times a standard
   normal cut at ``explore_tail_sd``) places them among the ``count`` highest draws.
-  The slots are ``floor(max_explore_share * count + u)``, ``u`` uniform in [0, 1): in
-  expectation at most ``max_explore_share`` of the picks explore.
+
+The slots (explore, cheapest_above) are ``floor(max_explore_share * count + u)``, ``u``
+uniform in [0, 1): in expectation at most ``max_explore_share`` of the picks explore.
 
 Ties on a strategy's key at the last place are drawn with the seed; the same table,
 request and seed give the same picks. The table (``routing_table``) holds the agents in
@@ -249,6 +253,88 @@ def _draws(
     return [(value, c) for value, _, c in sorted(heap, reverse=True)]
 
 
+Chosen = list[tuple[Candidate, Strategy, str]]
+
+
+def _cheapest_above(
+    walk: _Walk, spec: RouteSpec, slots: int, tail: float, rng: random.Random
+) -> tuple[Chosen, dict[int, float], set[int]]:
+    """cheapest_above's picks from its walk by cost: the cheapest proven above the floor;
+    up to ``slots`` of them given to cheaper agents not yet proven whose Thompson draw
+    clears the floor (the cheapest such first); and when fewer than ``count`` are proven,
+    the places left to the agents likeliest to clear it (the highest (skill - floor) / sd)."""
+    floor = spec.quality_floor or 0.0
+    proven = walk.picks
+    chosen: Chosen = [
+        (c, Strategy.CHEAPEST_ABOVE,
+         f"costs {c.cost:.4f} per round; lower bound {c.low:.2f} clears {floor}")
+        for c in proven
+    ]  # fmt: skip
+    unproven = [c for c, why in walk.passed if why is ExclusionCode.BELOW_QUALITY_FLOOR]
+    taken: set[int] = set()
+    samples: dict[int, float] = {}
+    gave_way: set[int] = set()
+    if len(proven) < spec.count:  # the walk went through every agent
+        unproven.sort(key=lambda c: -(c.skill - floor) / c.sd)
+        for c in unproven[: spec.count - len(proven)]:
+            taken.add(id(c))
+            chosen.append((c, Strategy.CHEAPEST_ABOVE,
+                           f"not yet shown to clear {floor}: skill {c.skill:.2f}, sd"
+                           f" {c.sd:.2f}, the likeliest to"))  # fmt: skip
+    elif slots:
+        ceiling = proven[-1].cost
+        for c in unproven:  # by cost, all cheaper than (or as cheap as) the last pick
+            if len(samples) == slots or c.cost >= ceiling:
+                break
+            if c.skill + tail * c.sd < floor:
+                continue
+            drawn = c.skill + c.sd * max(-tail, min(tail, rng.gauss(0.0, 1.0)))
+            if drawn >= floor:
+                samples[id(c)] = drawn
+                taken.add(id(c))
+        if samples:
+            explored = [c for c in unproven if id(c) in taken]
+            chosen = chosen[: spec.count - len(explored)] + [
+                (c, Strategy.EXPLORE,
+                 f"explore: costs {c.cost:.4f}; drew {samples[id(c)]:.2f} above {floor}"
+                 f" from skill {c.skill:.2f}, sd {c.sd:.2f}")
+                for c in explored
+            ]  # fmt: skip
+            dropped = proven[len(proven) - len(explored) :]
+            gave_way = {id(c) for c in dropped}
+            walk.passed = [(c, ExclusionCode.NOT_CHOSEN) for c in dropped] + walk.passed
+    if taken:
+        walk.passed = [(c, why) for c, why in walk.passed if id(c) not in taken]
+    return chosen, samples, gave_way
+
+
+def _explore(
+    walk: _Walk, table: RoutingTable, check: Check, spec: RouteSpec, slots: int,
+    rng: random.Random,
+) -> tuple[Chosen, dict[int, float], set[int]]:  # fmt: skip
+    """explore's picks: best's (the walk's), of which up to ``slots`` are given to agents
+    outside them whose Thompson draw is among the ``count`` highest."""
+    chosen: Chosen = [(c, Strategy.BEST, _best_detail(c)) for c in walk.picks]
+    if not slots or len(walk.picks) < spec.count:
+        return chosen, {}, set()
+    best = {id(c) for c in walk.picks}
+    drawn = _draws(table, check, spec.count, rng)
+    explored = [(v, c) for v, c in drawn if id(c) not in best][:slots]
+    if not explored:
+        return chosen, {}, set()
+    keep = walk.picks[: spec.count - len(explored)]
+    dropped = walk.picks[len(keep) :]
+    chosen = [(c, Strategy.BEST, _best_detail(c)) for c in keep] + [
+        (c, Strategy.EXPLORE, f"explore: drew {v:.2f} from skill {c.skill:.2f}, sd {c.sd:.2f}")
+        for v, c in explored
+    ]
+    shown = {id(c) for _, c in explored}
+    walk.passed = [(c, ExclusionCode.NOT_CHOSEN) for c in dropped] + [
+        (c, why) for c, why in walk.passed if id(c) not in shown
+    ]
+    return chosen, {id(c): v for v, c in explored}, {id(c) for c in dropped}
+
+
 def route(
     table: RoutingTable,
     spec: RouteSpec,
@@ -266,44 +352,21 @@ def route(
     check = _checker(spec, now, complexity, min_rank)
     listed = rules.max_listed_excluded
     slots = 0
-    samples: dict[int, float] = {}
+    if spec.strategy is not Strategy.BEST:
+        slots = min(spec.count, int(rules.max_explore_share * spec.count + rng.random()))
     if spec.strategy is Strategy.CHEAPEST_ABOVE:
         walk = _walk(table.by_cost, lambda c: (c.cost, c.low), check, spec.count, rng, listed)
-        floor = spec.quality_floor
-        chosen = [
-            (c, Strategy.CHEAPEST_ABOVE,
-             f"costs {c.cost:.4f} per round; lower bound {c.low:.2f} clears {floor}")
-            for c in walk.picks
-        ]  # fmt: skip
+        chosen, samples, gave_way = _cheapest_above(walk, spec, slots, table.tail_sd, rng)
     else:
-        if spec.strategy is Strategy.EXPLORE:
-            slots = min(spec.count, int(rules.max_explore_share * spec.count + rng.random()))
         walk = _walk(table.by_low, lambda c: c.low, check, spec.count, rng, listed)
-        chosen = [(c, Strategy.BEST, _best_detail(c)) for c in walk.picks]
-        if slots and len(walk.picks) == spec.count:
-            best = {id(c) for c in walk.picks}
-            drawn = _draws(table, check, spec.count, rng)
-            explored = [(v, c) for v, c in drawn if id(c) not in best][:slots]
-            if explored:
-                samples = {id(c): v for v, c in explored}
-                keep = walk.picks[: spec.count - len(explored)]
-                dropped = walk.picks[len(keep) :]
-                chosen = [(c, Strategy.BEST, _best_detail(c)) for c in keep] + [
-                    (c, Strategy.EXPLORE,
-                     f"explore: drew {v:.2f} from skill {c.skill:.2f}, sd {c.sd:.2f}")
-                    for v, c in explored
-                ]  # fmt: skip
-                shown = {id(c) for _, c in explored}
-                walk.passed = [(c, ExclusionCode.NOT_CHOSEN) for c in dropped] + [
-                    (c, why) for c, why in walk.passed if id(c) not in shown
-                ]
+        chosen, samples, gave_way = _explore(walk, table, check, spec, slots, rng)
     last = walk.picks[-1] if walk.picks else None
     excluded = [
         NotChosen(
             agent_id=c.agent_id, reason=why,
             detail=(
                 "gave its place to an explored agent"
-                if why is ExclusionCode.NOT_CHOSEN and id(c) in {id(p) for p in walk.picks}
+                if id(c) in gave_way
                 else _detail(why, c, spec, complexity, min_rank, last)
             ),
         )
