@@ -36,7 +36,6 @@ import os
 import random
 import statistics
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from agentladder.domain.external import ExternalDeliberation
@@ -283,17 +282,17 @@ async def service_route_ms(agents: int = 10_000, calls: int = 20) -> tuple[float
     return statistics.median(times), max(times)
 
 
-def _timed(label: str, work: Callable[[], Awaitable[dict[str, Tally]]]) -> dict[str, Tally]:
+def _timed(seed: int) -> dict[str, Tally]:
     begin = time.perf_counter()
-    found = asyncio.run(work())  # type: ignore[arg-type]
-    print(f"  {label}: {time.perf_counter() - begin:.0f} s")
+    found = asyncio.run(run(seed))
+    print(f"  seed {seed}: {time.perf_counter() - begin:.0f} s")
     return found
 
 
 def main() -> None:
     """Every policy over ROUTING_SEEDS seeded streams (medians), then the selection's cost."""
     seeds = list(range(int(os.environ.get("ROUTING_SEEDS", "5"))))
-    runs = [summary(_timed(f"seed {s}", lambda s=s: run(s))) for s in seeds]  # type: ignore[misc]
+    runs = [summary(_timed(seed)) for seed in seeds]
     print(f"{TASKS} tasks, {COUNT} agents each, floor {FLOOR}, seeds {seeds}; medians:")
     columns = ("quality", "result", "cost", "regret", "of_oracle", "floor_met", "star",
                "explore_share")  # fmt: skip
