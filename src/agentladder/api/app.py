@@ -20,6 +20,7 @@ from agentladder.api.routes import (
     agent_tasks,
     agents,
     dashboard,
+    dashboard_routing,
     deliberations,
     health,
     oracle,
@@ -45,7 +46,8 @@ def _configure(app: FastAPI, settings: Settings) -> None:
     """
     install_error_handlers(app)
     for module in (
-        health, agent_tasks, agents, deliberations, oracle, skills, routing, dashboard
+        health, agent_tasks, agents, deliberations, oracle, skills, routing, dashboard,
+        dashboard_routing,
     ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
