@@ -213,3 +213,13 @@ def test_cheapest_above_needs_a_floor() -> None:
     """strategy cheapest_above without quality_floor is refused, naming it."""
     with pytest.raises(ValueError, match="quality_floor"):
         RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE)
+
+
+def test_the_frontier_is_every_agent_no_cheaper_one_beats() -> None:
+    """By cost: an agent is on the frontier when its lower bound beats every agent that
+    costs no more; of two at one price only the better."""
+    from agentladder.domain.routing.frontier import frontier
+
+    points = [("dear_weak", 3.0, 0.9), ("cheap", 4.0, 0.1), ("mid", 6.0, 0.5),
+              ("mid_twin", 5.0, 0.5), ("dear_best", 8.0, 1.0), ("free_bad", 1.0, 0.0)]  # fmt: skip
+    assert frontier(points) == ["free_bad", "cheap", "mid", "dear_best"]
