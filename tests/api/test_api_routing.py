@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from agentladder.providers.settings import SimulatedSettings
 from agentladder.providers.simulated import SimulatedProvider
 from agentladder.services.clock import FixedClock
 from agentladder.services.container import Services
+from agentladder.services.oracle.verify import verify_store
 from tests.api.conftest import CONFIG, ORCH, TOKENS, bearer
 from tests.api.test_api_deliberations import wait_done
 from tests.inprocess import call_app
@@ -158,3 +161,35 @@ def test_failing_calls_cool_an_agent_down_until_the_clock_passes_its_end() -> No
         assert sorted(p["agent_id"] for p in routed["agents"]) == ["sim_a", "sim_b", "sim_c"]
 
     call_app({**CONFIG, **TOKENS}, body, clock=clock)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "nats"])
+def test_a_routed_deliberation_is_stored_and_replays_on_every_store(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """On memory, SQLite and NATS: a select deliberation's record keeps its routing
+    through the store, and oracle verify replays profiles and skill with no difference."""
+    store = {"memory": "memory://", "sqlite": f"sqlite:///{tmp_path / 'r.db'}"}.get(kind)
+    if store is None:
+        store = request.getfixturevalue("nats_store_url")
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        accepted = await client.post(
+            "/deliberation",
+            json={"user_query": "q", "scope": "standard",
+                  "select": {"count": 3, "task_type": "audit", "strategy": "explore"}},
+            headers=bearer(ORCH),
+        )  # fmt: skip
+        assert accepted.status_code == 202, accepted.text
+        record = await wait_done(client, accepted.json()["deliberation_id"])
+        await services.orchestrator.settle()
+        found = await services.store.get_deliberation(record["id"])
+        assert found is not None
+        assert found.body["routing"]["agents"] == record["routing"]["agents"]
+        assert found.body["routing"]["seed"] == record["routing"]["seed"]
+        report = await verify_store(services.store, services.settings.oracle,
+                                    services.settings.skill)  # fmt: skip
+        assert report.ok, report
+        assert report.skill_events_replayed == 1
+
+    call_app({**CONFIG, **TOKENS}, body, store=store)
