@@ -14,7 +14,8 @@ import asyncio
 import random
 from collections.abc import Collection
 
-from agentladder.domain.privileges import privileges_for
+from agentladder.domain.levels import LEVELS
+from agentladder.domain.privileges import standing
 from agentladder.domain.registry import AgentStatus
 from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.routing.select import Candidate, RoutingTable, route, routing_table
@@ -72,6 +73,8 @@ class RoutingService:
         now = self.skill.now()
         rules = self.skill.rules
         cooling = {} if self.health is None else self.health.cooling()
+        table = self.oracle_rules.privileges  # the complexity each level may take
+        allowed = {level: table.for_level(level).max_complexity for level in LEVELS}
         candidates = []
         for view in views:
             agent = view.agent_id
@@ -79,9 +82,7 @@ class RoutingService:
                 skills.get(agent) or new_skill(agent, rules), fleet, task_type, now, rules
             )
             found = profiles.get(agent)
-            privileges = privileges_for(
-                None if found is None else found.value, self.oracle_rules, task_type
-            )
+            level = standing(None if found is None else found.value, task_type)
             performance = stats.get(agent)
             cooldown = cooling.get(agent)
             config = view.registration.config
@@ -93,7 +94,7 @@ class RoutingService:
                 reachable=reachable is None or agent in reachable,
                 cooldown_until=None if cooldown is None else cooldown.until,
                 rank=0 if performance is None else performance.value.rank,
-                level=privileges.level, max_complexity=privileges.max_complexity,
+                level=level, max_complexity=allowed[level],
                 tags=frozenset(config.capability_tags),
             )  # fmt: skip
             candidates.append(candidate)
