@@ -25,12 +25,14 @@ its floor (all 3 agents truly at or above it) on at least 95% of tasks at a cost
 other, among the picks of at least half the tasks from the 50th after it joins; the
 selection (``route`` on its table) p99 at most 2 ms with 10,000 agents.
 
-Run: ``.venv/bin/python -m benchmarks routing``; ``ROUTING_SEEDS=N`` (default 5).
+Run: ``.venv/bin/python -m benchmarks routing``; ``ROUTING_SEEDS=N`` (default 5),
+``ROUTING_SKILL_RULES=<JSON of skill rule overrides>`` for experiments.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import random
@@ -43,6 +45,7 @@ from agentladder.domain.levels import Level
 from agentladder.domain.routing import Candidate, RouteSpec, RoutingRules, Strategy, route
 from agentladder.domain.routing.select import routing_table
 from agentladder.domain.scoring import aggregate_peer_scores
+from agentladder.domain.skill.rules import SkillRules
 from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import FixedClock
 from agentladder.services.deliberations.orchestrator import Orchestrator
@@ -80,7 +83,10 @@ class Learner:
         self.world = world
         self.store = MemoryStore()
         self.clock = FixedClock()
-        self.skill = SkillService(self.store, clock=self.clock)
+        overrides = json.loads(os.environ.get("ROUTING_SKILL_RULES", "{}"))
+        self.skill = SkillService(
+            self.store, SkillRules.model_validate(overrides), clock=self.clock
+        )
         self.oracle = Oracle(self.store, clock=self.clock, skill=self.skill)
         self.registry = Registry(
             self.store, clock=self.clock, skill=self.skill, heartbeat_interval_s=1e9
