@@ -1,8 +1,9 @@
 """The orchestrator: deliberations from request to result, then ranking and judgments.
 
 ``submit`` checks who qualifies (unknown, offline, unreachable, below ``min_agent_rank``,
-not allowed the complexity: excluded; fewer than two: ``TooFewAgents``), stores the
-record as queued and runs it in the background; ``run`` runs it at once and waits for the
+not allowed the complexity: excluded; fewer than two: ``TooFewAgents``), or with
+``select`` lets routing choose (``services/routing``, the choice kept in the record),
+stores the record as queued and runs it in the background; ``run`` runs it at once and waits for the
 result, storing the record only when it ends. While it runs, a record is kept and served
 from memory (round by round); it is stored when queued (``submit``) and when it ends
 (completed or failed). After completion the ranking update and the Oracle's judgments
