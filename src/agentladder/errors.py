@@ -111,11 +111,14 @@ class Refused(AgentladderError):
 class TooFewAgents(AgentladderError):
     """Fewer than two agents qualify for a deliberation; ``excluded`` says who and why."""
 
-    def __init__(self, qualified: list[str], excluded: list[dict[str, object]]) -> None:
+    def __init__(
+        self, qualified: list[str], excluded: list[dict[str, object]], needed: int = 2
+    ) -> None:
         self.qualified = qualified
         self.excluded = excluded
+        self.needed = needed
         super().__init__(
-            f"a deliberation needs at least 2 qualified agents, {len(qualified)} qualify"
+            f"a deliberation needs at least {needed} qualified agents, {len(qualified)} qualify"
         )
 
 
@@ -130,8 +133,9 @@ class Busy(AgentladderError):
 class ProviderError(AgentladderError):
     """A provider call failed; ``kind``: timeout, http, refused, unparseable or invalid."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, retry_after_s: float | None = None) -> None:
         self.kind = kind
+        self.retry_after_s = retry_after_s  # a provider's Retry-After, in seconds
         super().__init__(f"{kind}: {message}")
 
 

@@ -213,3 +213,37 @@ def test_skill_forest_plot_and_the_agent_s_skill_chart(server: Server, page: Pag
     )
     assert dark > 50, f"{dark} pixels of the overall line"
     screenshot(page, "agent-skill")
+
+
+def test_picker_auto_selects_with_a_strategy_and_shows_why(server: Server, page: Page) -> None:
+    """Auto-select, best, 2 agents tagged audit: routing's picks are checked and listed
+    with their reasons, the agents left out with theirs; nothing is started."""
+    page.goto(server.url("/dashboard/deliberations/new"))
+    page.select_option("#picker-tag", "audit")
+    page.fill("#route-count", "2")
+    page.select_option("#route-strategy", "best")
+    page.click("#auto-select")
+    chosen = page.locator("#route-why .route-chosen li")
+    expect(chosen).to_have_count(2)
+    names = chosen.evaluate_all("items => items.map(i => i.dataset.agent)")
+    assert sorted(names) == ["sim_a", "sim_b"]
+    expect(chosen.first).to_contain_text("lower bound")
+    expect(page.locator("#pick-sim_a")).to_be_checked()
+    expect(page.locator("#pick-sim_b")).to_be_checked()
+    expect(page.locator("#pick-sim_c")).not_to_be_checked()
+    expect(page.locator("#chosen-count")).to_have_text("2")
+    left = page.locator('#route-why .route-excluded li[data-agent="sim_c"]')
+    expect(left).to_contain_text("tags")
+    expect(page.locator("#follow")).to_be_hidden()
+    screenshot(page, "picker-auto-select")
+
+
+def test_who_to_use_draws_skill_against_cost_with_the_frontier(server: Server, page: Page) -> None:
+    """The routing page draws one chart per task type with every agent's interval and
+    marks the frontier (the cheapest agent is always on it)."""
+    page.goto(server.url("/dashboard/routing"))
+    overall = page.locator('section.routing[data-task-type=""]')
+    expect(overall.locator("g.point")).to_have_count(4)
+    expect(overall.locator('g.point.on-frontier[data-agent="sim_c"]')).to_have_count(1)
+    expect(overall.locator('tr.frontier[data-agent="sim_c"]')).to_contain_text("★")
+    screenshot(page, "who-to-use")

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from agentladder.api.routes.dashboard import xp_series
+from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.services.clock import FixedClock
 from agentladder.services.container import Services
 from agentladder.services.oracle.models import JudgmentRequest
@@ -118,5 +119,29 @@ def test_static_files_are_served() -> None:
             response = await client.get(f"/static/{path}")
             assert response.status_code == 200, path
         assert (await client.get("/static/nothing.js")).status_code == 404
+
+    run(body)
+
+
+def test_who_to_use_marks_the_frontier_and_cooldowns() -> None:
+    """After a deliberation, at its task type the better of two equally priced agents is
+    on the frontier and the other not; an agent cooling down is shown so."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        request = DeliberationRequest(
+            user_query="q", agent_names=["sim_a", "sim_b"], task_type="audit", scope="standard"
+        )
+        await services.orchestrator.run(request)
+        await services.orchestrator.settle()
+        for _ in range(3):
+            services.health.record("sim_a", ok=False, error="boom")
+        page = await client.get("/dashboard/routing")
+        assert page.status_code == 200
+        audit = page.text[page.text.index('data-task-type="audit"') :]
+        audit = audit[: audit.index("</section>")]
+        assert '<tr data-agent="sim_b" class="frontier">' in audit
+        assert '<tr data-agent="sim_a">' in audit
+        row = audit[audit.index('<tr data-agent="sim_a">') :]
+        assert "cooling down" in row[: row.index("</tr>")]
 
     run(body)

@@ -54,6 +54,7 @@ class Reply:
     status: int = 200
     delay_s: float = 0.0
     mode: Literal["answer", "close", "truncate"] = "answer"
+    headers: tuple[tuple[str, str], ...] = ()
 
     def data(self) -> bytes:
         """The body's bytes: a dict as JSON, a string as it is."""
@@ -99,6 +100,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(declared))
+            for name, value in reply.headers:
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
             self.wfile.flush()

@@ -13,7 +13,7 @@ import pytest
 from agentladder.domain.agents import AgentConfig
 from agentladder.errors import ProviderError
 from agentladder.providers.base import EvaluateRequest, ProposeRequest, Usage
-from agentladder.providers.openai import OpenAIProvider, call_cost
+from agentladder.providers.openai import OpenAIProvider, call_cost, retry_after_s
 from agentladder.providers.settings import OpenAISettings
 from tests.providers.chat_server import ChatServer, Reply, completion
 
@@ -136,6 +136,26 @@ def test_http_error_status_is_an_http_error_with_status_and_excerpt(
     assert error.kind == "http"
     assert str(status) in str(error)
     assert "overloaded" in str(error)
+
+
+def test_a_retry_after_header_is_carried_by_the_error(chat_server: ChatServer) -> None:
+    """A 429 with Retry-After: 30 is ProviderError('http') with retry_after_s 30 (health
+    cooldowns honour it); without the header, None."""
+    chat_server.replies.append(Reply("slow down", status=429, headers=(("Retry-After", "30"),)))
+    assert failure(chat_server.url).retry_after_s == 30.0
+    chat_server.replies.append(Reply("slow down", status=429))
+    assert failure(chat_server.url).retry_after_s is None
+
+
+def test_retry_after_reads_seconds_and_http_dates() -> None:
+    """Delta-seconds as they are; an HTTP date as the seconds left from now (0 when past);
+    anything else None."""
+    now = 1_767_225_600.0  # Thu, 01 Jan 2026 00:00:00 GMT
+    assert retry_after_s("120", now) == 120.0
+    assert retry_after_s("Thu, 01 Jan 2026 00:01:30 GMT", now) == 90.0
+    assert retry_after_s("Wed, 31 Dec 2025 23:00:00 GMT", now) == 0.0
+    assert retry_after_s("soon", now) is None
+    assert retry_after_s(None, now) is None
 
 
 @pytest.mark.parametrize(

@@ -21,9 +21,11 @@ from agentladder.api.routes import (
     agent_tasks,
     agents,
     dashboard,
+    dashboard_routing,
     deliberations,
     health,
     oracle,
+    routing,
     skills,
 )
 from agentladder.api.schemas import document
@@ -44,7 +46,10 @@ def _configure(app: FastAPI, settings: Settings) -> None:
     refusals count too.
     """
     install_error_handlers(app)
-    for module in (health, agent_tasks, agents, deliberations, oracle, skills, dashboard):
+    for module in (
+        health, agent_tasks, agents, deliberations, oracle, skills, routing, dashboard,
+        dashboard_routing,
+    ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")

@@ -65,6 +65,11 @@ class Metrics:
             "agentladder_agent_tasks_queued",
             "tasks queued for agents that poll over HTTP, not yet taken", registry=self.registry,
         )  # fmt: skip
+        self.cooling = Gauge(
+            "agentladder_agents_cooling_down",
+            "agents skipped by routing now: their provider calls kept failing",
+            registry=self.registry,
+        )  # fmt: skip
         self.totals = Totals()
         self.registry.register(self.totals)
 
@@ -92,6 +97,11 @@ class Totals(Collector):
             "agentladder_awards", "Oracle awards applied by this instance", "kind",
             services.oracle.awards.items(),
         )  # fmt: skip
+        started = CounterMetricFamily(
+            "agentladder_cooldowns_started", "health cooldowns started by this instance"
+        )
+        started.add_metric([], services.health.started)
+        yield started
         refusals = services.registry.refusals + refusals_of(app)
         yield _counter(
             "agentladder_refusals",
@@ -203,4 +213,5 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
     metrics.in_progress.labels("running").set(running)
     metrics.in_progress.labels("waiting").set(waiting)
     metrics.tasks_queued.set(services.tasks.queued)
+    metrics.cooling.set(len(services.health.cooling()))
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

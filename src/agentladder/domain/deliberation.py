@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from agentladder.domain.agents import AgentName
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
+from agentladder.domain.routing.spec import RouteSpec
 from agentladder.domain.rules import Complexity
 
 __all__ = [
@@ -39,12 +41,19 @@ class Scope(StrEnum):
 
 
 class DeliberationRequest(BaseModel):
-    """``POST /deliberation``: the question, the agents, the filter, the scope."""
+    """``POST /deliberation``: the question, the agents (named, or chosen by ``select``:
+    exactly one of the two), the filter, the scope. A ``select`` naming a task type sets
+    the deliberation's (the two may not differ)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     user_query: str = Field(min_length=1)
-    agent_names: tuple[AgentName, ...] = Field(min_length=2, max_length=64)
+    select: RouteSpec | None = Field(
+        default=None, description="choose the agents by routing instead of naming them"
+    )
+    agent_names: tuple[AgentName, ...] | None = Field(
+        default=None, min_length=2, max_length=64, validate_default=True
+    )
     min_agent_rank: int = Field(default=0, ge=0)
     scope: Scope = Scope.STANDARD
     task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
@@ -60,9 +69,38 @@ class DeliberationRequest(BaseModel):
             raise ValueError("must not be blank")
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _task_type_of_select(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        select = data.get("select")
+        chosen = select.get("task_type") if isinstance(select, Mapping) else None
+        if isinstance(select, RouteSpec):
+            chosen = select.task_type
+        if chosen is None:
+            return data
+        if data.get("task_type") is None:
+            return {**data, "task_type": chosen}
+        return data
+
+    @field_validator("task_type")
+    @classmethod
+    def _same_task_type(cls, value: str | None, info: ValidationInfo) -> str | None:
+        select = info.data.get("select")
+        if select is not None and select.task_type not in (None, value):
+            raise ValueError(f"differs from select.task_type {select.task_type!r}")
+        return value
+
     @field_validator("agent_names")
     @classmethod
-    def _distinct(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+    def _distinct(
+        cls, value: tuple[str, ...] | None, info: ValidationInfo
+    ) -> tuple[str, ...] | None:
+        if (value is None) == (info.data.get("select") is None) and "select" in info.data:
+            raise ValueError("give exactly one of agent_names and select")
+        if value is None:
+            return value
         seen: set[str] = set()
         for name in value:
             if name in seen:
@@ -123,7 +161,7 @@ def select_agents(
     """
     qualified: list[str] = []
     excluded: list[Excluded] = []
-    for agent_id in request.agent_names:
+    for agent_id in request.agent_names or ():
         rank = ranks.get(agent_id, 0)
         reason = None
         if agent_id not in online:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentladder.domain.deliberation import DeliberationRequest, Excluded
 from agentladder.domain.ranking import Submission
+from agentladder.domain.routing.spec import Routing
 from agentladder.domain.rules import Complexity
 
 __all__ = [
@@ -135,6 +136,10 @@ class DeliberationRecord(BaseModel):
     complexity: Complexity | None = None
     agents: list[str]
     excluded: list[Excluded] = Field(default_factory=list)
+    routing: Routing | None = Field(
+        default=None,
+        description="with select: who routing chose and why, and why the others not",
+    )
     rounds: list[RoundRecord] = Field(default_factory=list)
     scores: dict[str, float | None] = Field(default_factory=dict)
     submissions: list[Submission] = Field(

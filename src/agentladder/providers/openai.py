@@ -10,7 +10,8 @@ Every failure is a ``ProviderError`` whose ``kind`` says what went wrong:
 - ``refused``: the key's environment variable is missing or empty, or the model refused
   (``message.refusal`` and no content).
 - ``timeout``: no complete answer within ``timeout_s`` (one deadline for the whole call).
-- ``http``: a 4xx/5xx status (with the status and a body excerpt), or the connection
+- ``http``: a 4xx/5xx status (with the status and a body excerpt, and the response's
+  ``Retry-After`` as ``retry_after_s``: health cooldowns honour it), or the connection
   failed or was closed before a complete answer.
 - ``unparseable``: the body is not the chat-completions shape, or an evaluation reply
   holds no JSON object with a score.
@@ -22,10 +23,12 @@ estimate of four characters per token, so that cost accounting still works.
 
 from __future__ import annotations
 
+import email.utils
 import functools
 import json
 import os
 import ssl
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -75,6 +78,23 @@ def call_cost(agent: AgentConfig, usage: Usage) -> float:
     ) / 1_000_000
 
 
+def retry_after_s(header: str | None, now: float) -> float | None:
+    """A Retry-After header in seconds from ``now``: delta-seconds or an HTTP date; None
+    when absent or unreadable."""
+    if header is None:
+        return None
+    text = header.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        moment = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        return None
+    return max(0.0, moment.timestamp() - now)
+
+
 def _excerpt(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "..."
@@ -122,6 +142,7 @@ class _Answer:
 
     status: int
     body: bytes
+    retry_after: str | None = None
 
     @property
     def text(self) -> str:
@@ -191,7 +212,7 @@ class OpenAIProvider:
                     raise ProviderError(
                         "http", f"{self.url} answered more than {cap} bytes; not read further"
                     )
-            return _Answer(response.status_code, bytes(body))
+            return _Answer(response.status_code, bytes(body), response.headers.get("retry-after"))
         finally:
             await response.aclose()
 
@@ -207,7 +228,9 @@ class OpenAIProvider:
         response = await self._post(payload, headers)
         if response.status >= 300:
             raise ProviderError(
-                "http", f"{self.url} answered {response.status}: {_excerpt(response.text)}"
+                "http",
+                f"{self.url} answered {response.status}: {_excerpt(response.text)}",
+                retry_after_s=retry_after_s(response.retry_after, time.time()),
             )
         try:
             body = json.loads(response.body)

@@ -29,6 +29,8 @@ from agentladder.services.deliberations.recovery import recover
 from agentladder.services.lease import Lease
 from agentladder.services.oracle.sentinel import Sentinel
 from agentladder.services.oracle.service import Oracle
+from agentladder.services.routing.health import HealthMonitor
+from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.nats.config import parse_nats_url
@@ -51,6 +53,8 @@ class Services:
     skill: SkillService
     orchestrator: Orchestrator
     providers: dict[str, Provider]
+    routing: RoutingService
+    health: HealthMonitor
     nc: Client | None = None
     subscriptions: list[Subscription] = field(default_factory=list)
     tasks: TaskBoard = field(default_factory=TaskBoard)
@@ -141,9 +145,14 @@ async def build_services(
         over_http = frozenset()
     for name in over_http:  # without NATS, remote agents poll their tasks over HTTP
         providers[name] = HttpAgentProvider(board, name, timeout_s=settings.orchestrator.timeout_s)
+    health = HealthMonitor(settings.routing, clock)
+    routing = RoutingService(
+        store=store, registry=registry, skill=skill, oracle_rules=settings.oracle,
+        health=health, rules=settings.routing,
+    )  # fmt: skip
     orchestrator = Orchestrator(
         store=store, registry=registry, oracle=oracle, providers=providers, agents=agents,
-        settings=settings.orchestrator, clock=clock,
+        settings=settings.orchestrator, clock=clock, routing=routing, health=health,
     )  # fmt: skip
     lease = Lease(store, orchestrator.instance_id, clock, settings.orchestrator.lease_s)
     await lease.start()
@@ -152,6 +161,7 @@ async def build_services(
     return Services(
         settings=settings, store=store, registry=registry, oracle=oracle,
         sentinel=Sentinel(oracle, seed=seed), skill=skill, orchestrator=orchestrator,
-        providers=providers, nc=nc, subscriptions=subscriptions, tasks=board,
+        providers=providers, routing=routing, health=health, nc=nc,
+        subscriptions=subscriptions, tasks=board,
         tasks_for=over_http, lease=lease,
     )  # fmt: skip

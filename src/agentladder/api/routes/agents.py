@@ -13,6 +13,7 @@ from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
 from agentladder.api.paging import PageOut, page_of
 from agentladder.api.routes.skills import SkillOut, skill_out
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out
+from agentladder.domain.routing.health import Cooldown
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.store.records import DirectoryQuery
 
@@ -94,9 +95,11 @@ async def directory(
 
 
 class AgentDetailOut(AgentOut):
-    """One agent, with its overall skill (the evidence model's estimate) beside its stats."""
+    """One agent, with its overall skill (the evidence model's estimate) beside its stats,
+    and its health cooldown when its provider calls keep failing (routing skips it)."""
 
     skill: SkillOut
+    cooldown: Cooldown | None = None
 
 
 @router.get("/agents/{agent_id}", response_model=AgentDetailOut)
@@ -106,7 +109,8 @@ async def get_agent(services: ServicesDep, agent_id: str) -> AgentDetailOut:
     stats = await services.store.get_stats(agent_id)
     skill = (await services.skill.overall([agent_id]))[agent_id]
     base = agent_out(view, None if stats is None else stats.value)
-    return AgentDetailOut.model_construct(**dict(base), skill=skill_out(skill))
+    cooldown = services.health.cooldown(agent_id)
+    return AgentDetailOut.model_construct(**dict(base), skill=skill_out(skill), cooldown=cooldown)
 
 
 @router.get("/admin/api/agents/stats", response_model=AgentStatsListOut)

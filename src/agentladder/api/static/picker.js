@@ -107,10 +107,67 @@
     let message = (error.message || "refused") + " (HTTP " + status + ")";
     if (Array.isArray(error.excluded) && error.excluded.length) {
       message += "; excluded: " + error.excluded.map((x) => (typeof x === "string" ? x
+        : x.rank === undefined ? x.agent_id + " (" + x.reason + ": " + x.detail + ")"
         : x.agent_id + " (rank " + x.rank + ", " + x.reason + ")")).join(", ");
     }
     return message;
   }
+
+  function showRouting(out) {
+    const box = $("route-why");
+    box.replaceChildren();
+    box.appendChild(el("p", out.strategy + " chose " + out.agents.length + " agents (seed "
+      + out.seed + ", " + money(out.estimated_cost_per_round) + " per round):"));
+    const chosen = el("ul", undefined, "route-chosen");
+    out.agents.forEach((p) => {
+      const item = el("li", p.agent_id + ": " + p.detail);
+      item.dataset.agent = p.agent_id;
+      chosen.appendChild(item);
+    });
+    box.appendChild(chosen);
+    if (out.excluded.length) {
+      box.appendChild(el("p", "Not chosen:"));
+      const others = el("ul", undefined, "route-excluded");
+      out.excluded.forEach((x) => {
+        const item = el("li", x.agent_id + ": " + x.reason + " (" + x.detail + ")");
+        item.dataset.agent = x.agent_id;
+        others.appendChild(item);
+      });
+      box.appendChild(others);
+    }
+  }
+
+  $("auto-select").addEventListener("click", async () => {
+    $("picker-error").textContent = "";
+    const request = {
+      count: Number($("route-count").value || 2),
+      strategy: $("route-strategy").value,
+      min_agent_rank: Number($("min-rank").value || 0),
+    };
+    if ($("task-type").value) request.task_type = $("task-type").value;
+    if ($("complexity").value) request.complexity = $("complexity").value;
+    if ($("picker-tag").value) request.tags = [$("picker-tag").value];
+    if ($("route-floor").value) request.quality_floor = Number($("route-floor").value);
+    if ($("route-budget").value) request.max_cost_per_round = Number($("route-budget").value);
+    const headers = { "Content-Type": "application/json", Accept: "application/json" };
+    if ($("token").value) headers.Authorization = "Bearer " + $("token").value;
+    try {
+      const response = await fetch("/route", {
+        method: "POST", headers: headers, body: JSON.stringify(request),
+      });
+      const body = await response.json().catch(() => null);
+      if (response.status !== 200) {
+        $("picker-error").textContent = explain(body, response.status);
+        return;
+      }
+      const names = new Set(body.agents.map((p) => p.agent_id));
+      rows().forEach((row) => { row.querySelector("input").checked = names.has(row.dataset.agent); });
+      update();
+      showRouting(body);
+    } catch (error) {
+      $("picker-error").textContent = "the server did not answer: " + error.message;
+    }
+  });
 
   $("picker").addEventListener("submit", async (event) => {
     event.preventDefault();

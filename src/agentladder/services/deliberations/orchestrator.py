@@ -1,8 +1,9 @@
 """The orchestrator: deliberations from request to result, then ranking and judgments.
 
 ``submit`` checks who qualifies (unknown, offline, unreachable, below ``min_agent_rank``,
-not allowed the complexity: excluded; fewer than two: ``TooFewAgents``), stores the
-record as queued and runs it in the background; ``run`` runs it at once and waits for the
+not allowed the complexity: excluded; fewer than two: ``TooFewAgents``), or with
+``select`` lets routing choose (``services/routing``, the choice kept in the record),
+stores the record as queued and runs it in the background; ``run`` runs it at once and waits for the
 result, storing the record only when it ends. While it runs, a record is kept and served
 from memory (round by round); it is stored when queued (``submit``) and when it ends
 (completed or failed). After completion the ranking update and the Oracle's judgments
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import logging
 import uuid
 from collections import Counter
@@ -47,6 +49,8 @@ from agentladder.services.deliberations.side_effects import (
 )
 from agentladder.services.oracle.mentors import Mentors
 from agentladder.services.oracle.service import Oracle
+from agentladder.services.routing.health import HealthMonitor
+from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.records import DeliberationDoc
@@ -80,8 +84,12 @@ class Orchestrator:
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         instance_id: str | None = None,
         skill: SkillService | None = None,
+        routing: RoutingService | None = None,
+        health: HealthMonitor | None = None,
     ) -> None:
         self.store = store
+        self.routing = routing
+        self.health = health
         self.skill = skill if skill is not None else oracle.skill
         self.registry = registry
         self.oracle = oracle
@@ -110,7 +118,9 @@ class Orchestrator:
 
     async def prepare(self, request: DeliberationRequest) -> DeliberationRecord:
         """The record of a new deliberation: who takes part; ``TooFewAgents`` otherwise."""
-        names = request.agent_names
+        if request.select is not None:
+            return await self._routed(request)
+        names = request.agent_names or ()
         # Three batched reads of the named agents only, at once.
         online, stats, every_allowance = await asyncio.gather(
             self.registry.online_among(names),
@@ -122,7 +132,7 @@ class Orchestrator:
         allowed = None
         if request.complexity is not None:
             allowed = {agent: a.allowed for agent, a in allowances.items()}
-        reachable = {agent: agent in self.providers for agent in request.agent_names}
+        reachable = {agent: agent in self.providers for agent in names}
         selection = select_agents(
             request, online=online, ranks=ranks, allowed=allowed, reachable=reachable
         )
@@ -143,6 +153,34 @@ class Orchestrator:
         )
         self._allowances[record.id] = allowances  # read once, used when it runs
         return record
+
+    async def _routed(self, request: DeliberationRequest) -> DeliberationRecord:
+        """A deliberation among the agents routing chooses (``request.select``): among
+        those this server can ask; ``TooFewAgents`` when fewer than asked for qualify."""
+        spec = request.select
+        if spec is None or self.routing is None:
+            raise InvalidInput("select", None, "routing is not set up on this service")
+        deliberation_id = self.new_id()
+        routing = await self.routing.route(
+            spec, complexity=request.complexity, min_rank=request.min_agent_rank,
+            reachable=set(self.providers), seed=_seed_of(deliberation_id),
+        )  # fmt: skip
+        if not routing.enough:
+            raise TooFewAgents(
+                [p.agent_id for p in routing.agents],
+                [e.model_dump(mode="json") for e in routing.excluded],
+                needed=spec.count,
+            )
+        return DeliberationRecord(
+            id=deliberation_id,
+            request=request,
+            task_type=request.task_type,
+            complexity=request.complexity,
+            agents=[p.agent_id for p in routing.agents],
+            routing=routing,
+            created_at=self._now(),
+            runner=self.instance_id,
+        )
 
     async def _save(self, record: DeliberationRecord) -> None:
         await self.store.put_deliberation(
@@ -268,7 +306,7 @@ class Orchestrator:
             participants = await self._participants(record, request)
             runner = RoundRunner(
                 timeout_s=self.timeout_s, examples=self.mentors.examples(request.task_type),
-                calls=self.calls,
+                calls=self.calls, health=self.health,
             )  # fmt: skip
             base = ProposeRequest(
                 deliberation_id=record.id, round=1, user_query=request.user_query,
@@ -391,6 +429,11 @@ class Orchestrator:
             raise InvalidInput("limit", limit, "must be an integer from 1 to 1001")
         docs = await self.store.list_deliberations(limit=limit, offset=offset)
         return [DeliberationRecord.model_validate(doc.body) for doc in docs]
+
+
+def _seed_of(deliberation_id: str) -> int:
+    """The routing seed of a deliberation without one: from its id (48 bits)."""
+    return int.from_bytes(hashlib.sha256(deliberation_id.encode()).digest()[:6], "big")
 
 
 def stored_status(record: DeliberationRecord) -> str:

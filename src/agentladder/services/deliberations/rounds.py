@@ -36,6 +36,7 @@ from agentladder.providers.base import (
 )
 from agentladder.services.deliberations.calls import ProviderCalls, error_kind
 from agentladder.services.deliberations.deadlines import Deadlines
+from agentladder.services.routing.health import HealthMonitor
 
 __all__ = ["Participant", "RoundRunner"]
 
@@ -76,8 +77,10 @@ class RoundRunner:
     def __init__(
         self, *, timeout_s: float, max_attempts: int = 10, examples: tuple[str, ...] = (),
         calls: ProviderCalls | None = None,
+        health: HealthMonitor | None = None,
     ) -> None:  # fmt: skip
         self.timeout_s = timeout_s
+        self.health = health  # told every call's outcome (cooldowns)
         self.deadlines = Deadlines(timeout_s)  # one timer for all the calls in flight
         self.max_attempts = max_attempts
         self.examples = examples  # mentors' outputs, shown to agents that are not mentors
@@ -94,6 +97,7 @@ class RoundRunner:
         kind: str | None = None
         total = 0.0
         for attempt in range(1, tries + 1):
+            retry_after: float | None = None
             start = time.perf_counter()
             task = self.deadlines.start()
             try:
@@ -107,11 +111,16 @@ class RoundRunner:
                 error, kind = f"timeout: no answer within {self.timeout_s} s", "timeout"
             except Exception as failure:  # a provider's failure, whatever it is
                 error, kind = str(failure) or type(failure).__name__, error_kind(failure)
+                retry_after = getattr(failure, "retry_after_s", None)
             else:
                 error, kind = None, None
             latency = (time.perf_counter() - start) * 1000
             self.calls.observe(agent_id, what, latency / 1000, kind)
             total += latency
+            if self.health is not None:
+                self.health.record(
+                    agent_id, ok=error is None, error=error, retry_after_s=retry_after
+                )
             self.submissions.append(
                 Submission(agent_id=agent_id, latency_ms=latency, ok=error is None)
             )

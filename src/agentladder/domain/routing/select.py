@@ -1,0 +1,380 @@
+"""Choosing agents for a task: ``route(table, spec, ...)``, a pure function.
+
+Every agent is first checked against the rules, in this order (the first that applies is
+its reason): offline, unreachable (this server cannot ask it), cooldown, complexity (its
+level at the task type may not take it), below_min_rank, level (below ``min_level``),
+tags (lacks one asked for), cost (above ``max_cost_per_round``), and for cheapest_above
+below_quality_floor (its lower bound under ``quality_floor``). Among those left:
+
+- ``best``: the highest lower bounds (the skill's 95% lower bound, the conservative
+  estimate);
+- ``cheapest_above``: the cheapest whose lower bound clears ``quality_floor`` (ties:
+  the higher lower bound), of which up to ``explore_slots`` are given to cheaper agents
+  not yet proven whose Thompson draw clears the floor (so that a cheap good agent is
+  found); when fewer than ``count`` are proven, the places left go to the agents
+  likeliest to clear the floor (highest ``(skill - floor) / sd``), marked so;
+- ``explore``: best's picks, of which up to ``explore_slots`` are given to agents
+  whose Thompson draw (a sample of the skill posterior, mean plus sd times a standard
+  normal cut at ``explore_tail_sd``) places them among the ``count`` highest draws.
+
+The slots (explore, cheapest_above) are ``floor(max_explore_share * count + u)``, ``u``
+uniform in [0, 1): in expectation at most ``max_explore_share`` of the picks explore.
+
+Ties on a strategy's key at the last place are drawn with the seed; the same table,
+request and seed give the same picks. The table (``routing_table``) holds the agents in
+each strategy's order, so a choice walks only as far as it must: past the picks it lists
+up to ``max_listed`` agents left out, each with its reason, and counts the rest.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from agentladder.domain.levels import LEVELS, Level
+from agentladder.domain.privileges import allows_complexity
+from agentladder.domain.routing.rules import RoutingRules
+from agentladder.domain.routing.spec import (
+    ExclusionCode,
+    NotChosen,
+    Pick,
+    RouteSpec,
+    Routing,
+    Strategy,
+)
+from agentladder.domain.rules import Complexity, MaxComplexity
+
+__all__ = ["Candidate", "RoutingTable", "route", "routing_table"]
+
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One agent as routing sees it at one task type."""
+
+    agent_id: str
+    skill: float
+    sd: float
+    low: float
+    observations: int
+    cost: float
+    latency_p90_ms: float | None = None
+    online: bool = True
+    reachable: bool = True
+    cooldown_until: float | None = None
+    rank: int = 0
+    level: Level = Level.ROOKIE
+    max_complexity: MaxComplexity = MaxComplexity.ANY
+    tags: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingTable:
+    """The agents in each strategy's order (ties by agent id)."""
+
+    by_low: tuple[Candidate, ...]
+    by_cost: tuple[Candidate, ...]
+    by_upper: tuple[tuple[float, Candidate], ...]  # (skill + tail sd * sd), highest first
+    tail_sd: float
+
+    def __len__(self) -> int:
+        return len(self.by_low)
+
+
+def routing_table(candidates: Iterable[Candidate], tail_sd: float = 4.0) -> RoutingTable:
+    """Index the candidates for ``route``."""
+    every = sorted(candidates, key=lambda c: c.agent_id)
+    return RoutingTable(
+        by_low=tuple(sorted(every, key=lambda c: -c.low)),
+        by_cost=tuple(sorted(every, key=lambda c: (c.cost, -c.low))),
+        by_upper=tuple(sorted(((c.skill + tail_sd * c.sd, c) for c in every), key=lambda u: -u[0])),
+        tail_sd=tail_sd,
+    )
+
+
+Check = Callable[[Candidate], ExclusionCode | None]
+
+
+def _checker(spec: RouteSpec, now: float, complexity: Complexity | None, min_rank: int) -> Check:
+    tags = frozenset(spec.tags)
+    cap = spec.max_cost_per_round
+    least = None if spec.min_level is None else LEVELS.index(spec.min_level)
+    floor = spec.quality_floor if spec.strategy is Strategy.CHEAPEST_ABOVE else None
+
+    def check(c: Candidate) -> ExclusionCode | None:
+        if not c.online:
+            return ExclusionCode.OFFLINE
+        if not c.reachable:
+            return ExclusionCode.UNREACHABLE
+        if c.cooldown_until is not None and c.cooldown_until > now:
+            return ExclusionCode.COOLDOWN
+        if complexity is not None and not allows_complexity(c.max_complexity, complexity):
+            return ExclusionCode.COMPLEXITY
+        if c.rank < min_rank:
+            return ExclusionCode.BELOW_MIN_RANK
+        if least is not None and LEVELS.index(c.level) < least:
+            return ExclusionCode.LEVEL
+        if tags and not tags <= c.tags:
+            return ExclusionCode.TAGS
+        if cap is not None and c.cost > cap:
+            return ExclusionCode.COST
+        if floor is not None and c.low < floor:
+            return ExclusionCode.BELOW_QUALITY_FLOOR
+        return None
+
+    return check
+
+
+@dataclass
+class _Walk:
+    """One walk of an order: the picks, and the agents passed over with their reason."""
+
+    picks: list[Candidate]
+    passed: list[tuple[Candidate, ExclusionCode]]
+    walked: int
+
+
+def _walk(
+    order: Sequence[Candidate],
+    key: Callable[[Candidate], object],
+    check: Check,
+    count: int,
+    rng: random.Random,
+    listed: int,
+) -> _Walk:
+    picks: list[Candidate] = []
+    passed: list[tuple[Candidate, ExclusionCode]] = []
+    size = len(order)
+    i = 0
+    while i < size and len(picks) < count:
+        c = order[i]
+        i += 1
+        why = check(c)
+        if why is None:
+            picks.append(c)
+        else:
+            passed.append((c, why))
+    if len(picks) == count:  # ties at the last place: drawn with the seed
+        edge = key(picks[-1])
+        tied = [p for p in picks if key(p) == edge]
+        extra = []
+        while i < size and key(order[i]) == edge:
+            c = order[i]
+            i += 1
+            why = check(c)
+            if why is None:
+                extra.append(c)
+            else:
+                passed.append((c, why))
+        if extra:
+            pool = tied + extra
+            rng.shuffle(pool)
+            kept = {id(c) for c in pool[: len(tied)]}
+            untied = [p for p in picks if key(p) != edge]
+            picks = untied + [c for c in tied + extra if id(c) in kept]
+            passed.extend((c, ExclusionCode.NOT_CHOSEN) for c in pool[len(tied) :])
+    while i < size and len(passed) < listed:
+        c = order[i]
+        i += 1
+        passed.append((c, check(c) or ExclusionCode.NOT_CHOSEN))
+    return _Walk(picks, passed, i)
+
+
+def _detail(
+    code: ExclusionCode,
+    c: Candidate,
+    spec: RouteSpec,
+    complexity: Complexity | None,
+    min_rank: int,
+    last: Candidate | None,
+) -> str:
+    if code is ExclusionCode.OFFLINE:
+        return "no heartbeat within 3 heartbeat intervals"
+    if code is ExclusionCode.UNREACHABLE:
+        return "this server has no way to ask it"
+    if code is ExclusionCode.COOLDOWN:
+        return f"cooling down after failed provider calls, until {c.cooldown_until:.0f}"
+    if code is ExclusionCode.COMPLEXITY:
+        return (
+            f"a {c.level.value} at this task type takes tasks up to"
+            f" {c.max_complexity.value}, not {complexity}"
+        )
+    if code is ExclusionCode.BELOW_MIN_RANK:
+        return f"rank {c.rank} below min_agent_rank {min_rank}"
+    if code is ExclusionCode.LEVEL:
+        return f"level {c.level.value} below min_level {spec.min_level}"
+    if code is ExclusionCode.TAGS:
+        missing = ", ".join(sorted(set(spec.tags) - c.tags))
+        return f"does not declare {missing}"
+    if code is ExclusionCode.COST:
+        return f"costs {c.cost:.4f} per round, above max_cost_per_round {spec.max_cost_per_round}"
+    if code is ExclusionCode.BELOW_QUALITY_FLOOR:
+        return f"lower bound {c.low:.2f} below quality_floor {spec.quality_floor}"
+    if spec.strategy is Strategy.CHEAPEST_ABOVE:
+        shown = "" if last is None else f" (the last pick costs {last.cost:.4f})"
+        return f"costs {c.cost:.4f} per round, more than the picks{shown}"
+    shown = "" if last is None else f" (the last pick's is {last.low:.2f})"
+    return f"lower bound {c.low:.2f} not among the {spec.count} highest{shown}"
+
+
+def _pick(c: Candidate, reason: Strategy, detail: str, sample: float | None = None) -> Pick:
+    return Pick(
+        agent_id=c.agent_id, skill=c.skill, sd=c.sd, low=c.low, observations=c.observations,
+        estimated_cost_per_round=c.cost, latency_p90_ms=c.latency_p90_ms, reason=reason,
+        detail=detail, sample=sample,
+    )  # fmt: skip
+
+
+def _best_detail(c: Candidate) -> str:
+    return f"lower bound {c.low:.2f} (skill {c.skill:.2f}, sd {c.sd:.2f}) among the highest"
+
+
+def _draws(
+    table: RoutingTable, check: Check, count: int, rng: random.Random
+) -> list[tuple[float, Candidate]]:
+    """The ``count`` highest Thompson draws, walking the agents by their upper tail and
+    stopping where no agent left could draw higher than the last place."""
+    tail = table.tail_sd
+    heap: list[tuple[float, int, Candidate]] = []
+    for index, (upper, c) in enumerate(table.by_upper):
+        if len(heap) == count and upper < heap[0][0]:
+            break
+        if check(c) is not None:
+            continue
+        z = max(-tail, min(tail, rng.gauss(0.0, 1.0)))
+        drawn = (c.skill + c.sd * z, -index, c)
+        if len(heap) < count:
+            heapq.heappush(heap, drawn)
+        elif drawn[0] > heap[0][0]:
+            heapq.heapreplace(heap, drawn)
+    return [(value, c) for value, _, c in sorted(heap, reverse=True)]
+
+
+Chosen = list[tuple[Candidate, Strategy, str]]
+
+
+def _cheapest_above(
+    walk: _Walk, spec: RouteSpec, slots: int, tail: float, rng: random.Random
+) -> tuple[Chosen, dict[int, float], set[int]]:
+    """cheapest_above's picks from its walk by cost: the cheapest proven above the floor;
+    up to ``slots`` of them given to cheaper agents not yet proven whose Thompson draw
+    clears the floor (the cheapest such first); and when fewer than ``count`` are proven,
+    the places left to the agents likeliest to clear it (the highest (skill - floor) / sd)."""
+    floor = spec.quality_floor or 0.0
+    proven = walk.picks
+    chosen: Chosen = [
+        (c, Strategy.CHEAPEST_ABOVE,
+         f"costs {c.cost:.4f} per round; lower bound {c.low:.2f} clears {floor}")
+        for c in proven
+    ]  # fmt: skip
+    unproven = [c for c, why in walk.passed if why is ExclusionCode.BELOW_QUALITY_FLOOR]
+    taken: set[int] = set()
+    samples: dict[int, float] = {}
+    gave_way: set[int] = set()
+    if len(proven) < spec.count:  # the walk went through every agent
+        unproven.sort(key=lambda c: -(c.skill - floor) / c.sd)
+        for c in unproven[: spec.count - len(proven)]:
+            taken.add(id(c))
+            chosen.append((c, Strategy.CHEAPEST_ABOVE,
+                           f"not yet shown to clear {floor}: skill {c.skill:.2f}, sd"
+                           f" {c.sd:.2f}, the likeliest to"))  # fmt: skip
+    elif slots:
+        ceiling = proven[-1].cost
+        for c in unproven:  # by cost, all cheaper than (or as cheap as) the last pick
+            if len(samples) == slots or c.cost >= ceiling:
+                break
+            if c.skill + tail * c.sd < floor:
+                continue
+            drawn = c.skill + c.sd * max(-tail, min(tail, rng.gauss(0.0, 1.0)))
+            if drawn >= floor:
+                samples[id(c)] = drawn
+                taken.add(id(c))
+        if samples:
+            explored = [c for c in unproven if id(c) in taken]
+            chosen = chosen[: spec.count - len(explored)] + [
+                (c, Strategy.EXPLORE,
+                 f"explore: costs {c.cost:.4f}; drew {samples[id(c)]:.2f} above {floor}"
+                 f" from skill {c.skill:.2f}, sd {c.sd:.2f}")
+                for c in explored
+            ]  # fmt: skip
+            dropped = proven[len(proven) - len(explored) :]
+            gave_way = {id(c) for c in dropped}
+            walk.passed = [(c, ExclusionCode.NOT_CHOSEN) for c in dropped] + walk.passed
+    if taken:
+        walk.passed = [(c, why) for c, why in walk.passed if id(c) not in taken]
+    return chosen, samples, gave_way
+
+
+def _explore(
+    walk: _Walk, table: RoutingTable, check: Check, spec: RouteSpec, slots: int,
+    rng: random.Random,
+) -> tuple[Chosen, dict[int, float], set[int]]:  # fmt: skip
+    """explore's picks: best's (the walk's), of which up to ``slots`` are given to agents
+    outside them whose Thompson draw is among the ``count`` highest."""
+    chosen: Chosen = [(c, Strategy.BEST, _best_detail(c)) for c in walk.picks]
+    if not slots or len(walk.picks) < spec.count:
+        return chosen, {}, set()
+    best = {id(c) for c in walk.picks}
+    drawn = _draws(table, check, spec.count, rng)
+    explored = [(v, c) for v, c in drawn if id(c) not in best][:slots]
+    if not explored:
+        return chosen, {}, set()
+    keep = walk.picks[: spec.count - len(explored)]
+    dropped = walk.picks[len(keep) :]
+    chosen = [(c, Strategy.BEST, _best_detail(c)) for c in keep] + [
+        (c, Strategy.EXPLORE, f"explore: drew {v:.2f} from skill {c.skill:.2f}, sd {c.sd:.2f}")
+        for v, c in explored
+    ]
+    shown = {id(c) for _, c in explored}
+    walk.passed = [(c, ExclusionCode.NOT_CHOSEN) for c in dropped] + [
+        (c, why) for c, why in walk.passed if id(c) not in shown
+    ]
+    return chosen, {id(c): v for v, c in explored}, {id(c) for c in dropped}
+
+
+def route(
+    table: RoutingTable,
+    spec: RouteSpec,
+    *,
+    now: float,
+    seed: int,
+    rules: RoutingRules | None = None,
+    complexity: Complexity | None = None,
+    min_rank: int = 0,
+) -> Routing:
+    """Choose ``spec.count`` agents of ``table`` (fewer when fewer qualify: ``enough``
+    is then false); see the module docstring."""
+    rules = rules or RoutingRules()
+    rng = random.Random(seed)
+    check = _checker(spec, now, complexity, min_rank)
+    listed = rules.max_listed_excluded
+    slots = 0
+    if spec.strategy is not Strategy.BEST:
+        slots = min(spec.count, int(rules.max_explore_share * spec.count + rng.random()))
+    if spec.strategy is Strategy.CHEAPEST_ABOVE:
+        walk = _walk(table.by_cost, lambda c: (c.cost, c.low), check, spec.count, rng, listed)
+        chosen, samples, gave_way = _cheapest_above(walk, spec, slots, table.tail_sd, rng)
+    else:
+        walk = _walk(table.by_low, lambda c: c.low, check, spec.count, rng, listed)
+        chosen, samples, gave_way = _explore(walk, table, check, spec, slots, rng)
+    last = walk.picks[-1] if walk.picks else None
+    excluded = [
+        NotChosen(
+            agent_id=c.agent_id, reason=why,
+            detail=(
+                "gave its place to an explored agent"
+                if id(c) in gave_way
+                else _detail(why, c, spec, complexity, min_rank, last)
+            ),
+        )
+        for c, why in walk.passed[:listed]
+    ]  # fmt: skip
+    agents = [_pick(c, reason, detail, samples.get(id(c))) for c, reason, detail in chosen]
+    return Routing(
+        strategy=spec.strategy, task_type=spec.task_type, count=spec.count, seed=seed,
+        explore_slots=slots, agents=agents, excluded=excluded,
+        unlisted=len(table) - len(agents) - len(excluded),
+    )  # fmt: skip

@@ -1,0 +1,133 @@
+"""What a caller asks of routing (``select`` in ``POST /deliberation``, ``POST /route``),
+and what routing answers: the picks with why each was chosen, the others with why not."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from agentladder.domain.judgment import TASK_TYPE_PATTERN
+from agentladder.domain.levels import Level
+
+__all__ = ["ExclusionCode", "NotChosen", "Pick", "RouteSpec", "Routing", "Strategy"]
+
+MAX_SEED = 2**53
+
+
+class Strategy(StrEnum):
+    """How the agents are chosen among those that qualify."""
+
+    BEST = "best"
+    EXPLORE = "explore"
+    CHEAPEST_ABOVE = "cheapest_above"
+
+
+class RouteSpec(BaseModel):
+    """``select``: how many agents, for what, under which constraints, by which strategy."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    count: int = Field(ge=2, le=64, description="how many agents take part")
+    task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
+    tags: tuple[str, ...] = Field(
+        default=(), max_length=32, description="capability tags every chosen agent declares"
+    )
+    max_cost_per_round: float | None = Field(
+        default=None, ge=0.0, allow_inf_nan=False,
+        description="the most one chosen agent may cost per round (estimated_cost_per_round)",
+    )  # fmt: skip
+    min_level: Level | None = Field(
+        default=None, description="the least level (at the task type, when one is named)"
+    )
+    strategy: Strategy = Strategy.BEST
+    quality_floor: float | None = Field(
+        default=None, ge=0.0, le=10.0, allow_inf_nan=False,
+        description="cheapest_above: the lower bound every chosen agent's skill must clear",
+    )  # fmt: skip
+    seed: int | None = Field(
+        default=None, ge=0, le=MAX_SEED,
+        description="the seed of the draws (explore) and of tie-breaks; none: a fresh one",
+    )  # fmt: skip
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for tag in value:
+            if not tag.strip():
+                raise ValueError("a tag must not be blank")
+        return value
+
+    @model_validator(mode="after")
+    def _floor_with_its_strategy(self) -> RouteSpec:
+        if self.strategy is Strategy.CHEAPEST_ABOVE and self.quality_floor is None:
+            raise ValueError("strategy cheapest_above needs a quality_floor")
+        return self
+
+
+class ExclusionCode(StrEnum):
+    """Why an agent was not chosen (the first reason that applies, in this order)."""
+
+    OFFLINE = "offline"
+    UNREACHABLE = "unreachable"
+    COOLDOWN = "cooldown"
+    COMPLEXITY = "complexity"
+    BELOW_MIN_RANK = "below_min_rank"
+    LEVEL = "level"
+    TAGS = "tags"
+    COST = "cost"
+    BELOW_QUALITY_FLOOR = "below_quality_floor"
+    NOT_CHOSEN = "not_chosen"
+
+
+class Pick(BaseModel):
+    """A chosen agent: its skill at the task type, cost, latency, and why it was chosen."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: str
+    skill: float
+    sd: float
+    low: float = Field(description="the skill's 95% lower bound")
+    observations: int
+    estimated_cost_per_round: float
+    latency_p90_ms: float | None
+    reason: Strategy = Field(description="best, explore or cheapest_above: how it was chosen")
+    detail: str
+    sample: float | None = Field(default=None, description="explore: the skill it drew")
+
+
+class NotChosen(BaseModel):
+    """An agent left out and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: str
+    reason: ExclusionCode
+    detail: str
+
+
+class Routing(BaseModel):
+    """The answer: the picks, best first, and the agents left out (up to
+    ``routing.max_listed_excluded`` of them, in the strategy's order; ``unlisted`` more)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    strategy: Strategy
+    task_type: str | None
+    count: int
+    seed: int
+    explore_slots: int = Field(default=0, description="explore: picks it could spend exploring")
+    agents: list[Pick]
+    excluded: list[NotChosen]
+    unlisted: int = Field(default=0, description="agents left out and not listed")
+
+    @property
+    def enough(self) -> bool:
+        """As many agents qualify as were asked for."""
+        return len(self.agents) >= self.count
+
+    @property
+    def estimated_cost_per_round(self) -> float:
+        """What the picks together cost per round."""
+        return sum(p.estimated_cost_per_round for p in self.agents)

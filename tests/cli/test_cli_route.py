@@ -1,0 +1,50 @@
+"""``agentladder route`` on a SQLite store: the table, JSON, and too few agents in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentladder.cli import app
+from tests.cli.test_cli_data import config_file, run
+
+runner = CliRunner()
+
+
+def test_route_after_deliberations_picks_the_better_agent_first(tmp_path: Path) -> None:
+    """After two deliberations, route --count 2 lists sim_b (quality 9) before sim_a, with
+    reasons; --json repeats the same choice with --seed."""
+    config = str(config_file(tmp_path))
+    for _ in range(2):
+        run("deliberate", "Which is best?", "--agent", "sim_a", "--agent", "sim_b",
+            "--scope", "standard", "--config", config)  # fmt: skip
+    out = json.loads(run("route", "--task-type", "deliberation", "--count", "2", "--config",
+                         config, "--json", "--seed", "5"))  # fmt: skip
+    assert [p["agent_id"] for p in out["agents"]] == ["sim_b", "sim_a"]
+    assert out["agents"][0]["low"] > out["agents"][1]["low"]
+    assert out["seed"] == 5
+    table = run("route", "--task-type", "deliberation", "--count", "2", "--config", config)
+    assert "sim_b" in table
+    assert "lower bound" in table
+
+
+def test_too_few_agents_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    """Three asked of two agents: one line naming how many qualify, exit 1."""
+    config = str(config_file(tmp_path))
+    result = runner.invoke(app, ["route", "--task-type", "x", "--count", "3", "--config", config])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert lines == ["error: a deliberation needs at least 3 qualified agents, 2 qualify"]
+
+
+def test_cheapest_above_without_floor_is_one_line(tmp_path: Path) -> None:
+    """--strategy cheapest_above without --floor: one line naming quality_floor, exit 1."""
+    config = str(config_file(tmp_path))
+    result = runner.invoke(
+        app, ["route", "--task-type", "x", "--strategy", "cheapest_above", "--config", config]
+    )
+    assert result.exit_code == 1
+    assert "quality_floor" in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -1,0 +1,225 @@
+"""Routing's pure selection: each strategy's exact picks, exclusions with reasons, seeds."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from agentladder.domain.levels import Level
+from agentladder.domain.routing import (
+    Candidate,
+    ExclusionCode,
+    RouteSpec,
+    RoutingRules,
+    Strategy,
+    route,
+    routing_table,
+)
+from agentladder.domain.rules import Complexity, MaxComplexity
+
+
+def agent(name: str, skill: float, sd: float, cost: float, **more: object) -> Candidate:
+    fields: dict[str, object] = {"observations": 20, **more}
+    return Candidate(
+        agent_id=name, skill=skill, sd=sd, low=max(0.0, skill - 1.96 * sd), cost=cost,
+        **fields,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+# lower bounds: a 8.0, b 7.02, c 6.04, d 4.08, e 0.1 (new); costs: d < c < e < b < a
+FLEET = [
+    agent("a", 9.0, 0.5, 0.050),
+    agent("b", 8.0, 0.5, 0.030),
+    agent("c", 7.0, 0.49, 0.010),
+    agent("d", 6.0, 0.98, 0.005),
+    agent("e", 5.0, 2.5, 0.020, observations=0),
+]
+
+
+def picks(
+    spec: RouteSpec, fleet: list[Candidate] = FLEET, seed: int = 1, **kw: object
+) -> list[str]:
+    result = route(routing_table(fleet), spec, now=1000.0, seed=seed, **kw)  # type: ignore[arg-type]
+    return [p.agent_id for p in result.agents]
+
+
+def test_best_picks_the_highest_lower_bounds() -> None:
+    """best: the two highest lower bounds, best first, each with its reason."""
+    result = route(routing_table(FLEET), RouteSpec(count=2), now=0.0, seed=1)
+    assert [p.agent_id for p in result.agents] == ["a", "b"]
+    assert {p.reason for p in result.agents} == {Strategy.BEST}
+    assert result.agents[0].low == pytest.approx(8.02)
+    assert [(e.agent_id, e.reason) for e in result.excluded] == [
+        ("c", ExclusionCode.NOT_CHOSEN), ("d", ExclusionCode.NOT_CHOSEN),
+        ("e", ExclusionCode.NOT_CHOSEN),
+    ]  # fmt: skip
+    assert result.enough
+    assert result.estimated_cost_per_round == pytest.approx(0.08)
+
+
+def test_cheapest_above_picks_the_cheapest_clearing_the_floor() -> None:
+    """cheapest_above 6.0: c and b are the cheapest whose lower bound clears it (d is
+    cheaper but 4.08, e cheaper but unproven); a costs more."""
+    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=6.0)
+    result = route(
+        routing_table(FLEET), spec, now=0.0, seed=1, rules=RoutingRules(max_explore_share=0)
+    )
+    assert [p.agent_id for p in result.agents] == ["c", "b"]
+    reasons = {e.agent_id: e.reason for e in result.excluded}
+    assert reasons == {
+        "d": ExclusionCode.BELOW_QUALITY_FLOOR, "e": ExclusionCode.BELOW_QUALITY_FLOOR,
+        "a": ExclusionCode.NOT_CHOSEN,
+    }  # fmt: skip
+
+
+def test_cheapest_above_explores_a_cheaper_unproven_agent_within_its_slots() -> None:
+    """With slots, a cheaper agent not yet proven (d, cost 0.005) whose draw clears the
+    floor takes the dearest proven pick's place for some seeds, marked explore; b then
+    says it gave its place."""
+    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=6.0)
+    rules = RoutingRules(max_explore_share=0.5)
+    found = [route(routing_table(FLEET), spec, now=0.0, seed=s, rules=rules) for s in range(60)]
+    explored = [r for r in found if any(p.reason is Strategy.EXPLORE for p in r.agents)]
+    assert explored
+    assert all(r.explore_slots == 1 for r in explored)
+    first = explored[0]
+    assert first.agents[0].agent_id == "c"
+    assert first.agents[1].reason is Strategy.EXPLORE
+    assert first.agents[1].agent_id in ("d", "e")
+    gave = [e for e in first.excluded if e.agent_id == "b"]
+    assert gave[0].detail == "gave its place to an explored agent"
+
+
+def test_cheapest_above_fills_with_the_likeliest_when_too_few_are_proven() -> None:
+    """Floor 7.5: only a is proven; the other place goes to b, likeliest to clear it
+    ((8.0 - 7.5) / 0.5 = 1), marked not yet shown."""
+    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=7.5)
+    result = route(routing_table(FLEET), spec, now=0.0, seed=1)
+    assert [p.agent_id for p in result.agents] == ["a", "b"]
+    assert result.agents[1].detail.startswith("not yet shown to clear 7.5")
+    assert result.enough
+    assert "b" not in {e.agent_id for e in result.excluded}
+
+
+def test_explore_without_slots_is_best_and_with_slots_tries_the_uncertain_agent() -> None:
+    """explore with max_explore_share 0 picks as best; with 1, an agent whose draw beats
+    best's picks takes a slot for some seeds (e, wide interval), with its draw shown."""
+    none = RoutingRules(max_explore_share=0.0)
+    spec = RouteSpec(count=2, strategy=Strategy.EXPLORE)
+    assert all(picks(spec, seed=s, rules=none) == ["a", "b"] for s in range(50))
+    every = RoutingRules(max_explore_share=1.0)
+    chosen = [route(routing_table(FLEET), spec, now=0.0, seed=s, rules=every) for s in range(200)]
+    explored = [p for r in chosen for p in r.agents if p.reason is Strategy.EXPLORE]
+    assert {p.agent_id for p in explored} >= {"e"}
+    assert all(p.sample is not None and p.detail.startswith("explore") for p in explored)
+    for r in chosen:  # the places not explored go to best's picks, in best's order
+        kept = [p.agent_id for p in r.agents if p.reason is Strategy.BEST]
+        assert kept == ["a", "b"][: len(kept)]
+
+
+def test_explore_share_is_bounded_by_the_slots() -> None:
+    """Over many seeds, the share of explore picks stays within max_explore_share (the
+    slots are floor(share * count + u)); no routing explores more than its slots."""
+    rules = RoutingRules(max_explore_share=0.25)
+    fleet = [*FLEET, *(agent(f"new{i}", 5.0, 2.5, 0.02, observations=0) for i in range(8))]
+    spec = RouteSpec(count=4, strategy=Strategy.EXPLORE)
+    total = explored = 0
+    for seed in range(400):
+        result = route(routing_table(fleet), spec, now=0.0, seed=seed, rules=rules)
+        used = sum(p.reason is Strategy.EXPLORE for p in result.agents)
+        assert used <= result.explore_slots <= 1
+        total += len(result.agents)
+        explored += used
+    assert 0 < explored / total <= 0.25
+
+
+def test_the_same_seed_gives_the_same_choice() -> None:
+    """Repeating a routing with its seed repeats it; other seeds differ somewhere."""
+    spec = RouteSpec(count=2, strategy=Strategy.EXPLORE)
+    rules = RoutingRules(max_explore_share=1.0)
+    table = routing_table(FLEET)
+    first = [route(table, spec, now=0.0, seed=s, rules=rules) for s in range(30)]
+    again = [route(table, spec, now=0.0, seed=s, rules=rules) for s in range(30)]
+    assert first == again
+    assert len({tuple(p.agent_id for p in r.agents) for r in first}) > 1
+
+
+def test_ties_at_the_last_place_are_drawn_with_the_seed() -> None:
+    """Four agents with the same lower bound for two places: the seed decides, the same
+    seed the same way, and over seeds every agent gets a place."""
+    fleet = [agent(name, 7.0, 0.5, 0.01) for name in "wxyz"]
+    spec = RouteSpec(count=2)
+    assert picks(spec, fleet, seed=7) == picks(spec, fleet, seed=7)
+    seen = {name for s in range(40) for name in picks(spec, fleet, seed=s)}
+    assert seen == set("wxyz")
+    result = route(routing_table(fleet), spec, now=0.0, seed=7)
+    assert len(result.excluded) == 2
+
+
+def test_every_rule_excludes_with_its_reason() -> None:
+    """offline, cooldown, complexity, level, tags and cost each exclude an agent and say
+    so; the two left are chosen."""
+    fleet = [
+        agent("off", 9.9, 0.1, 0.01, online=False),
+        agent("cool", 9.8, 0.1, 0.01, cooldown_until=2000.0),
+        agent("rookie", 9.7, 0.1, 0.01, max_complexity=MaxComplexity.SIMPLE),
+        agent("low_level", 9.6, 0.1, 0.01, max_complexity=MaxComplexity.ANY, level=Level.ROOKIE),
+        agent("untagged", 9.5, 0.1, 0.01, level=Level.TRUSTED),
+        agent("dear", 9.4, 0.1, 5.0, level=Level.TRUSTED, tags=frozenset({"audit"})),
+        agent("ok1", 8.0, 0.1, 0.01, level=Level.TRUSTED, tags=frozenset({"audit"})),
+        agent("ok2", 7.0, 0.1, 0.01, level=Level.EXPERT, tags=frozenset({"audit", "x"})),
+    ]
+    spec = RouteSpec(count=2, tags=("audit",), min_level=Level.TRUSTED, max_cost_per_round=1.0)
+    result = route(routing_table(fleet), spec, now=1000.0, seed=1, complexity=Complexity.COMPLEX)
+    assert [p.agent_id for p in result.agents] == ["ok1", "ok2"]
+    reasons = {e.agent_id: e.reason for e in result.excluded}
+    assert reasons == {
+        "off": ExclusionCode.OFFLINE, "cool": ExclusionCode.COOLDOWN,
+        "rookie": ExclusionCode.COMPLEXITY, "low_level": ExclusionCode.LEVEL,
+        "untagged": ExclusionCode.TAGS, "dear": ExclusionCode.COST,
+    }  # fmt: skip
+    details = {e.agent_id: e.detail for e in result.excluded}
+    assert "audit" in details["untagged"]
+    assert "complex" in details["rookie"]
+
+
+def test_a_cooldown_that_ended_excludes_no_more() -> None:
+    """An agent whose cooldown ended before now is chosen again."""
+    fleet = [agent("a", 9.0, 0.1, 0.01, cooldown_until=999.0), agent("b", 8.0, 0.1, 0.01)]
+    assert picks(RouteSpec(count=2), fleet) == ["a", "b"]
+
+
+def test_too_few_qualifying_agents_are_reported_with_the_excluded() -> None:
+    """Three asked for, two qualify: not enough, the offline one named."""
+    fleet = [*FLEET[:2], replace(FLEET[2], online=False)]
+    result = route(routing_table(fleet), RouteSpec(count=3), now=0.0, seed=1)
+    assert not result.enough
+    assert [p.agent_id for p in result.agents] == ["a", "b"]
+    assert [(e.agent_id, e.reason) for e in result.excluded] == [("c", ExclusionCode.OFFLINE)]
+
+
+def test_the_listing_is_capped_and_counts_the_rest() -> None:
+    """With max_listed_excluded 1, one agents left out are listed and the rest counted."""
+    result = route(
+        routing_table(FLEET), RouteSpec(count=2), now=0.0, seed=1,
+        rules=RoutingRules(max_listed_excluded=1),
+    )  # fmt: skip
+    assert len(result.excluded) == 1
+    assert result.unlisted == 2
+
+
+def test_cheapest_above_needs_a_floor() -> None:
+    """strategy cheapest_above without quality_floor is refused, naming it."""
+    with pytest.raises(ValueError, match="quality_floor"):
+        RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE)
+
+
+def test_the_frontier_is_every_agent_no_cheaper_one_beats() -> None:
+    """By cost: an agent is on the frontier when its lower bound beats every agent that
+    costs no more; of two at one price only the better."""
+    from agentladder.domain.routing.frontier import frontier
+
+    points = [("dear_weak", 3.0, 0.9), ("cheap", 4.0, 0.1), ("mid", 6.0, 0.5),
+              ("mid_twin", 5.0, 0.5), ("dear_best", 8.0, 1.0), ("free_bad", 1.0, 0.0)]  # fmt: skip
+    assert frontier(points) == ["free_bad", "cheap", "mid", "dear_best"]
