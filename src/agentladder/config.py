@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentladder.domain.agents import AgentConfig, parse_agents
+from agentladder.domain.probation import SentinelSettings
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.errors import InvalidInput
@@ -203,6 +204,7 @@ class Settings(BaseModel):
     orchestrator: OrchestratorSettings = OrchestratorSettings()
     oracle: OracleRules = OracleRules()
     skill: SkillRules = SkillRules()
+    sentinel: SentinelSettings = SentinelSettings()
     api: ApiSettings = ApiSettings()
 
     def agent(self, name: str) -> AgentSettings | None:
