@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentladder.api.deps import ServicesDep
 from agentladder.api.errors import refusals_of
+from agentladder.services.oracle.probation import probation_census
 
 __all__ = ["install_metrics", "router"]
 
@@ -66,6 +67,23 @@ class Metrics:
             "refused attempts by reason: unauthenticated, invalid_token, forbidden_role"
             " (the API), self_promotion, impersonation, declaration_mismatch (the registry)",
             ("reason",), registry=self.registry,
+        )  # fmt: skip
+        self.validations = Gauge(
+            "agentladder_validations",
+            "verdicts recorded by this instance, by the rate reason in force when each came"
+            " (level, audit, probation, model_change) and outcome (passed, failed)",
+            ("reason", "outcome"), registry=self.registry,
+        )  # fmt: skip
+        self.sentinel_checks = Gauge(
+            "agentladder_sentinel_checks",
+            "should-validate decisions of this instance, by reason (requested, probation,"
+            " model_change, sampled, skipped_by_level) and whether to validate",
+            ("reason", "validate"), registry=self.registry,
+        )  # fmt: skip
+        self.on_probation = Gauge(
+            "agentladder_agents_on_probation",
+            "agents on probation now (in any task type or overall), by cause: probation,"
+            " model_change", ("reason",), registry=self.registry,
         )  # fmt: skip
 
 
@@ -121,4 +139,10 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
     refusals = services.registry.refusals + refusals_of(request.app)
     for reason, count in refusals.items():
         metrics.refusals.labels(reason).set(count)
+    for (reason, outcome), count in services.sentinel.verdicts.items():
+        metrics.validations.labels(reason, outcome).set(count)
+    for (reason, validate), count in services.sentinel.decisions.items():
+        metrics.sentinel_checks.labels(reason, str(validate).lower()).set(count)
+    for reason, count in (await probation_census(services.oracle)).items():
+        metrics.on_probation.labels(reason).set(count)
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -22,8 +22,9 @@ from collections import Counter
 from agentladder.domain.award import apply_validation_failure
 from agentladder.domain.judgment import Judgment, TaskPosition
 from agentladder.domain.privileges import SamplingDecision, sampling_decision
-from agentladder.domain.probation import on_validation, rate_for
+from agentladder.domain.probation import SentinelSettings, on_validation, rate_for
 from agentladder.domain.profile import AgentProfile
+from agentladder.domain.rules import OracleRules
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import iso
 from agentladder.services.oracle.models import ValidationResult, fingerprint
@@ -88,7 +89,7 @@ class Sentinel:
         def fold(profile: AgentProfile | None) -> OracleCommit:
             if profile is None:
                 raise NotFound("profile", agent_id)
-            reasons.append(rate_for(profile, rules, settings, judgment.task_type).reason.value)
+            reasons.append(_verdict_reason(profile, rules, settings, judgment.task_type))
             after = apply_validation_failure(profile, judgment, position) if counted else profile
             after = on_validation(after, judgment, position, passed)
             payload = {
@@ -120,3 +121,16 @@ class Sentinel:
             {**applied.event.result, "agent_id": agent_id, "contract_id": contract_id,
              "duplicate": not applied.created, "level": applied.profile.level}
         )  # fmt: skip
+
+
+def _verdict_reason(
+    profile: AgentProfile, rules: OracleRules, settings: SentinelSettings, task_type: str
+) -> str:
+    """Why the agent was being validated when a verdict came (for /metrics): its task
+    type's probation, else its overall probation, else its task type's rate reason."""
+    typed = rate_for(profile, rules, settings, task_type)
+    if typed.clearance_left is None:
+        overall = rate_for(profile, rules, settings)
+        if overall.clearance_left is not None:
+            return overall.reason.value
+    return typed.reason.value
