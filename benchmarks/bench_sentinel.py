@@ -32,6 +32,7 @@ import statistics
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+from agentladder.domain.levels import Level
 from agentladder.domain.probation import SentinelSettings
 from agentladder.domain.rules import OracleRules
 from agentladder.services.agents.registry import Registry
@@ -40,6 +41,7 @@ from agentladder.services.oracle.sentinel import Sentinel
 from agentladder.services.oracle.service import Oracle
 from agentladder.store.memory import MemoryStore
 from benchmarks.common import percentile
+from benchmarks.sentinel_longrun import LongRun, long_run
 
 RUNS = 200
 SEED = 13_000
@@ -188,21 +190,54 @@ def scenario(
     return results
 
 
-def main(runs: int = RUNS, jobs: int = 2, tasks: int = TASKS) -> None:
-    """The three scenarios: perfect validator, imperfect one, a calm low-failure fleet."""
+LONG_TASKS = 10_000
+LONG_RATES = (0.01, 0.03, 0.05, 0.2)  # 0.03: about where CSP-1 lets the most through
+LONG_CONFIGS = (
+    ("trusted, level", Level.TRUSTED, LEVEL.settings),
+    ("trusted, adaptive", Level.TRUSTED, ADAPTIVE.settings),
+    ("expert, adaptive (audit 0.02)", Level.EXPERT, ADAPTIVE.settings),
+    ("trusted, adaptive, aoql 0.015", Level.TRUSTED, SentinelSettings(aoql=0.015)),
+)
+
+
+def long_runs(runs: int, pool: ProcessPoolExecutor) -> None:
+    """One agent held at one level for ``LONG_TASKS`` tasks (``sentinel_longrun``)."""
+    print(
+        f"\n## long run: one agent at one level, {LONG_TASKS} tasks, {runs} runs, perfect validator"
+    )
+    print(f"  {'config':<30} {'p':>5} {'unval. mean':>11} {'median':>7} {'p95':>7} {'<= 0.02':>8}"
+          f" {'audit median':>12}")  # fmt: skip
+    for name, level, settings in LONG_CONFIGS:
+        for rate in LONG_RATES:
+            jobs = [LongRun(level, rate, settings, LONG_TASKS, SEED + r) for r in range(runs)]
+            results = list(pool.map(long_run, jobs, chunksize=10))
+            shares = [share for share, _ in results]
+            within = sum(share <= AOQL for share in shares) / len(shares)
+            print(
+                f"  {name:<30} {rate:>5} {statistics.fmean(shares):>11.4f}"
+                f" {statistics.median(shares):>7.4f} {percentile(shares, 95):>7.4f} {within:>8.1%}"
+                f" {statistics.median(audit for _, audit in results):>12.3f}"
+            )
+
+
+def main(runs: int = RUNS, jobs: int = 2, tasks: int = TASKS, only: str = "all") -> None:
+    """The fleet scenarios (perfect validator, imperfect one, a calm low-failure fleet)
+    through the real Sentinel and Oracle, then the long runs (``only``: fleet, long)."""
     print(f"aoql {AOQL}, expert audit rate {EXPERT_AUDIT} (adaptive), seeds {SEED}+, {runs} runs")
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        scenario(
-            "perfect validator", fleet(STEADY, True), (LEVEL, ADAPTIVE), 0.0, runs, pool, tasks
-        )
-        scenario(
-            "validator missing 10 % of failures", fleet(STEADY, True),
-            (LEVEL, ADAPTIVE), 0.1, runs, pool, tasks,
-        )  # fmt: skip
-        scenario(
-            "every agent at most aoql/2, nothing degrades", fleet(LOW, False), (LEVEL, ADAPTIVE),
-            0.0, runs, pool, tasks,
-        )  # fmt: skip
+        if only in ("all", "fleet"):
+            plans = fleet(STEADY, True)
+            scenario("perfect validator", plans, (LEVEL, ADAPTIVE), 0.0, runs, pool, tasks)
+            scenario(
+                "validator missing 10 % of failures", plans, (LEVEL, ADAPTIVE), 0.1, runs, pool,
+                tasks,
+            )  # fmt: skip
+            scenario(
+                "every agent at most aoql/2, nothing degrades", fleet(LOW, False),
+                (LEVEL, ADAPTIVE), 0.0, runs, pool, tasks,
+            )  # fmt: skip
+        if only in ("all", "long"):
+            long_runs(runs, pool)
 
 
 if __name__ == "__main__":
@@ -210,5 +245,6 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--tasks", type=int, default=TASKS, help="tasks per agent and run")
+    parser.add_argument("--only", choices=("all", "fleet", "long"), default="all")
     arguments = parser.parse_args()
-    main(arguments.runs, arguments.jobs, arguments.tasks)
+    main(arguments.runs, arguments.jobs, arguments.tasks, arguments.only)
