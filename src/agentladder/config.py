@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentladder.domain.agents import AgentConfig, parse_agents
+from agentladder.domain.probation import SentinelSettings
 from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.skill.rules import SkillRules
@@ -205,6 +206,7 @@ class Settings(BaseModel):
     oracle: OracleRules = OracleRules()
     skill: SkillRules = SkillRules()
     routing: RoutingRules = RoutingRules()
+    sentinel: SentinelSettings = SentinelSettings()
     api: ApiSettings = ApiSettings()
 
     def agent(self, name: str) -> AgentSettings | None:

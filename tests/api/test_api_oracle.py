@@ -107,7 +107,8 @@ def test_profile_history_leaderboard_rates_and_privileges(api: Any) -> None:
         assert board["entries"][0]["specialization_xp"] > 0
         rate = (await client.get("/oracle/agents/gemini-2.0-flash/validation-rate")).json()
         assert rate == {"agent_id": "gemini-2.0-flash", "task_type": None, "level": "reliable",
-                        "validation_rate": 0.2}  # fmt: skip
+                        "validation_rate": 0.2, "effective_rate": 0.2, "reason": "level",
+                        "clearance_left": None}  # fmt: skip
         privileges = (await client.get("/oracle/agents/nobody/privileges")).json()
         assert privileges["level"] == "rookie"
         assert privileges["max_retries"] == 3

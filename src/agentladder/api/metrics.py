@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentladder.api.deps import ServicesDep
 from agentladder.api.errors import refusals_of
 from agentladder.services.container import Services
+from agentladder.services.oracle.probation import probation_census
 
 __all__ = ["install_metrics", "router"]
 
@@ -69,6 +70,11 @@ class Metrics:
             "agentladder_agents_cooling_down",
             "agents skipped by routing now: their provider calls kept failing",
             registry=self.registry,
+        )  # fmt: skip
+        self.on_probation = Gauge(
+            "agentladder_agents_on_probation",
+            "agents on probation now (in any task type or overall), by cause: probation,"
+            " model_change", ("reason",), registry=self.registry,
         )  # fmt: skip
         self.totals = Totals()
         self.registry.register(self.totals)
@@ -109,6 +115,7 @@ class Totals(Collector):
             " (the API), self_promotion, impersonation, declaration_mismatch (the registry)",
             "reason", refusals.items(),
         )  # fmt: skip
+        yield from _sentinel(services)
         yield from _provider_calls(services)
 
 
@@ -117,6 +124,27 @@ def _counter(name: str, what: str, label: str, values: Any) -> CounterMetricFami
     for key, value in sorted(values):
         family.add_metric([key], value)
     return family
+
+
+def _sentinel(services: Services) -> Iterator[Metric]:
+    validations = CounterMetricFamily(
+        "agentladder_validations",
+        "verdicts recorded by this instance, by the rate reason in force when each came"
+        " (level, audit, probation, model_change) and outcome (passed, failed)",
+        labels=["reason", "outcome"],
+    )
+    for (reason, outcome), count in sorted(services.sentinel.verdicts.items()):
+        validations.add_metric([reason, outcome], count)
+    yield validations
+    checks = CounterMetricFamily(
+        "agentladder_sentinel_checks",
+        "should-validate decisions of this instance, by reason (requested, probation,"
+        " model_change, sampled, skipped_by_level) and whether to validate",
+        labels=["reason", "validate"],
+    )
+    for (reason, validate), count in sorted(services.sentinel.decisions.items()):
+        checks.add_metric([reason, str(validate).lower()], count)
+    yield checks
 
 
 def _provider_calls(services: Services) -> Iterator[Metric]:
@@ -214,4 +242,6 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
     metrics.in_progress.labels("waiting").set(waiting)
     metrics.tasks_queued.set(services.tasks.queued)
     metrics.cooling.set(len(services.health.cooling()))
+    for reason, count in (await probation_census(services.oracle)).items():
+        metrics.on_probation.labels(reason).set(count)
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

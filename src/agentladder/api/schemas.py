@@ -66,12 +66,18 @@ class AgentStatsOut(AgentPerformanceStats):
 
 
 class ValidationRateOut(BaseModel):
-    """How often the Sentinels check an agent's work."""
+    """How often the Sentinels check an agent's work: the level's rate (the
+    specification's) and the effective rate they use now, with its reason."""
 
     agent_id: str
     task_type: str | None
     level: Level
     validation_rate: float
+    effective_rate: float
+    reason: str = Field(description="level, audit, probation or model_change")
+    clearance_left: int | None = Field(
+        default=None, description="passed validations still needed, while on probation"
+    )
 
 
 class Accepted(BaseModel):

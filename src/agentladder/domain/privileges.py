@@ -42,6 +42,16 @@ class Privileges(BaseModel):
     max_retries: int | None = Field(description="None means unlimited")
     can_self_correct: bool
     can_mentor: bool
+    effective_rate: float | None = Field(
+        default=None,
+        description="the rate the Sentinels validate at now (validation_rate is the level's)",
+    )
+    rate_reason: str | None = Field(
+        default=None, description="level, audit, probation or model_change"
+    )
+    clearance_left: int | None = Field(
+        default=None, description="passed validations still needed, while on probation"
+    )
 
 
 def standing(profile: AgentProfile | None, task_type: str | None = None) -> Level:
@@ -118,22 +128,48 @@ class SamplingDecision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     validate_output: bool = Field(serialization_alias="validate")
-    reason: str
-    rate: float
+    reason: str = Field(
+        description="requested, probation, model_change (every output), sampled, skipped_by_level"
+    )
+    rate: float = Field(description="the effective rate the decision was drawn at")
     level: Level
+    level_rate: float | None = Field(default=None, description="the level's rate")
+    rate_reason: str = Field(default="level", description="why the rate is what it is")
+    clearance_left: int | None = Field(
+        default=None, description="passed validations still needed, while on probation"
+    )
 
 
-def sampling_decision(level: Level, rate: float, draw: float, force: bool) -> SamplingDecision:
+_EVERY_OUTPUT = frozenset({"probation", "model_change"})
+
+
+def sampling_decision(
+    level: Level,
+    rate: float,
+    draw: float,
+    force: bool,
+    *,
+    level_rate: float | None = None,
+    rate_reason: str = "level",
+    clearance_left: int | None = None,
+) -> SamplingDecision:
     """Validate on request, or when the uniform ``draw`` in [0, 1) falls below ``rate``.
 
-    A rate of 0 (expert) is never sampled; only ``force`` validates it.
+    A rate of 0 (expert) is never sampled; only ``force`` validates it. On probation
+    (``rate_reason`` probation or model_change, rate 1) every output is validated and the
+    reason says why.
     """
     if not (math.isfinite(draw) and 0.0 <= draw < 1.0):
         raise InvalidInput("draw", draw, "must be a number in [0, 1)")
+    validate = force or draw < rate
     if force:
-        return SamplingDecision(validate_output=True, reason="requested", rate=rate, level=level)
-    if draw < rate:
-        return SamplingDecision(validate_output=True, reason="sampled", rate=rate, level=level)
+        reason = "requested"
+    elif rate_reason in _EVERY_OUTPUT:
+        reason = rate_reason
+    else:
+        reason = "sampled" if validate else "skipped_by_level"
     return SamplingDecision(
-        validate_output=False, reason="skipped_by_level", rate=rate, level=level
-    )
+        validate_output=validate, reason=reason, rate=rate, level=level,
+        level_rate=rate if level_rate is None else level_rate, rate_reason=rate_reason,
+        clearance_left=clearance_left,
+    )  # fmt: skip

@@ -3,15 +3,27 @@
 The fields are the level-up specification's ``AgentProfile`` in snake_case, plus the
 counters its rules need (successful, scored, fast and under-budget tasks, streaks).
 ``xp`` and ``stats.total_xp_earned`` are always equal: XP is never spent or taken back.
+``probation`` (``domain/probation.py``) is the Sentinels' memory of failures, per task
+type and overall (``*``); it is left out of the profile's JSON while empty.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.domain.levels import Level
 
-__all__ = ["AchievementRecord", "AgentProfile", "LifetimeStats", "Specialization", "new_profile"]
+__all__ = [
+    "AchievementRecord",
+    "AgentProfile",
+    "LifetimeStats",
+    "Probation",
+    "ProbationCause",
+    "Specialization",
+    "new_profile",
+]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -60,6 +72,27 @@ class LifetimeStats(BaseModel):
     best_streak: int = Field(default=0, ge=0)
 
 
+class ProbationCause(StrEnum):
+    """What started a probation."""
+
+    FAILED_VALIDATION = "failed_validation"
+    FAILED_JUDGMENT = "failed_judgment"
+    MODEL_CHANGE = "model_change"
+
+
+class Probation(BaseModel):
+    """The last probation of one stream (a task type, or ``*`` for all tasks): its cause,
+    how many tasks the stream had judged when it started, and the consecutive passed
+    validations of tasks judged after that. Whether it is still on is the clearance's
+    call (``domain/probation.py``)."""
+
+    model_config = _FROZEN
+
+    cause: ProbationCause
+    since: int = Field(ge=0)
+    passes: int = Field(default=0, ge=0)
+
+
 class AgentProfile(BaseModel):
     """The Oracle's view of one agent."""
 
@@ -73,6 +106,11 @@ class AgentProfile(BaseModel):
     specializations: dict[str, Specialization] = Field(default_factory=dict)
     achievements: tuple[AchievementRecord, ...] = ()
     stats: LifetimeStats = LifetimeStats()
+    probation: dict[str, Probation] = Field(
+        default_factory=dict,
+        exclude_if=lambda streams: not streams,
+        description="per task type and overall (*): the last probation, while any",
+    )
 
     def has_achievement(self, name: str) -> bool:
         """Whether the agent already holds the achievement ``name``."""

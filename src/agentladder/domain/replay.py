@@ -19,6 +19,7 @@ from agentladder.domain.award import (
     settle,
 )
 from agentladder.domain.judgment import Judgment, TaskPosition
+from agentladder.domain.probation import on_judgment, on_model_change, on_validation
 from agentladder.domain.profile import AgentProfile, new_profile
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.xp import XPLine
@@ -42,7 +43,8 @@ def replay(
 
     A judgment payload is a ``Judgment``; a raw award's is ``{"event", "xp"}``; a
     validation's is ``{"passed", "judgment", "position"}``; a settle (levels and
-    achievements brought up to the rules in force) has none.
+    achievements brought up to the rules in force) has none; a model change's is
+    ``{"model_name", "provider_id"}`` (probation in every task type, ``domain/probation``).
     """
     profile: AgentProfile | None = None
     lines: list[XPLine] = []
@@ -51,7 +53,7 @@ def replay(
             judgment = Judgment.model_validate(step.payload)
             current = profile or new_profile(agent_id, judgment.provider, judgment.model)
             award = apply_judgment(current, judgment, rules, step.at)
-            profile = award.profile
+            profile = on_judgment(award.profile, judgment)
             lines.extend(award.ledger_lines)
         elif step.kind == "raw_award":
             current = profile or new_profile(agent_id)
@@ -66,10 +68,16 @@ def replay(
                 profile, unlocked = settle(profile, rules, step.at)
                 lines.extend(XPLine(event=a.event, xp=a.xp) for a in unlocked)
         elif step.kind == "validation":
-            if profile is not None and not step.payload["passed"]:
+            if profile is not None:
                 judged = Judgment.model_validate(step.payload["judgment"])
                 position = TaskPosition.model_validate(step.payload["position"])
-                profile = apply_validation_failure(profile, judged, position)
+                passed = bool(step.payload["passed"])
+                if not passed:
+                    profile = apply_validation_failure(profile, judged, position)
+                profile = on_validation(profile, judged, position, passed)
+        elif step.kind == "model_change":
+            if profile is not None:
+                profile = on_model_change(profile)
         else:
             raise ValueError(f"unknown event kind {step.kind!r}")
     return profile, lines

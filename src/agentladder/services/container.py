@@ -116,14 +116,17 @@ async def build_services(
     clock = clock or SystemClock()
     agents = {agent.name: agent for agent in settings.agents}
     skill = SkillService(store, settings.skill, clock)
+    oracle = Oracle(
+        store, settings.oracle, clock=clock, agents=agents, skill=skill, sentinel=settings.sentinel
+    )
     registry = Registry(
         store,
         clock=clock,
         heartbeat_interval_s=settings.orchestrator.heartbeat_interval_s,
         configured=settings.agents,
         skill=skill,
+        oracle=oracle,
     )
-    oracle = Oracle(store, settings.oracle, clock=clock, agents=agents, skill=skill)
     providers: dict[str, Provider] = {}
     for agent in settings.agents:
         if agent.backend is not None and not agent.remote:

@@ -46,6 +46,7 @@ class MemoryStore:
         self._markers: set[str] = set()
         self._profiles: dict[str, Versioned[AgentProfile]] = {}
         self._events: dict[str, list[OracleEvent]] = {}
+        self._event_keys: dict[tuple[str, str], OracleEvent] = {}  # (agent, key): O(1) lookups
         self._ledger: dict[str, list[LedgerEntry]] = {}
         self._ledger_id = 0
         self._registrations: dict[str, Registration] = {}
@@ -127,16 +128,17 @@ class MemoryStore:
     async def commit_oracle(self, commit: OracleCommit, expected_revision: int) -> int:
         """Append the event and its lines and replace the profile, or change nothing."""
         event = commit.event
-        agent_events = self._events.get(event.agent_id, [])
-        for stored in agent_events:
-            if stored.key == event.key:
-                raise AlreadyApplied(f"{event.agent_id}/{event.key}", stored)
+        agent_events = self._events.setdefault(event.agent_id, [])
+        stored = self._event_keys.get((event.agent_id, event.key))
+        if stored is not None:
+            raise AlreadyApplied(f"{event.agent_id}/{event.key}", stored)
         current = self._profiles.get(event.agent_id)
         actual = 0 if current is None else current.revision
         if actual != expected_revision:
             raise RevisionConflict(event.agent_id, expected_revision, actual)
         stored_event = event.model_copy(update={"seq": len(agent_events) + 1})
-        self._events[event.agent_id] = [*agent_events, stored_event]
+        agent_events.append(stored_event)
+        self._event_keys[(event.agent_id, event.key)] = stored_event
         lines = self._ledger.setdefault(event.agent_id, [])
         contract_id = str(event.payload.get("contract_id", event.key))
         for line in event.lines:
@@ -170,7 +172,7 @@ class MemoryStore:
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The agent's event with this key."""
-        return next((e for e in self._events.get(agent_id, []) if e.key == key), None)
+        return self._event_keys.get((agent_id, key))
 
     async def events(self, agent_id: str) -> list[OracleEvent]:
         """The agent's events in order."""

@@ -47,6 +47,7 @@ class OracleEventKind(StrEnum):
     RAW_AWARD = "raw_award"
     VALIDATION = "validation"
     SETTLE = "settle"
+    MODEL_CHANGE = "model_change"
 
 
 class OracleEvent(BaseModel):

@@ -27,6 +27,8 @@ from agentladder.domain.deliberation_record import (
     SideEffectState,
 )
 from agentladder.domain.levels import Level
+from agentladder.domain.probation import OVERALL as ALL_TASKS
+from agentladder.domain.probation import EffectiveRate, RateReason, streams_on_probation
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.rules import Complexity
 from agentladder.domain.skill.board import SkillEntry, skill_board
@@ -34,6 +36,7 @@ from agentladder.domain.skill.state import OVERALL, AgentSkill
 from agentladder.domain.stats import latency_p50, latency_p90, task_success_ratio
 from agentladder.errors import NotFound
 from agentladder.services.container import Services
+from agentladder.services.oracle.service import Oracle
 from agentladder.store.records import LeaderboardRow
 
 __all__ = ["POLL_MS", "AgentRow", "router", "templates"]
@@ -83,6 +86,29 @@ class AgentRow(BaseModel):
     latency_p90_ms: float | None
     success_ratio: float | None
     cost_per_round: float
+    probation: str | None = None  # "probation" or "model change", while on probation
+    probation_why: str | None = None  # each stream on probation, its cause and passes left
+
+
+def _probation(profile: AgentProfile | None, oracle: Oracle) -> dict[str, EffectiveRate]:
+    """The streams of ``profile`` on probation now (``*`` is overall)."""
+    if profile is None or not profile.probation:
+        return {}
+    return streams_on_probation(profile, oracle.rules, oracle.sentinel)
+
+
+def _probation_mark(streams: dict[str, EffectiveRate]) -> tuple[str | None, str | None]:
+    """The badge and its explanation for the agents table."""
+    if not streams:
+        return None, None
+    why = "; ".join(
+        f"{'overall' if stream == ALL_TASKS else stream}: {rate.reason.value.replace('_', ' ')},"
+        f" {rate.clearance_left} passed validations to go"
+        for stream, rate in streams.items()
+    )
+    causes = {rate.reason for rate in streams.values()}
+    label = "model change" if causes == {RateReason.MODEL_CHANGE} else "probation"
+    return label, why
 
 
 class Board(BaseModel):
@@ -96,8 +122,9 @@ async def _profiles(services: Services) -> dict[str, AgentProfile]:
     return {profile.id: profile for profile in await services.store.list_profiles()}
 
 
-def _row(agent: AgentOut, profile: AgentProfile | None) -> AgentRow:
+def _row(agent: AgentOut, profile: AgentProfile | None, oracle: Oracle) -> AgentRow:
     stats = agent.stats
+    label, why = _probation_mark(_probation(profile, oracle))
     return AgentRow(
         name=agent.name, provider=agent.provider_id, model=agent.model_name,
         description=agent.description, tags=agent.capability_tags, status=agent.status.value,
@@ -105,7 +132,7 @@ def _row(agent: AgentOut, profile: AgentProfile | None) -> AgentRow:
         xp=profile.xp if profile else 0, avg_score=stats.avg_score,
         latency_p50_ms=latency_p50(stats), latency_p90_ms=latency_p90(stats),
         success_ratio=task_success_ratio(stats),
-        cost_per_round=agent.estimated_cost_per_round,
+        cost_per_round=agent.estimated_cost_per_round, probation=label, probation_why=why,
     )  # fmt: skip
 
 
@@ -115,7 +142,7 @@ async def _rows(services: Services, profiles: dict[str, AgentProfile]) -> list[A
         agent_out(view, found.value if (found := stats.get(view.agent_id)) else None)
         for view in await services.registry.list()
     ]
-    return [_row(agent, profiles.get(agent.name)) for agent in agents]
+    return [_row(agent, profiles.get(agent.name), services.oracle) for agent in agents]
 
 
 class SkillBoard(BaseModel):
@@ -258,6 +285,7 @@ async def agent_page(request: Request, services: ServicesDep, agent_id: str) -> 
     return _page(
         request, "agent.html", agent_id=agent_id, row=row, profile=profile,
         deliberations=mine, scanned=len(recent),
+        probation=_probation(profile, services.oracle),
         overall_skill=overall_skill, typed_skills=typed_skills,
         skill_series=skill_series(skills),
         stats=None if found is None else found.value,

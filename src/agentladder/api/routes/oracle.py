@@ -118,11 +118,14 @@ async def leaderboard(
 async def validation_rate(
     services: ServicesDep, agent_id: str, task_type: TaskType = None
 ) -> ValidationRateOut:
-    """How often the Sentinels check this agent's work (for a task type: at its level there)."""
+    """How often the Sentinels check this agent's work (for a task type: at its level there):
+    the level's rate, and the effective rate (1.0 on probation) with its reason."""
     privileges = await services.oracle.get_privileges(agent_id, task_type)
     return ValidationRateOut(
         agent_id=agent_id, task_type=task_type, level=privileges.level,
         validation_rate=privileges.validation_rate,
+        effective_rate=privileges.effective_rate or 0.0, reason=privileges.rate_reason or "level",
+        clearance_left=privileges.clearance_left,
     )  # fmt: skip
 
 
@@ -136,7 +139,8 @@ async def privileges(
 
 @router.post("/sentinel/check", dependencies=ORCHESTRATOR_WRITE)
 async def sentinel_check(services: ServicesDep, check: SentinelCheck) -> dict[str, object]:
-    """Validate this output? (reason: sampled, skipped_by_level or requested)."""
+    """Validate this output, at the effective rate? (reason: requested, probation,
+    model_change, sampled or skipped_by_level)."""
     decision: SamplingDecision = await services.sentinel.should_validate(
         check.agent_id, check.task_type, check.force
     )

@@ -37,6 +37,7 @@ from agentladder.domain.registry import (
 )
 from agentladder.errors import InvalidInput, NotFound, Refused
 from agentladder.services.clock import Clock, SystemClock
+from agentladder.services.oracle.service import Oracle
 from agentladder.services.skill.evidence import model_change
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
@@ -79,9 +80,11 @@ class Registry:
         heartbeat_interval_s: float = 10.0,
         configured: Iterable[AgentSettings] = (),
         skill: SkillService | None = None,
+        oracle: Oracle | None = None,
     ) -> None:
         self.store = store
         self.skill = skill
+        self.oracle = oracle
         self.clock = clock or SystemClock()
         self.interval = heartbeat_interval_s
         self.configured = {agent.name: agent for agent in configured}
@@ -128,18 +131,20 @@ class Registry:
     async def _record(self, config: AgentConfig, *, remote: bool) -> AgentView:
         now = self._now()
         previous = await self.store.get_registration(config.name)
-        if (
-            self.skill is not None
-            and previous is not None
-            and (previous.config.model_name, previous.config.provider_id)
-            != (config.model_name, config.provider_id)
+        if previous is not None and (previous.config.model_name, previous.config.provider_id) != (
+            config.model_name,
+            config.provider_id,
         ):  # a new model is a new agent in all but name: before the registration, so that
             # a failure here fails the heartbeat and its retry finds the change again
-            await self.skill.observe(
-                model_change(
-                    config.name, previous.last_seen, config.model_name, config.provider_id, now
-                )
+            change = model_change(
+                config.name, previous.last_seen, config.model_name, config.provider_id, now
             )
+            if self.skill is not None:
+                await self.skill.observe(change)
+            if self.oracle is not None:  # probation in every task type (domain/probation)
+                await self.oracle.model_changed(
+                    config.name, change.key, config.model_name, config.provider_id
+                )
         registration = Registration(
             config=config,
             first_seen=now if previous is None else previous.first_seen,

@@ -2,8 +2,9 @@
 
 - ``service``: the Oracle (judgments, raw XP, settle events, profiles, leaderboards);
 - ``models``: what it takes and returns;
-- ``sentinel``: validation sampling by level, and verdicts;
+- ``sentinel``: validation sampling by level and probation, and verdicts;
 - ``judges``: scoring an output that arrives without a score;
 - ``mentors``: expert agents' best outputs kept as examples;
-- ``verify``: ``oracle verify``, replay compared with the store.
+- ``verify``: ``oracle verify``, replay compared with the store;
+- ``probation``: which agents are on probation now (/metrics).
 """

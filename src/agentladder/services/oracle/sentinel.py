@@ -7,16 +7,24 @@ per decision, forced or not, so the sequence of draws does not depend on the req
 
 ``record_validation`` records the verdict on a judged task once. A failed validation
 counts the task as failed for the streaks and the success rate; it takes back no XP.
+
+Under the adaptive policy (``sentinel.policy``, ``domain/probation.py``) a failure puts
+the agent on probation in that task type: the effective rate is 1.0 until ``clearance``
+consecutive validations pass. ``should_validate`` draws at the effective rate and says
+why; the level's rate stays as the specification sets it.
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 from agentladder.domain.award import apply_validation_failure
 from agentladder.domain.judgment import Judgment, TaskPosition
 from agentladder.domain.privileges import SamplingDecision, sampling_decision
+from agentladder.domain.probation import SentinelSettings, on_validation, rate_for
 from agentladder.domain.profile import AgentProfile
+from agentladder.domain.rules import OracleRules
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import iso
 from agentladder.services.oracle.models import ValidationResult, fingerprint
@@ -35,14 +43,27 @@ class Sentinel:
     def __init__(self, oracle: Oracle, *, seed: int | None = None) -> None:
         self.oracle = oracle
         self._rng = random.Random(seed)
+        self.decisions: Counter[tuple[str, bool]] = Counter()  # (reason, validate), /metrics
+        self.verdicts: Counter[tuple[str, str]] = Counter()  # (rate reason, outcome), /metrics
 
     async def should_validate(
         self, agent_id: str, task_type: str | None = None, force: bool = False
     ) -> SamplingDecision:
-        """Whether to validate this agent's output now, why, at which rate and level."""
+        """Whether to validate this agent's output now, why, at which (effective) rate and
+        level: on probation every output, otherwise the level's rate."""
         privileges = await self.oracle.get_privileges(agent_id, task_type)
         draw = self._rng.random()
-        return sampling_decision(privileges.level, privileges.validation_rate, draw, force)
+        rate = (
+            privileges.validation_rate
+            if privileges.effective_rate is None
+            else privileges.effective_rate
+        )
+        decision = sampling_decision(
+            privileges.level, rate, draw, force, level_rate=privileges.validation_rate,
+            rate_reason=privileges.rate_reason or "level", clearance_left=privileges.clearance_left,
+        )  # fmt: skip
+        self.decisions[(decision.reason, decision.validate_output)] += 1
+        return decision
 
     async def record_validation(
         self, agent_id: str, contract_id: str, passed: bool, notes: str = ""
@@ -62,11 +83,15 @@ class Sentinel:
         position = TaskPosition.model_validate(judged.result["position"])
         counted = not passed and judgment.success
         at = iso(self.oracle.clock.now())
+        rules, settings = self.oracle.rules, self.oracle.sentinel
+        reasons: list[str] = []
 
         def fold(profile: AgentProfile | None) -> OracleCommit:
             if profile is None:
                 raise NotFound("profile", agent_id)
+            reasons.append(_verdict_reason(profile, rules, settings, judgment.task_type))
             after = apply_validation_failure(profile, judgment, position) if counted else profile
+            after = on_validation(after, judgment, position, passed)
             payload = {
                 "passed": passed,
                 "notes": notes,
@@ -83,6 +108,8 @@ class Sentinel:
         applied = await self.oracle.apply(agent_id, key, fold)
         if applied.event.payload_hash != digest:
             raise PayloadConflict(f"{agent_id}/{key}")
+        if applied.created:
+            self.verdicts[(reasons[-1], "passed" if passed else "failed")] += 1
         if self.oracle.skill is not None:  # evidence once per verdict (a repeat heals a gap)
             await self.oracle.skill.observe(
                 verdict_evidence(
@@ -94,3 +121,16 @@ class Sentinel:
             {**applied.event.result, "agent_id": agent_id, "contract_id": contract_id,
              "duplicate": not applied.created, "level": applied.profile.level}
         )  # fmt: skip
+
+
+def _verdict_reason(
+    profile: AgentProfile, rules: OracleRules, settings: SentinelSettings, task_type: str
+) -> str:
+    """Why the agent was being validated when a verdict came (for /metrics): its task
+    type's probation, else its overall probation, else its task type's rate reason."""
+    typed = rate_for(profile, rules, settings, task_type)
+    if typed.clearance_left is None:
+        overall = rate_for(profile, rules, settings)
+        if overall.clearance_left is not None:
+            return overall.reason.value
+    return typed.reason.value

@@ -31,6 +31,13 @@ from agentladder.domain.privileges import (
     privileges_for,
     task_allowance,
 )
+from agentladder.domain.probation import (
+    EffectiveRate,
+    SentinelSettings,
+    on_judgment,
+    on_model_change,
+    rate_for,
+)
 from agentladder.domain.profile import AgentProfile, new_profile
 from agentladder.domain.rules import Complexity, OracleRules
 from agentladder.domain.xp import XPLine
@@ -80,10 +87,12 @@ class Oracle:
         agents: Mapping[str, AgentConfig] | None = None,
         judge: Judge | None = None,
         skill: SkillService | None = None,
+        sentinel: SentinelSettings | None = None,
     ) -> None:
         self.store = store
         self.skill = skill
         self.rules = rules or OracleRules()
+        self.sentinel = sentinel or SentinelSettings()
         self.clock = clock or SystemClock()
         self.agents = dict(agents or {})
         self.judge = judge
@@ -156,6 +165,7 @@ class Oracle:
         def fold(profile: AgentProfile | None) -> OracleCommit:
             start = profile or new_profile(judgment.agent_id, judgment.provider, judgment.model)
             award = apply_judgment(start, judgment, self.rules, at)
+            after = on_judgment(award.profile, judgment)  # a failed task starts probation
             result = JudgmentResult(
                 agent_id=judgment.agent_id,
                 contract_id=judgment.contract_id,
@@ -168,7 +178,7 @@ class Oracle:
                 level_up=award.level_up,
                 specialization_level_up=award.specialization_level_up,
                 achievements=award.achievements,
-                profile=award.profile,
+                profile=after,
             )
             folded.append(result)
             stored = result.model_dump(mode="json", exclude={"profile", "duplicate"})
@@ -183,7 +193,7 @@ class Oracle:
                 lines=award.ledger_lines,
                 at=at,
             )
-            return OracleCommit(event=event, profile=award.profile)
+            return OracleCommit(event=event, profile=after)
 
         applied = await self.apply(judgment.agent_id, key, fold)
         if not applied.created:
@@ -292,9 +302,49 @@ class Oracle:
         return outcome[-1] if applied is not None else (None, [])
 
     async def get_privileges(self, agent_id: str, task_type: str | None = None) -> Privileges:
-        """The agent's privileges, overall or for a task type (a never-judged agent: rookie)."""
+        """The agent's privileges, overall or for a task type (a never-judged agent: rookie):
+        the level's validation rate, and the effective rate the Sentinels use with its reason."""
         check_task_type(task_type)
-        return privileges_for(await self._profile_or_none(agent_id), self.rules, task_type)
+        profile = await self._profile_or_none(agent_id)
+        rate = rate_for(profile, self.rules, self.sentinel, task_type)
+        return privileges_for(profile, self.rules, task_type).model_copy(
+            update={
+                "effective_rate": rate.effective_rate,
+                "rate_reason": rate.reason.value,
+                "clearance_left": rate.clearance_left,
+            }
+        )
+
+    async def get_effective_rate(
+        self, agent_id: str, task_type: str | None = None
+    ) -> EffectiveRate:
+        """The rate the Sentinels validate this agent's work at now, and why."""
+        check_task_type(task_type)
+        profile = await self._profile_or_none(agent_id)
+        return rate_for(profile, self.rules, self.sentinel, task_type)
+
+    async def model_changed(
+        self, agent_id: str, key: str, model_name: str, provider_id: str
+    ) -> bool:
+        """A heartbeat changed the agent's model or provider: probation in every task type,
+        once per ``key`` (the transition's); False for an agent never judged (nothing to
+        put on probation: a rookie is validated every time)."""
+        validate_agent_name(agent_id, "agent_id")
+        payload = {"model_name": model_name, "provider_id": provider_id}
+        digest = fingerprint(payload)
+        at = iso(self.clock.now())
+
+        def fold(profile: AgentProfile | None) -> OracleCommit | None:
+            if profile is None:
+                return None
+            event = OracleEvent(
+                agent_id=agent_id, key=key, kind=OracleEventKind.MODEL_CHANGE, payload=payload,
+                payload_hash=digest, result={}, at=at,
+            )  # fmt: skip
+            return OracleCommit(event=event, profile=on_model_change(profile))
+
+        applied = await self.store.apply_oracle(agent_id, key, fold)
+        return applied is not None
 
     async def task_allowance(
         self, agent_id: str, task_type: str | None = None, complexity: Complexity | None = None
