@@ -19,7 +19,7 @@ def test_route_after_deliberations_picks_the_better_agent_first(tmp_path: Path) 
     config = str(config_file(tmp_path))
     for _ in range(2):
         run("deliberate", "Which is best?", "--agent", "sim_a", "--agent", "sim_b",
-            "--scope", "standard", "--config", config)  # fmt: skip
+            "--scope", "standard", "--config", config, "--create")  # fmt: skip
     out = json.loads(run("route", "--task-type", "deliberation", "--count", "2", "--config",
                          config, "--json", "--seed", "5"))  # fmt: skip
     assert [p["agent_id"] for p in out["agents"]] == ["sim_b", "sim_a"]
@@ -33,6 +33,8 @@ def test_route_after_deliberations_picks_the_better_agent_first(tmp_path: Path) 
 def test_too_few_agents_is_one_line_and_exit_1(tmp_path: Path) -> None:
     """Three asked of two agents: one line naming how many qualify, exit 1."""
     config = str(config_file(tmp_path))
+    run("judge", "--agent-id", "sim_a", "--contract-id", "c1", "--score", "5", "--config",
+        config, "--create")  # fmt: skip
     result = runner.invoke(app, ["route", "--task-type", "x", "--count", "3", "--config", config])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
@@ -48,3 +50,13 @@ def test_cheapest_above_without_floor_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "quality_floor" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_route_on_a_missing_store_says_so(tmp_path: Path) -> None:
+    """route reads the store: one that does not exist is one line, exit 1, not created."""
+    config = str(config_file(tmp_path))
+    result = runner.invoke(app, ["route", "--task-type", "x", "--count", "2", "--config", config])
+    assert result.exit_code == 1
+    assert result.output.startswith("error: store: no such SQLite file")
+    assert len(result.output.strip().splitlines()) == 1
+    assert not any(tmp_path.glob("*.db"))

@@ -108,6 +108,7 @@ def test_every_page_fits_a_phone_and_keeps_its_navigation_readable(
         "deliberations": "/dashboard/deliberations",
         "deliberation": f"/dashboard/deliberations/{found}",
         "picker": "/dashboard/deliberations/new",
+        "routing": "/dashboard/routing",
     }
     for name, path in pages.items():
         tab.goto(server.url(path))
@@ -116,7 +117,7 @@ def test_every_page_fits_a_phone_and_keeps_its_navigation_readable(
         screenshot(tab, f"phone-{name}")
         assert width <= WIDTH, f"{path}: the page is {width} px wide"
         links = tab.evaluate(CONTRAST_JS)
-        assert len(links) == 4, links
+        assert len(links) == 5, links  # the name, then four pages
         for link in links:
             assert link["inHeader"], (path, link)
             assert link["right"] <= WIDTH, (path, link)
