@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Collection, Sequence
 
 from agentladder.domain.skill.state import AGENT_SKILL, FLEET, FLEET_SKILL, AgentSkill, FleetSkill
+from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode_as
 from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
 from agentladder.store.sqlite.connections import SqliteFile
@@ -18,6 +19,10 @@ from agentladder.store.sqlite.rows import rows_in
 __all__ = ["SqliteSkills"]
 
 _EVENT = "SELECT seq, key, kind, payload, payload_hash, at FROM skill_events"
+_UPSERT_STATE = (
+    "INSERT INTO skill_states (agent_id, state_json, seq) VALUES (?,?,?)"
+    " ON CONFLICT (agent_id) DO UPDATE SET state_json = excluded.state_json, seq = excluded.seq"
+)
 
 
 def _event(row: tuple[int, str, str, str, str, float]) -> SkillEvent:
@@ -70,13 +75,55 @@ class SqliteSkills(SqliteFile):
             ]
             if commit.fleet is not None:
                 rows.append((FLEET, FLEET_SKILL.dump_json(commit.fleet).decode(), event.seq))
+            conn.executemany(_UPSERT_STATE, rows)
+            return SkillApplied(event, created=True)
+
+        return await self._write(run)
+
+    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+        """Every item in one job of the writer: each its own event under its own key and
+        seq; each changed state written once, at the end (one transaction)."""
+
+        def run(conn: sqlite3.Connection) -> list[SkillApplied]:
+            touched = list(dict.fromkeys(a for _, agents, _ in items for a in agents if a != FLEET))
+            states = _states(conn, touched)
+            fleet = _fleet(conn)
+            (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM skill_events").fetchone()
+            fresh: dict[str, SkillEvent] = {}
+            changed: dict[str, tuple[AgentSkill, int]] = {}
+            fleet_seq = 0
+            out: list[SkillApplied] = []
+            rows: list[tuple[object, ...]] = []
+            for key, agents, fold in items:
+                stored = fresh.get(key)
+                if stored is None:
+                    found = conn.execute(f"{_EVENT} WHERE key = ?", (key,)).fetchone()
+                    stored = None if found is None else _event(found)
+                if stored is not None:
+                    out.append(SkillApplied(stored, created=False))
+                    continue
+                commit = fold({a: states[a] for a in agents if a in states}, fleet)
+                last += 1
+                event = commit.event.model_copy(update={"seq": last})
+                fresh[key] = event
+                rows.append((last, key, event.kind, event.payload, event.payload_hash, event.at))
+                states.update(commit.agents)
+                changed.update({a: (s, last) for a, s in commit.agents.items()})
+                if commit.fleet is not None:
+                    fleet, fleet_seq = commit.fleet, last
+                out.append(SkillApplied(event, created=True))
             conn.executemany(
-                "INSERT INTO skill_states (agent_id, state_json, seq) VALUES (?,?,?)"
-                " ON CONFLICT (agent_id) DO UPDATE SET"
-                " state_json = excluded.state_json, seq = excluded.seq",
+                "INSERT INTO skill_events (seq, key, kind, payload, payload_hash, at)"
+                " VALUES (?,?,?,?,?,?)",
                 rows,
             )
-            return SkillApplied(event, created=True)
+            written = [
+                (a, AGENT_SKILL.dump_json(s).decode(), seq) for a, (s, seq) in changed.items()
+            ]
+            if fleet_seq:
+                written.append((FLEET, FLEET_SKILL.dump_json(fleet).decode(), fleet_seq))
+            conn.executemany(_UPSERT_STATE, written)
+            return out
 
         return await self._write(run)
 
