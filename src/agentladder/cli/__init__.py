@@ -1,6 +1,7 @@
 """The ``agentladder`` command line: a thin layer over the library (Typer + rich)."""
 
 from agentladder.cli import data as _data  # noqa: F401  (registers the data commands)
+from agentladder.cli import importer as _importer  # noqa: F401  (registers import)
 from agentladder.cli import skills as _skills  # noqa: F401  (registers the skills command)
 from agentladder.cli.commands import app, main
 

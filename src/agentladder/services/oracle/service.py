@@ -49,7 +49,7 @@ from agentladder.store.base import OracleApplied, OracleFold, Store
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent, OracleEventKind
 
-__all__ = ["Oracle", "judgment_key"]
+__all__ = ["Oracle", "judgment_key", "repeated_result"]
 
 _TASK_TYPE = re.compile(TASK_TYPE_PATTERN)
 _EVENT_NAME = re.compile(r"[a-z0-9_.:-]{1,64}")
@@ -132,14 +132,26 @@ class Oracle:
             if existing is not None:  # answer a repeat without judging it again
                 return self._repeat(existing, await self.get_profile(request.agent_id), digest)
         judgment, judged_by = await self._resolve(request)
-        at = iso(self.clock.now())
-        folded: list[JudgmentResult] = []
+        fold, folded = self.judgment_fold(judgment, judged_by, digest, iso(self.clock.now()))
+        applied = await self.apply(judgment.agent_id, key, fold)
+        if not applied.created:
+            return self._repeat(applied.event, applied.profile, digest)
+        self.awards["judgment"] += 1
+        return folded[-1]  # the fold that was committed
 
+    def judgment_fold(
+        self, judgment: Judgment, judged_by: str | None, digest: str, at: str
+    ) -> tuple[OracleFold, list[JudgmentResult]]:
+        """The fold of one judgment's event, and the list each run of it appends its
+        result to (the last one is the result of the fold that was committed)."""
+        key = judgment_key(judgment.contract_id)
+        folded: list[JudgmentResult] = []
         payload = judgment.model_dump(mode="json")
+        rules = self.rules
 
         def fold(profile: AgentProfile | None) -> OracleCommit:
             start = profile or new_profile(judgment.agent_id, judgment.provider, judgment.model)
-            award = apply_judgment(start, judgment, self.rules, at)
+            award = apply_judgment(start, judgment, rules, at)
             result = JudgmentResult(
                 agent_id=judgment.agent_id,
                 contract_id=judgment.contract_id,
@@ -169,11 +181,7 @@ class Oracle:
             )
             return OracleCommit(event=event, profile=award.profile)
 
-        applied = await self.apply(judgment.agent_id, key, fold)
-        if not applied.created:
-            return self._repeat(applied.event, applied.profile, digest)
-        self.awards["judgment"] += 1
-        return folded[-1]  # the fold that was committed
+        return fold, folded
 
     async def _resolve(self, request: JudgmentRequest) -> tuple[Judgment, str | None]:
         """Fill in the score (from the judge) and provider and model (from the config)."""
@@ -192,10 +200,7 @@ class Oracle:
 
     def _repeat(self, existing: OracleEvent, profile: AgentProfile, digest: str) -> JudgmentResult:
         """The first result of a repeated contract, or ``PayloadConflict`` for another payload."""
-        if existing.payload_hash != digest:
-            raise PayloadConflict(f"{existing.agent_id}/{existing.key}")
-        values = {k: v for k, v in existing.result.items() if k != "position"}
-        return JudgmentResult.model_validate({**values, "duplicate": True, "profile": profile})
+        return repeated_result(existing, profile, digest)
 
     async def award_xp(
         self, agent_id: str, event_name: str, xp: int, event_id: str
@@ -318,6 +323,14 @@ class Oracle:
         """Top agents by XP, overall or in one task type."""
         check_task_type(task_type)
         return await self.store.leaderboard(task_type, check_limit(limit))
+
+
+def repeated_result(existing: OracleEvent, profile: AgentProfile, digest: str) -> JudgmentResult:
+    """The first result of a repeated contract, or ``PayloadConflict`` for another payload."""
+    if existing.payload_hash != digest:
+        raise PayloadConflict(f"{existing.agent_id}/{existing.key}")
+    values = {k: v for k, v in existing.result.items() if k != "position"}
+    return JudgmentResult.model_validate({**values, "duplicate": True, "profile": profile})
 
 
 def _line(unlock: AchievementUnlock) -> XPLine:
