@@ -23,6 +23,7 @@ from agentladder.api.routes import (
     deliberations,
     health,
     oracle,
+    oracle_batch,
     skills,
 )
 from agentladder.api.schemas import document
@@ -43,7 +44,9 @@ def _configure(app: FastAPI, settings: Settings) -> None:
     refusals count too.
     """
     install_error_handlers(app)
-    for module in (health, agent_tasks, agents, deliberations, oracle, skills, dashboard):
+    for module in (
+        health, agent_tasks, agents, deliberations, oracle, oracle_batch, skills, dashboard
+    ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")
