@@ -8,6 +8,7 @@ read, so that the rest of agentladder never needs it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,10 @@ def read_inspect_log(path: Path, options: InspectOptions) -> Iterator[Item]:
     """Every sample x epoch of the log at ``path`` as an item, in the log's order."""
     read_eval_log = _reader()
     try:
-        log = read_eval_log(str(path))
+        # On a thread of its own: called where an event loop runs (the import's), the
+        # reader patches asyncio to re-enter it (nest_asyncio); with none it runs its own.
+        with ThreadPoolExecutor(1, thread_name_prefix="agentladder-inspect") as reader:
+            log = reader.submit(read_eval_log, str(path)).result()
     except Exception as error:  # inspect_ai raises many kinds for a file it cannot read
         reason = f"cannot be read as an Inspect log: {type(error).__name__}: {error}"
         yield Item(str(path), error=f"file: {reason[:200]} ({shown_value(str(path))})")
