@@ -5,8 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSample, EvalSpec
-from inspect_ai.log import write_eval_log
+from inspect_ai.log import (
+    EvalConfig,
+    EvalDataset,
+    EvalError,
+    EvalLog,
+    EvalSample,
+    EvalSpec,
+    write_eval_log,
+)
 from inspect_ai.model import ModelUsage
 from inspect_ai.scorer import Score
 
