@@ -10,7 +10,7 @@ it stays applied, and a repeat finds it (each item is idempotent by its contract
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -103,7 +103,7 @@ async def _applied(
         return []
     items: list[OracleItem] = []
     digests: list[str] = []
-    folds: list[list[JudgmentResult]] = []
+    folds: list[list[Callable[[], JudgmentResult]]] = []
     for request in requests:
         digest = fingerprint(request)
         judgment = _judgment(oracle, request)
@@ -121,7 +121,7 @@ async def _applied(
         event = outcome.event
         if outcome.created:
             oracle.awards["judgment"] += 1
-            out.append(Submitted(ItemStatus.IMPORTED, folded[-1] if results else None))
+            out.append(Submitted(ItemStatus.IMPORTED, folded[-1]() if results else None))
         elif event.payload_hash != digest:
             out.append(
                 Submitted(

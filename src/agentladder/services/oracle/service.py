@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 import uuid
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from agentladder.domain.agents import AgentConfig, validate_agent_name
 from agentladder.domain.award import (
     AchievementUnlock,
+    Award,
     LevelChange,
     apply_judgment,
     apply_raw_award,
@@ -137,39 +138,37 @@ class Oracle:
         if not applied.created:
             return self._repeat(applied.event, applied.profile, digest)
         self.awards["judgment"] += 1
-        return folded[-1]  # the fold that was committed
+        return folded[-1]()  # the fold that was committed
 
     def judgment_fold(
         self, judgment: Judgment, judged_by: str | None, digest: str, at: str
-    ) -> tuple[OracleFold, list[JudgmentResult]]:
-        """The fold of one judgment's event, and the list each run of it appends its
-        result to (the last one is the result of the fold that was committed)."""
+    ) -> tuple[OracleFold, list[Callable[[], JudgmentResult]]]:
+        """The fold of one judgment's event, and the list each run of it appends the maker
+        of its result to (the last one is that of the fold that was committed)."""
         key = judgment_key(judgment.contract_id)
-        folded: list[JudgmentResult] = []
+        folded: list[Callable[[], JudgmentResult]] = []
         payload = judgment.model_dump(mode="json")
         rules = self.rules
+        named = {
+            "agent_id": judgment.agent_id,
+            "contract_id": judgment.contract_id,
+            "task_type": judgment.task_type,
+            "score": judgment.score,
+            "judged_by": judged_by,
+        }
 
         def fold(profile: AgentProfile | None) -> OracleCommit:
             start = profile or new_profile(judgment.agent_id, judgment.provider, judgment.model)
             award = apply_judgment(start, judgment, rules, at)
-            result = JudgmentResult(
-                agent_id=judgment.agent_id,
-                contract_id=judgment.contract_id,
-                task_type=judgment.task_type,
-                score=judgment.score,
-                judged_by=judged_by,
-                xp_awarded=award.xp_awarded,
-                total_xp=award.total_xp,
-                breakdown=award.breakdown,
-                level_up=award.level_up,
-                specialization_level_up=award.specialization_level_up,
-                achievements=award.achievements,
-                profile=award.profile,
-            )
-            folded.append(result)
-            stored = result.model_dump(mode="json", exclude={"profile", "duplicate"})
-            stored["position"] = award.position.model_dump()
-            event = OracleEvent(
+            folded.append(lambda: _result(named, award))
+            # what JudgmentResult.model_dump gives, without building the result
+            stored = {
+                **named,
+                **award.model_dump(mode="json", exclude={"profile", "position"}),
+                "total_xp": award.total_xp,
+                "position": award.position.model_dump(),
+            }
+            event = OracleEvent.model_construct(
                 agent_id=judgment.agent_id,
                 key=key,
                 kind=OracleEventKind.JUDGMENT,
@@ -178,8 +177,9 @@ class Oracle:
                 result=stored,
                 lines=award.ledger_lines,
                 at=at,
-            )
-            return OracleCommit(event=event, profile=award.profile)
+                seq=0,
+            )  # every field built here, of its type
+            return OracleCommit.model_construct(event=event, profile=award.profile)
 
         return fold, folded
 
@@ -323,6 +323,19 @@ class Oracle:
         """Top agents by XP, overall or in one task type."""
         check_task_type(task_type)
         return await self.store.leaderboard(task_type, check_limit(limit))
+
+
+def _result(named: Mapping[str, Any], award: Award) -> JudgmentResult:
+    return JudgmentResult(
+        **named,
+        xp_awarded=award.xp_awarded,
+        total_xp=award.total_xp,
+        breakdown=award.breakdown,
+        level_up=award.level_up,
+        specialization_level_up=award.specialization_level_up,
+        achievements=award.achievements,
+        profile=award.profile,
+    )
 
 
 def repeated_result(existing: OracleEvent, profile: AgentProfile, digest: str) -> JudgmentResult:
