@@ -37,6 +37,7 @@ from agentladder.importing.jsonl import read_jsonl
 from agentladder.importing.run import run_import
 from agentladder.natsserver import NatsServer
 from agentladder.services.container import build_services
+from agentladder.services.oracle.models import JudgmentRequest
 from benchmarks.common import report_ratio
 
 SEED = 15
@@ -78,6 +79,25 @@ async def imported(path: Path, url: str) -> tuple[float, int]:
     if summary.imported != summary.items:
         raise RuntimeError(f"the import did not import everything: {summary}")
     return seconds, summary.items
+
+
+async def one_by_one(path: Path, url: str, in_flight: int = 500) -> float:
+    """Seconds to submit the lines of ``path`` one ``submit_for_judgment`` each (what
+    ``POST /oracle/judgments`` does), ``in_flight`` at once: the reference without batches."""
+    requests = [item.request for item in read_jsonl(path) if item.request is not None]
+    services = await build_services(parse_settings(None), store_url=url)
+    gate = asyncio.Semaphore(in_flight)
+
+    async def one(request: JudgmentRequest) -> None:
+        async with gate:
+            await services.oracle.submit_for_judgment(request)
+
+    try:
+        start = time.perf_counter()
+        await asyncio.gather(*(one(r) for r in requests))
+        return time.perf_counter() - start
+    finally:
+        await services.close()
 
 
 def inserted_rows(db: Path) -> int:
@@ -132,7 +152,7 @@ async def plain_nats(url: str, path: Path) -> float:
 def sqlite_runs(folder: Path) -> None:
     """The import against both plain loops, ``RUNS`` times alternating."""
     history = write_history(folder / "history.jsonl", SQLITE_N, SQLITE_AGENTS)
-    ratios_a, ratios_b, rates, base_rates, rows_per = [], [], [], [], []
+    ratios_a, ratios_b, rates, base_rates, rows_per, singles = [], [], [], [], [], []
     for run in range(RUNS):
         db = folder / f"import-{run}.db"
         seconds, items = asyncio.run(imported(history, f"sqlite:///{db}"))
@@ -144,6 +164,8 @@ def sqlite_runs(folder: Path) -> None:
         ratios_a.append(one_row / seconds)
         ratios_b.append(same_rows / seconds)
         rows_per.append(rows / items)
+        single = asyncio.run(one_by_one(history, f"sqlite:///{folder / f'single-{run}.db'}"))
+        singles.append(SQLITE_N / single)
     report_ratio(
         f"sqlite import judgments/s ({SQLITE_N:,} over {SQLITE_AGENTS:,} agents, {RUNS} runs),"
         " vs one plain row per judgment",
@@ -153,6 +175,10 @@ def sqlite_runs(folder: Path) -> None:
         f"  vs a plain loop inserting as many rows as the import did"
         f" ({statistics.median(rows_per):.2f} per judgment): ratio"
         f" {statistics.median(ratios_b):.2f} (target >= 0.25 on this reading)"
+    )
+    print(
+        f"  reference: submit_for_judgment one by one, 500 in flight:"
+        f" {statistics.median(singles):,.0f} /s (runs {[round(r) for r in singles]})"
     )
     print(f"  import runs {[round(r) for r in rates]}, plain runs {[round(r) for r in base_rates]}")
     print(f"  ratios (a) {[round(r, 3) for r in ratios_a]}, (b) {[round(r, 3) for r in ratios_b]}")
