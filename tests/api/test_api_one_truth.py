@@ -146,3 +146,26 @@ def test_raw_awards_follow_the_same_rule() -> None:
         assert award.profile.xp == 5
 
     call_app(config, body)
+
+
+def test_a_batch_refuses_unregistered_agents_item_by_item_when_configured() -> None:
+    """POST /oracle/judgments/batch with accept_unregistered false: the unknown agent's item
+    is refused naming agent_id, the registered agents' items around it are applied."""
+    config = {**CONFIG, **TOKENS, "oracle": {"accept_unregistered": False}}
+    items = [
+        {"agent_id": "sim_a", "contract_id": "c-1", "score": 8},
+        {"agent_id": "outsider", "contract_id": "c-1", "score": 8},
+        {"agent_id": "sim_b", "contract_id": "c-1", "score": 8},
+    ]
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        answer = await client.post(
+            "/oracle/judgments/batch", json={"judgments": items}, headers=bearer(ORCH)
+        )
+        assert answer.status_code == 200, answer.text
+        results = answer.json()["results"]
+        assert [r["status"] for r in results] == ["imported", "refused", "imported"]
+        assert results[1]["error"].startswith("agent_id: ")
+        assert await services.store.events("outsider") == []
+
+    call_app(config, body)

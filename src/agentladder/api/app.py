@@ -25,6 +25,7 @@ from agentladder.api.routes import (
     deliberations,
     health,
     oracle,
+    oracle_batch,
     routing,
     skills,
 )
@@ -47,8 +48,8 @@ def _configure(app: FastAPI, settings: Settings) -> None:
     """
     install_error_handlers(app)
     for module in (
-        health, agent_tasks, agents, deliberations, oracle, skills, routing, dashboard,
-        dashboard_routing,
+        health, agent_tasks, agents, deliberations, oracle, oracle_batch, skills, routing,
+        dashboard, dashboard_routing,
     ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)

@@ -48,6 +48,7 @@ ERRORS: dict[tuple[str, str], tuple[str, ...]] = {
     ("/deliberations", "get"): (*_READ, "422"),
     ("/deliberations/results", "post"): (*_WRITE, "409"),
     ("/oracle/judgments", "post"): (*_WRITE, "409"),
+    ("/oracle/judgments/batch", "post"): _WRITE,  # a conflict is an item's status
     ("/oracle/profiles/{agent_id}", "get"): (*_READ, "404", "422"),
     ("/oracle/profiles/{agent_id}/history", "get"): (*_READ, "404", "422"),
     ("/oracle/leaderboard", "get"): (*_READ, "422"),

@@ -30,7 +30,15 @@ from agentladder.store.records import (
 )
 from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
 
-__all__ = ["LEASE_KEPT_S", "LedgerEntry", "StatsUpdate", "Store", "each_found"]
+__all__ = [
+    "LEASE_KEPT_S",
+    "LedgerEntry",
+    "OracleItem",
+    "SkillItem",
+    "StatsUpdate",
+    "Store",
+    "each_found",
+]
 
 T = TypeVar("T")
 LEASE_KEPT_S = 3600.0
@@ -43,6 +51,13 @@ StatsUpdate = tuple[AgentPerformanceStats, int]
 OracleFold = Callable[[AgentProfile | None], OracleCommit | None]
 """Builds the commit of one Oracle event from the agent's current profile (None: new
 agent), or returns None when there is nothing to write. Pure: it may run more than once."""
+
+
+OracleItem = tuple[str, str, OracleFold]
+"""One event of ``apply_oracle_many``: the agent, the idempotency key and the fold."""
+
+SkillItem = tuple[str, Sequence[str], SkillFold]
+"""One event of ``apply_skill_many``: the key, the agents it touches and the fold."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +150,12 @@ class Store(Protocol):
         (``created=True``); ``None`` when ``fold`` had nothing to write.
         """
 
+    async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
+        """``apply_oracle`` for each item, in order, each its own event with its own
+        ledger lines and key (a key given twice: the later one finds the first). The
+        outcomes in the order of ``items``. SQLite applies them in one transaction (all or
+        none on a failure); NATS keeps several agents' events in flight at once."""
+
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The applied event of ``agent_id`` with idempotency ``key``, if any."""
 
@@ -155,6 +176,10 @@ class Store(Protocol):
         once and once per ``key`` (``store.skills``). ``fold`` gets the current states of
         ``agents`` (those that have one) and the fleet's; a repeated key returns the
         stored event without calling it."""
+
+    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+        """``apply_skill`` for each item, in order, each its own event in the log (SQLite:
+        in one transaction; NATS: in few atomic batches)."""
 
     async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """The skill state of each of ``agent_ids`` that has one."""

@@ -17,11 +17,14 @@ from agentladder.store.base import (
     LedgerEntry,
     OracleApplied,
     OracleFold,
+    OracleItem,
+    SkillItem,
     StatsUpdate,
 )
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import leaderboard_rows
 from agentladder.store.listing import AgentListingCache, listing_from_reads
+from agentladder.store.many import apply_each
 from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
@@ -170,6 +173,10 @@ class MemoryStore:
         event = self._events[agent_id][-1]
         return OracleApplied(event, commit.profile, created=True)
 
+    async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
+        """Each in turn (``store.many``)."""
+        return await apply_each(self.apply_oracle, items)
+
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The agent's event with this key."""
         return self._event_keys.get((agent_id, key))
@@ -202,6 +209,10 @@ class MemoryStore:
         if commit.fleet is not None:
             self._fleet_skill = commit.fleet
         return SkillApplied(event, created=True)
+
+    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+        """Each in turn."""
+        return [await self.apply_skill(key, agents, fold) for key, agents, fold in items]
 
     async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """From the dictionary."""

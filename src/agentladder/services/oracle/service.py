@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 import uuid
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from agentladder.domain.agents import AgentConfig, validate_agent_name
 from agentladder.domain.award import (
     AchievementUnlock,
+    Award,
     LevelChange,
     apply_judgment,
     apply_raw_award,
@@ -57,7 +58,7 @@ from agentladder.store.base import OracleApplied, OracleFold, Store
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent, OracleEventKind
 
-__all__ = ["Oracle", "judgment_key"]
+__all__ = ["Oracle", "judgment_key", "repeated_result"]
 
 _TASK_TYPE = re.compile(TASK_TYPE_PATTERN)
 _EVENT_NAME = re.compile(r"[a-z0-9_.:-]{1,64}")
@@ -109,7 +110,7 @@ class Oracle:
             raise NotFound("profile", agent_id)
         return new_profile(agent_id, config.provider_id, config.model_name)
 
-    async def _check_known(self, agent_id: str) -> AgentConfig | None:
+    async def check_known(self, agent_id: str) -> AgentConfig | None:
         """The agent's declaration; ``InvalidInput`` for an agent nobody registered when
         ``oracle.accept_unregistered`` is false."""
         config = await declared(self.store, self.agents, agent_id)
@@ -157,33 +158,43 @@ class Oracle:
             if existing is not None:  # answer a repeat without judging it again
                 return self._repeat(existing, await self.get_profile(request.agent_id), digest)
         judgment, judged_by = await self._resolve(request)
-        at = iso(self.clock.now())
-        folded: list[JudgmentResult] = []
+        fold, folded = self.judgment_fold(judgment, judged_by, digest, iso(self.clock.now()))
+        applied = await self.apply(judgment.agent_id, key, fold)
+        if not applied.created:
+            return self._repeat(applied.event, applied.profile, digest)
+        self.awards["judgment"] += 1
+        return folded[-1]()  # the fold that was committed
 
+    def judgment_fold(
+        self, judgment: Judgment, judged_by: str | None, digest: str, at: str
+    ) -> tuple[OracleFold, list[Callable[[], JudgmentResult]]]:
+        """The fold of one judgment's event, and the list each run of it appends the maker
+        of its result to (the last one is that of the fold that was committed)."""
+        key = judgment_key(judgment.contract_id)
+        folded: list[Callable[[], JudgmentResult]] = []
         payload = judgment.model_dump(mode="json")
+        rules = self.rules
+        named = {
+            "agent_id": judgment.agent_id,
+            "contract_id": judgment.contract_id,
+            "task_type": judgment.task_type,
+            "score": judgment.score,
+            "judged_by": judged_by,
+        }
 
         def fold(profile: AgentProfile | None) -> OracleCommit:
             start = profile or new_profile(judgment.agent_id, judgment.provider, judgment.model)
-            award = apply_judgment(start, judgment, self.rules, at)
+            award = apply_judgment(start, judgment, rules, at)
             after = on_judgment(award.profile, judgment)  # a failed task starts probation
-            result = JudgmentResult(
-                agent_id=judgment.agent_id,
-                contract_id=judgment.contract_id,
-                task_type=judgment.task_type,
-                score=judgment.score,
-                judged_by=judged_by,
-                xp_awarded=award.xp_awarded,
-                total_xp=award.total_xp,
-                breakdown=award.breakdown,
-                level_up=award.level_up,
-                specialization_level_up=award.specialization_level_up,
-                achievements=award.achievements,
-                profile=after,
-            )
-            folded.append(result)
-            stored = result.model_dump(mode="json", exclude={"profile", "duplicate"})
-            stored["position"] = award.position.model_dump()
-            event = OracleEvent(
+            folded.append(lambda: _result(named, award, after))
+            # what JudgmentResult.model_dump gives, without building the result
+            stored = {
+                **named,
+                **award.model_dump(mode="json", exclude={"profile", "position"}),
+                "total_xp": award.total_xp,
+                "position": award.position.model_dump(),
+            }
+            event = OracleEvent.model_construct(
                 agent_id=judgment.agent_id,
                 key=key,
                 kind=OracleEventKind.JUDGMENT,
@@ -192,19 +203,16 @@ class Oracle:
                 result=stored,
                 lines=award.ledger_lines,
                 at=at,
-            )
-            return OracleCommit(event=event, profile=after)
+                seq=0,
+            )  # every field built here, of its type
+            return OracleCommit.model_construct(event=event, profile=after)
 
-        applied = await self.apply(judgment.agent_id, key, fold)
-        if not applied.created:
-            return self._repeat(applied.event, applied.profile, digest)
-        self.awards["judgment"] += 1
-        return folded[-1]  # the fold that was committed
+        return fold, folded
 
     async def _resolve(self, request: JudgmentRequest) -> tuple[Judgment, str | None]:
         """Fill in the score (from the judge) and provider and model (from the config)."""
         resolved: dict[str, Any] = {}
-        config = await self._check_known(request.agent_id)
+        config = await self.check_known(request.agent_id)
         if config is not None:
             resolved["provider"] = config.provider_id or request.provider
             resolved["model"] = config.model_name or request.model
@@ -218,10 +226,7 @@ class Oracle:
 
     def _repeat(self, existing: OracleEvent, profile: AgentProfile, digest: str) -> JudgmentResult:
         """The first result of a repeated contract, or ``PayloadConflict`` for another payload."""
-        if existing.payload_hash != digest:
-            raise PayloadConflict(f"{existing.agent_id}/{existing.key}")
-        values = {k: v for k, v in existing.result.items() if k != "position"}
-        return JudgmentResult.model_validate({**values, "duplicate": True, "profile": profile})
+        return repeated_result(existing, profile, digest)
 
     async def award_xp(
         self, agent_id: str, event_name: str, xp: int, event_id: str
@@ -234,7 +239,7 @@ class Oracle:
             raise InvalidInput("xp", xp, "must be an integer >= 0 (XP is never taken away)")
         if not event_id.strip() or len(event_id) > CONTRACT_ID_MAX:
             raise InvalidInput("event_id", event_id, "must be 1 to 256 characters, not blank")
-        await self._check_known(agent_id)
+        await self.check_known(agent_id)
         key = f"award:{event_id}"
         payload = {"event": event_name, "xp": xp, "event_id": event_id}
         digest = fingerprint(payload)
@@ -385,6 +390,27 @@ class Oracle:
         """Top agents by XP, overall or in one task type."""
         check_task_type(task_type)
         return await self.store.leaderboard(task_type, check_limit(limit))
+
+
+def _result(named: Mapping[str, Any], award: Award, profile: AgentProfile) -> JudgmentResult:
+    return JudgmentResult(
+        **named,
+        xp_awarded=award.xp_awarded,
+        total_xp=award.total_xp,
+        breakdown=award.breakdown,
+        level_up=award.level_up,
+        specialization_level_up=award.specialization_level_up,
+        achievements=award.achievements,
+        profile=profile,
+    )
+
+
+def repeated_result(existing: OracleEvent, profile: AgentProfile, digest: str) -> JudgmentResult:
+    """The first result of a repeated contract, or ``PayloadConflict`` for another payload."""
+    if existing.payload_hash != digest:
+        raise PayloadConflict(f"{existing.agent_id}/{existing.key}")
+    values = {k: v for k, v in existing.result.items() if k != "position"}
+    return JudgmentResult.model_validate({**values, "duplicate": True, "profile": profile})
 
 
 def _line(unlock: AchievementUnlock) -> XPLine:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 from pydantic import TypeAdapter
 
@@ -21,7 +21,7 @@ from agentladder.domain.skill.update import apply_evidence
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.store.base import Store
-from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent
+from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
 __all__ = ["EVIDENCE", "SkillService", "evidence_hash"]
 
@@ -49,10 +49,7 @@ class SkillService:
         """The clock's time in seconds."""
         return self.clock.now().timestamp()
 
-    async def observe(self, evidence: Evidence) -> SkillApplied:
-        """Apply the evidence once per key; ``PayloadConflict`` when the key was applied
-        with other evidence."""
-        digest = evidence_hash(evidence)
+    def _fold(self, evidence: Evidence, digest: str) -> SkillFold:
         rules = self.rules
 
         def fold(states: Mapping[str, AgentSkill], fleet: FleetSkill) -> SkillCommit:
@@ -66,10 +63,24 @@ class SkillService:
             )
             return SkillCommit(event, update.agents, update.fleet)
 
+        return fold
+
+    async def observe(self, evidence: Evidence) -> SkillApplied:
+        """Apply the evidence once per key; ``PayloadConflict`` when the key was applied
+        with other evidence."""
+        digest = evidence_hash(evidence)
+        fold = self._fold(evidence, digest)
         applied = await self.store.apply_skill(evidence.key, evidence.touched(), fold)
         if not applied.created and applied.event.payload_hash != digest:
             raise PayloadConflict(f"skill evidence {evidence.key}")
         return applied
+
+    async def observe_many(self, evidence: Sequence[Evidence]) -> list[SkillApplied]:
+        """``observe`` for each, in order, in one ``Store.apply_skill_many``. A key applied
+        before with other evidence is left as it was: its entry's ``payload_hash`` then
+        differs from ``evidence_hash`` of the one given (where ``observe`` raises)."""
+        items = [(e.key, e.touched(), self._fold(e, evidence_hash(e))) for e in evidence]
+        return await self.store.apply_skill_many(items)
 
     async def board(self, task_type: str | None = None, limit: int = 100) -> list[SkillEntry]:
         """The agents with evidence, best first, in tiers (overall without a task type)."""

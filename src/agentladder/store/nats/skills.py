@@ -20,13 +20,18 @@ from nats.js.kv import KeyValue
 
 from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill, FleetSkill
 from agentladder.errors import RevisionConflict
+from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode, decode_as
 from agentladder.store.nats.batch import BatchMessage, publish_atomic
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
 from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
 
-__all__ = ["SkillKv"]
+__all__ = ["SKILL_CHUNK", "SkillKv"]
+
+SKILL_CHUNK = 300
+"""Events per atomic batch of ``apply_many``: with the head, the fleet and one state per
+event at most 602 messages, under the server's 1000."""
 
 
 class SkillKv:
@@ -103,6 +108,57 @@ class SkillKv:
                 return SkillApplied(stored, created=False)
             raise
         return SkillApplied(event, created=True)
+
+    async def apply_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+        """Read, fold and commit up to ``SKILL_CHUNK`` events in one atomic batch, each its
+        own event (expected absent) on one compare-and-set of the head; ``RevisionConflict``
+        when another event was appended meanwhile (the caller retries the whole chunk)."""
+        keys = list(dict.fromkeys(key for key, _, _ in items))
+        found = await asyncio.gather(*(self.get_event(key) for key in keys))
+        known = {key: event for key, event in zip(keys, found, strict=True) if event is not None}
+        touched = list(dict.fromkeys(agent for _, agents, _ in items for agent in agents))
+        head, read, fleet = await asyncio.gather(
+            self._get("head"), self.get_states(touched), self.fleet()
+        )
+        last, head_revision = (0, 0) if head is None else (json.loads(head[0])["seq"], head[1])
+        states = dict(read)
+        changed: dict[str, AgentSkill] = {}
+        fleet_changed = False
+        out: list[SkillApplied] = []
+        events: list[SkillEvent] = []
+        for key, agents, fold in items:
+            if key in known:
+                out.append(SkillApplied(known[key], created=False))
+                continue
+            commit = fold({a: states[a] for a in agents if a in states}, fleet)
+            last += 1
+            event = commit.event.model_copy(update={"seq": last})
+            known[key] = event
+            events.append(event)
+            states.update(commit.agents)
+            changed.update(commit.agents)
+            if commit.fleet is not None:
+                fleet, fleet_changed = commit.fleet, True
+            out.append(SkillApplied(event, created=True))
+        if not events:
+            return out
+        messages = [
+            BatchMessage(
+                f"{self._pre}e.{claim_token(event.key)}", event.model_dump_json().encode(), 0
+            )
+            for event in events
+        ]
+        messages.append(
+            BatchMessage(f"{self._pre}head", json.dumps({"seq": last}).encode(), head_revision)
+        )
+        messages.extend(
+            BatchMessage(f"{self._pre}a.{agent}", AGENT_SKILL.dump_json(state))
+            for agent, state in changed.items()
+        )
+        if fleet_changed:
+            messages.append(BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(fleet)))
+        await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
+        return out
 
     async def list_states(self) -> list[AgentSkill]:
         """Every agent's state, by agent id."""

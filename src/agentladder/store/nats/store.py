@@ -35,12 +35,15 @@ from agentladder.store.base import (
     LedgerEntry,
     OracleApplied,
     OracleFold,
+    OracleItem,
+    SkillItem,
     StatsUpdate,
     each_found,
 )
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import AgentListingCache, listing_from_reads
+from agentladder.store.many import apply_in_flight
 from agentladder.store.nats.config import NatsOptions, nats_errors, parse_nats_url
 from agentladder.store.nats.index import LeaderboardIndex
 from agentladder.store.nats.io import (
@@ -53,7 +56,7 @@ from agentladder.store.nats.leases import KvLeases
 from agentladder.store.nats.oracle import OracleLog
 from agentladder.store.nats.ranks import RankStats
 from agentladder.store.nats.records import KvDocuments
-from agentladder.store.nats.skills import SkillKv
+from agentladder.store.nats.skills import SKILL_CHUNK, SkillKv
 from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
@@ -229,6 +232,23 @@ class NatsStore:
                 return await self._oracle.apply(agent_id, key, fold)
 
         return await retry_on_conflict(attempt)
+
+    async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
+        """Several agents' events in flight at once, each agent's in order (``store.many``)."""
+        return await apply_in_flight(self.apply_oracle, items)
+
+    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+        """Few atomic batches on the skill log's head, each retried on conflict."""
+        out: list[SkillApplied] = []
+        for start in range(0, len(items), SKILL_CHUNK):
+            chunk = items[start : start + SKILL_CHUNK]
+
+            async def attempt(chunk: Sequence[SkillItem] = chunk) -> list[SkillApplied]:
+                with self._guard("apply_skill_many"):
+                    return await self._skills.apply_many(chunk)
+
+            out.extend(await retry_on_conflict(attempt))
+        return out
 
     async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
         """One atomic batch on the skill log's head, retried on conflict."""

@@ -107,7 +107,7 @@ def get_event(conn: sqlite3.Connection, agent_id: str, key: str) -> OracleEvent 
     return None if found is None else event_from_row(found)
 
 
-def _write_profile(
+def write_profile(
     conn: sqlite3.Connection, profile: AgentProfile, revision: int, previous: AgentProfile | None
 ) -> None:
     """Upsert the profile row, and the specialization and achievement rows that changed
@@ -186,7 +186,7 @@ def commit_oracle(
         ).fetchone()
         if (0 if found is None else int(found[0])) != expected:
             raise _conflict(conn, event.agent_id, expected)
-    _write_profile(conn, commit.profile, revision, previous)
+    write_profile(conn, commit.profile, revision, previous)
     contract_id = str(event.payload.get("contract_id", event.key))
     conn.executemany(
         "INSERT INTO xp_history (agent_id, event, xp_awarded, contract_id, timestamp)"

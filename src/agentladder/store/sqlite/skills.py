@@ -10,7 +10,9 @@ import sqlite3
 from collections.abc import Collection, Sequence
 
 from agentladder.domain.skill.state import AGENT_SKILL, FLEET, FLEET_SKILL, AgentSkill, FleetSkill
+from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode_as
+from agentladder.store.lru import Lru
 from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
 from agentladder.store.sqlite.connections import SqliteFile
 from agentladder.store.sqlite.rows import rows_in
@@ -18,6 +20,10 @@ from agentladder.store.sqlite.rows import rows_in
 __all__ = ["SqliteSkills"]
 
 _EVENT = "SELECT seq, key, kind, payload, payload_hash, at FROM skill_events"
+_UPSERT_STATE = (
+    "INSERT INTO skill_states (agent_id, state_json, seq) VALUES (?,?,?)"
+    " ON CONFLICT (agent_id) DO UPDATE SET state_json = excluded.state_json, seq = excluded.seq"
+)
 
 
 def _event(row: tuple[int, str, str, str, str, float]) -> SkillEvent:
@@ -36,6 +42,27 @@ def _states(conn: sqlite3.Connection, agents: Sequence[str]) -> dict[str, AgentS
     }
 
 
+def _cached_states(
+    conn: sqlite3.Connection, agents: Sequence[str], cache: Lru[str, tuple[int, AgentSkill]]
+) -> dict[str, AgentSkill]:
+    """``_states``, decoding only the states whose ``seq`` differs from the cached one."""
+    found: dict[str, AgentSkill] = {}
+    stale = []
+    for agent, seq in rows_in(conn, "SELECT agent_id, seq FROM skill_states", "agent_id", agents):
+        known = cache.get(agent)
+        if known is not None and known[0] == seq:
+            found[agent] = known[1]
+        else:
+            stale.append(agent)
+    for agent, data, seq in rows_in(
+        conn, "SELECT agent_id, state_json, seq FROM skill_states", "agent_id", stale
+    ):
+        state = decode_as(AGENT_SKILL, data, f"skill_states/{agent}")
+        cache.put(agent, (seq, state))
+        found[agent] = state
+    return found
+
+
 def _fleet(conn: sqlite3.Connection) -> FleetSkill:
     found = conn.execute(
         "SELECT state_json FROM skill_states WHERE agent_id = ?", (FLEET,)
@@ -47,6 +74,14 @@ def _fleet(conn: sqlite3.Connection) -> FleetSkill:
 
 class SqliteSkills(SqliteFile):
     """The skill methods of the SQLite store."""
+
+    _skill_cache: Lru[str, tuple[int, AgentSkill]] | None = None
+
+    def _decoded_skills(self) -> Lru[str, tuple[int, AgentSkill]]:
+        """Skill states as last written or read by ``apply_skill_many``, by their seq."""
+        if self._skill_cache is None:
+            self._skill_cache = Lru()
+        return self._skill_cache
 
     async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
         """Check the key, read, fold and write in one job of the writer."""
@@ -70,13 +105,59 @@ class SqliteSkills(SqliteFile):
             ]
             if commit.fleet is not None:
                 rows.append((FLEET, FLEET_SKILL.dump_json(commit.fleet).decode(), event.seq))
+            conn.executemany(_UPSERT_STATE, rows)
+            return SkillApplied(event, created=True)
+
+        return await self._write(run)
+
+    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+        """Every item in one job of the writer: each its own event under its own key and
+        seq; each changed state written once, at the end (one transaction)."""
+
+        cache = self._decoded_skills()
+
+        def run(conn: sqlite3.Connection) -> list[SkillApplied]:
+            touched = list(dict.fromkeys(a for _, agents, _ in items for a in agents if a != FLEET))
+            states = _cached_states(conn, touched, cache)
+            fleet = _fleet(conn)
+            (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM skill_events").fetchone()
+            fresh: dict[str, SkillEvent] = {}
+            changed: dict[str, tuple[AgentSkill, int]] = {}
+            fleet_seq = 0
+            out: list[SkillApplied] = []
+            rows: list[tuple[object, ...]] = []
+            for key, agents, fold in items:
+                stored = fresh.get(key)
+                if stored is None:
+                    found = conn.execute(f"{_EVENT} WHERE key = ?", (key,)).fetchone()
+                    stored = None if found is None else _event(found)
+                if stored is not None:
+                    out.append(SkillApplied(stored, created=False))
+                    continue
+                commit = fold({a: states[a] for a in agents if a in states}, fleet)
+                last += 1
+                event = commit.event.model_copy(update={"seq": last})
+                fresh[key] = event
+                rows.append((last, key, event.kind, event.payload, event.payload_hash, event.at))
+                states.update(commit.agents)
+                changed.update({a: (s, last) for a, s in commit.agents.items()})
+                if commit.fleet is not None:
+                    fleet, fleet_seq = commit.fleet, last
+                out.append(SkillApplied(event, created=True))
             conn.executemany(
-                "INSERT INTO skill_states (agent_id, state_json, seq) VALUES (?,?,?)"
-                " ON CONFLICT (agent_id) DO UPDATE SET"
-                " state_json = excluded.state_json, seq = excluded.seq",
+                "INSERT INTO skill_events (seq, key, kind, payload, payload_hash, at)"
+                " VALUES (?,?,?,?,?,?)",
                 rows,
             )
-            return SkillApplied(event, created=True)
+            written = [
+                (a, AGENT_SKILL.dump_json(s).decode(), seq) for a, (s, seq) in changed.items()
+            ]
+            if fleet_seq:
+                written.append((FLEET, FLEET_SKILL.dump_json(fleet).decode(), fleet_seq))
+            conn.executemany(_UPSERT_STATE, written)
+            fresh_states = {a: (seq, state) for a, (state, seq) in changed.items()}
+            self._writer.after_commit(lambda: cache.update(fresh_states))
+            return out
 
         return await self._write(run)
 

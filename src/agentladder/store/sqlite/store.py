@@ -26,7 +26,13 @@ from pathlib import Path
 
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
-from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold, StatsUpdate
+from agentladder.store.base import (
+    LedgerEntry,
+    OracleApplied,
+    OracleFold,
+    OracleItem,
+    StatsUpdate,
+)
 from agentladder.store.codec import decode
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
@@ -45,7 +51,7 @@ from agentladder.store.records import (
     Registration,
     Versioned,
 )
-from agentladder.store.sqlite import ops
+from agentladder.store.sqlite import many, ops
 from agentladder.store.sqlite.directory import (
     LISTING,
     OBJECTS,
@@ -218,6 +224,19 @@ class SqliteStore(SqliteSkills):
             self._writer.after_commit(lambda: self._profiles.put(agent_id, remember))
             event = commit.event.model_copy(update={"seq": revision})
             return OracleApplied(event, commit.profile, created=True)
+
+        return await self._write(run)
+
+    async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
+        """Every item in one job of the writer, so one transaction (``sqlite.many``)."""
+        cache = self._profiles
+
+        def run(conn: sqlite3.Connection) -> list[OracleApplied | None]:
+            agents = {agent_id for agent_id, _, _ in items}
+            known = {a: found for a in agents if (found := cache.get(a)) is not None}
+            written = many.apply_many(conn, items, known)
+            self._writer.after_commit(lambda: cache.update(written.profiles))
+            return written.outcomes
 
         return await self._write(run)
 

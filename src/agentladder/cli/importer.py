@@ -1,0 +1,115 @@
+"""``agentladder import``: judged results from JSONL files and Inspect AI logs
+(docs/import.md), with a progress bar and its rate, or ``--json`` for the summary only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agentladder.cli.commands import app
+from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _with_services
+from agentladder.domain.agents import validate_agent_name
+from agentladder.errors import InvalidInput
+from agentladder.importing.inspect_logs import InspectOptions
+from agentladder.importing.run import Summary, run_import
+from agentladder.importing.sources import Format, count_lines, expand, read_sources
+from agentladder.services.container import Services
+from agentladder.services.oracle.service import check_task_type
+
+__all__ = ["import_results", "parse_agent_map"]
+
+err = Console(stderr=True)
+
+
+def parse_agent_map(pairs: list[str]) -> dict[str, str]:
+    """``MODEL=AGENT_ID`` options as a mapping (the agent id checked)."""
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        model, sep, agent_id = pair.rpartition("=")
+        if not sep or not model:
+            raise InvalidInput("--agent", pair, "must be MODEL=AGENT_ID")
+        mapping[model] = validate_agent_name(agent_id, "--agent")
+    return mapping
+
+
+def _store_url(store: str | None, db: Path | None) -> str | None:
+    if store is not None and db is not None:
+        raise InvalidInput("--db", str(db), "give --store or --db, not both")
+    return f"sqlite:///{db}" if db is not None else store
+
+
+@app.command("import")
+def import_results(
+    paths: Annotated[list[Path], typer.Argument(help="JSONL files, Inspect logs, or folders.")],
+    file_format: Annotated[
+        Format | None, typer.Option("--format", help="jsonl or inspect (default: by suffix).")
+    ] = None,
+    agent: Annotated[
+        list[str] | None,
+        typer.Option("--agent", help="MODEL=AGENT_ID: the agent of an Inspect log's model."),
+    ] = None,
+    task_type: Annotated[
+        str | None, typer.Option(help="The task type (JSONL: of lines naming none).")
+    ] = None,
+    scorer: Annotated[
+        str | None, typer.Option(help="The scorer to read when a log has several.")
+    ] = None,
+    config: ConfigOpt = None,
+    store: StoreOpt = None,
+    db: Annotated[Path | None, typer.Option("--db", help="A SQLite file to import into.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import judged results, each exactly once; exit 1 when an item was refused or
+    conflicted (the others are imported)."""
+    check_task_type(task_type)
+    mapping = parse_agent_map(agent or [])
+    url = _store_url(store, db)
+    files = expand(paths)
+    total = None if as_json else count_lines(files, file_format)
+
+    async def work(services: Services) -> Summary:
+        options = InspectOptions(mapping, task_type, scorer, services.oracle.agents)
+        items = read_sources(files, file_format, options)
+        if as_json:
+            return await run_import(services.oracle, items)
+        with Progress(
+            TextColumn("importing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]:,.0f}/s"),
+            TimeElapsedColumn(),
+            console=err,
+        ) as bar:
+            task = bar.add_task("import", total=total, rate=0.0)
+
+            def shown(summary: Summary) -> None:
+                bar.update(task, completed=summary.items, rate=summary.per_second)
+
+            summary = await run_import(services.oracle, items, progress=shown)
+            bar.update(task, total=summary.items, completed=summary.items)
+            return summary
+
+    summary = _with_services(config, url, work)
+    if as_json:
+        typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
+    else:
+        for problem in summary.problems:
+            err.print(
+                f"{problem.where}: {problem.status.value}: {problem.error}",
+                markup=False,
+                soft_wrap=True,
+            )
+        if summary.problems_left_out:
+            err.print(f"... and {summary.problems_left_out} more problems", soft_wrap=True)
+        typer.echo(
+            f"imported {summary.imported}, duplicate {summary.duplicate}, conflicting "
+            f"{summary.conflicting}, refused {summary.refused} in {summary.seconds:.1f} s "
+            f"({summary.per_second:,.0f}/s)"
+        )
+    if summary.conflicting or summary.refused:
+        raise typer.Exit(code=1)

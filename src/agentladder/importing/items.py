@@ -1,0 +1,36 @@
+"""One entry of an import source: where it is, and the judgment it holds or why not."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from agentladder.errors import InvalidInput, shown_value
+from agentladder.services.oracle.models import JudgmentRequest
+
+__all__ = ["Item", "validation_line"]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """``where`` (``file:line`` or ``file#sample/epoch``), and a request or a refusal."""
+
+    where: str
+    request: JudgmentRequest | None = None
+    error: str | None = None
+
+
+def validation_line(error: ValidationError, whole: str = "line") -> str:
+    """``field: problem (value)`` for the first problem of ``error`` (``whole`` names the
+    entry itself, when the problem is not one field's)."""
+    details = error.errors()
+    first = details[0]
+    where = ".".join(str(part) for part in first["loc"]) or whole
+    cause = first.get("ctx", {}).get("error")
+    reason = cause.reason if isinstance(cause, InvalidInput) else first["msg"]
+    if isinstance(cause, ValueError) and not isinstance(cause, InvalidInput):
+        reason = str(cause)
+    more = f"; and {len(details) - 1} more" if len(details) > 1 else ""
+    shown = f" ({shown_value(first['input'])})" if "input" in first else ""
+    return f"{where}: {reason}{shown}{more}"

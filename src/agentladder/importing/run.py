@@ -1,0 +1,102 @@
+"""The import: items from the sources, applied in batches (``services.oracle.batch``),
+counted into a summary.
+
+Batches of ``BATCH`` judgments: on SQLite each batch is one transaction for the Oracle
+events and one for the skill evidence. Refused items are counted and never applied. A
+run killed at any point leaves whole batches applied; a re-run counts those as
+duplicates and applies the rest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from itertools import islice
+
+from pydantic import BaseModel, Field
+
+from agentladder.importing.items import Item
+from agentladder.services.oracle.batch import ItemStatus, submit_many
+from agentladder.services.oracle.service import Oracle
+
+__all__ = ["BATCH", "MAX_PROBLEMS", "Problem", "Summary", "run_import"]
+
+BATCH = 1000
+"""Judgments per batch."""
+MAX_PROBLEMS = 1000
+"""Refused and conflicting items listed in the summary (the rest are counted)."""
+
+
+class Problem(BaseModel):
+    """An item that was not applied: where it is and why."""
+
+    where: str
+    status: ItemStatus
+    error: str
+
+
+class Summary(BaseModel):
+    """What an import did."""
+
+    imported: int = 0
+    duplicate: int = 0
+    conflicting: int = 0
+    refused: int = 0
+    seconds: float = 0.0
+    per_second: float = Field(default=0.0, description="items (of every status) per second")
+    problems: list[Problem] = Field(default_factory=list)
+    problems_left_out: int = Field(default=0, description="problems beyond MAX_PROBLEMS")
+
+    @property
+    def items(self) -> int:
+        """Every item counted."""
+        return self.imported + self.duplicate + self.conflicting + self.refused
+
+    def note(self, where: str, status: ItemStatus, error: str | None) -> None:
+        """Count one item."""
+        if status is ItemStatus.IMPORTED:
+            self.imported += 1
+            return
+        if status is ItemStatus.DUPLICATE:
+            self.duplicate += 1
+            return
+        if status is ItemStatus.CONFLICT:
+            self.conflicting += 1
+        else:
+            self.refused += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(where=where, status=status, error=error or ""))
+        else:
+            self.problems_left_out += 1
+
+
+Progress = Callable[[Summary], None]
+
+
+async def run_import(
+    oracle: Oracle,
+    items: Iterable[Item],
+    *,
+    batch: int = BATCH,
+    progress: Progress | None = None,
+) -> Summary:
+    """Apply every item (in order, ``batch`` at a time); the summary."""
+    summary = Summary()
+    started = time.perf_counter()
+    source = iter(items)
+    while chunk := list(islice(source, batch)):
+        ready = [item for item in chunk if item.request is not None]
+        for item in chunk:
+            if item.request is None:
+                summary.note(item.where, ItemStatus.REFUSED, item.error)
+        requests = [item.request for item in ready if item.request is not None]
+        outcomes = await submit_many(oracle, requests, results=False)
+        for item, outcome in zip(ready, outcomes, strict=True):
+            summary.note(item.where, outcome.status, outcome.error)
+        summary.seconds = time.perf_counter() - started
+        summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
+        if progress is not None:
+            progress(summary)
+    summary.seconds = time.perf_counter() - started
+    summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
+    return summary

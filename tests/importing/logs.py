@@ -1,0 +1,68 @@
+"""Real Inspect AI logs for the tests, written with inspect_ai's own log types and writer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import (
+    EvalConfig,
+    EvalDataset,
+    EvalError,
+    EvalLog,
+    EvalSample,
+    EvalSpec,
+    write_eval_log,
+)
+from inspect_ai.model import ModelUsage
+from inspect_ai.scorer import Score
+
+
+def sample(
+    sample_id: int | str,
+    epoch: int = 1,
+    scores: dict[str, Any] | None = None,
+    *,
+    error: str | None = None,
+    working_time: float | None = 2.5,
+    tokens: tuple[int, int] = (1000, 500),
+    model: str = "openai/gpt-4o-mini",
+) -> EvalSample:
+    """One sample: its scores by scorer name (values), its usage and working time."""
+    return EvalSample(
+        id=sample_id,
+        epoch=epoch,
+        input="question",
+        target="answer",
+        scores=None if scores is None else {k: Score(value=v) for k, v in scores.items()},
+        error=None if error is None else EvalError(message=error, traceback="", traceback_ansi=""),
+        working_time=working_time,
+        total_time=None if working_time is None else working_time + 1.0,
+        model_usage={
+            model: ModelUsage(
+                input_tokens=tokens[0], output_tokens=tokens[1], total_tokens=sum(tokens)
+            )
+        },
+    )
+
+
+def write_log(
+    path: Path,
+    samples: list[EvalSample],
+    *,
+    eval_id: str = "evalAbc123",
+    task: str = "Math/GSM8K",
+    model: str = "openai/gpt-4o-mini",
+) -> Path:
+    """A finished log of ``samples`` at ``path`` (``.eval`` or ``.json``, by suffix)."""
+    spec = EvalSpec(
+        eval_id=eval_id,
+        run_id="run1",
+        created="2026-01-01T00:00:00+00:00",
+        task=task,
+        dataset=EvalDataset(name="questions"),
+        model=model,
+        config=EvalConfig(),
+    )
+    write_eval_log(EvalLog(eval=spec, samples=samples, status="success"), str(path))
+    return path
