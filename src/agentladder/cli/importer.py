@@ -94,7 +94,7 @@ def import_results(
             bar.update(task, total=summary.items, completed=summary.items)
             return summary
 
-    summary = _with_services(config, url, work)
+    summary = _with_services(config, url, work, create=True)  # history into a new store
     if as_json:
         typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
     else:
