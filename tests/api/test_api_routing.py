@@ -83,6 +83,8 @@ def test_a_deliberation_with_select_stores_who_was_chosen_and_why(api: Any) -> N
         assert all(p["reason"] == "best" for p in routing["agents"])
         assert [(e["agent_id"], e["reason"]) for e in routing["excluded"]] == [("sim_a", "tags")]
         assert record["request"]["agent_names"] is None
+        assert record["cost_basis"] == 2  # each agent charged its own calls (docs/costs.md)
+        assert sorted(record["agent_costs"]) == ["sim_b", "sim_c"]
         stored = await services.orchestrator.list(limit=10)
         assert stored[0].routing is not None
         assert stored[0].routing.model_dump(mode="json") == routing

@@ -180,6 +180,7 @@ class Orchestrator:
             routing=routing,
             created_at=self._now(),
             runner=self.instance_id,
+            cost_basis=COST_BASIS,
         )
 
     async def _save(self, record: DeliberationRecord) -> None:
