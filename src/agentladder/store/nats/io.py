@@ -170,35 +170,8 @@ async def scan(
     result is the stream as of some moment during the call. ``StoreUnavailable`` when a
     message does not arrive within ``timeout``.
     """
-    queue: asyncio.Queue[Msg] = asyncio.Queue()
-
-    async def collect(msg: Msg) -> None:
-        queue.put_nowait(msg)
-
     policy = DeliverPolicy.LAST_PER_SUBJECT if last_per_subject else DeliverPolicy.ALL
-    sub = await js.subscribe(
-        subject, stream=stream, cb=collect, ordered_consumer=True, deliver_policy=policy
-    )
-    try:
-        info = await sub.consumer_info()
-        delivered = info.delivered.consumer_seq if info.delivered else 0
-        if not info.num_pending and not delivered:
-            return []
-        messages: list[Msg] = []
-        last_seq = 0
-        while True:
-            try:
-                msg = await asyncio.wait_for(queue.get(), timeout)
-            except TimeoutError as error:
-                raise StoreUnavailable(f"reading {subject!r} stalled for {timeout} s") from error
-            metadata = msg.metadata
-            if metadata.sequence.stream > last_seq:  # an ordered consumer reset may repeat
-                last_seq = metadata.sequence.stream
-                messages.append(msg)
-            if metadata.num_pending == 0:
-                return messages
-    finally:
-        await sub.unsubscribe()
+    return await _read(js, stream, subject, ConsumerConfig(deliver_policy=policy), None, timeout)
 
 
 async def scan_page(
@@ -213,12 +186,25 @@ async def scan_page(
     """At most ``limit`` messages on ``subject`` from stream sequence ``start`` on, in
     stream order (one ephemeral ordered consumer, stopped as soon as the page is full).
     ``StoreUnavailable`` when a message does not arrive within ``timeout``."""
+    config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start)
+    return await _read(js, stream, subject, config, limit, timeout)
+
+
+async def _read(
+    js: JetStreamContext,
+    stream: str,
+    subject: str,
+    config: ConsumerConfig,
+    limit: int | None,
+    timeout: float,
+) -> list[Msg]:
+    """The messages one ephemeral ordered consumer with ``config`` delivers, until it
+    reports nothing pending or ``limit`` are read."""
     queue: asyncio.Queue[Msg] = asyncio.Queue()
 
     async def collect(msg: Msg) -> None:
         queue.put_nowait(msg)
 
-    config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start)
     sub = await js.subscribe(
         subject, stream=stream, cb=collect, ordered_consumer=True, config=config
     )
@@ -228,8 +214,8 @@ async def scan_page(
         if not info.num_pending and not delivered:
             return []
         messages: list[Msg] = []
-        last_seq = start - 1
-        while len(messages) < limit:
+        last_seq = 0
+        while limit is None or len(messages) < limit:
             try:
                 msg = await asyncio.wait_for(queue.get(), timeout)
             except TimeoutError as error:
