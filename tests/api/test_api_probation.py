@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from agentladder.domain.agents import MODEL_FIELD_MAX
 from agentladder.services.container import Services
 from tests.api.conftest import ORCH, bearer
 
@@ -122,3 +123,28 @@ def test_a_model_change_heartbeat_shows_as_its_reason(api: Any) -> None:
         assert ">model change</span>" in row.group(0)
 
     api(body, tokens=False)  # heartbeats from loopback
+
+
+def test_a_model_change_beyond_the_field_bound_is_a_422_not_a_500(api: Any) -> None:
+    """A heartbeat whose new ``provider_id`` is longer than a model field may be (found by
+    the stateful fuzzer: a 500 from the model-change event) is refused whole with a 422
+    naming the field; the agent keeps its model and is not put on probation."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        beat = {"name": "ext", "provider_id": "p", "model_name": ""}
+        assert (await client.post("/agents/heartbeat", json=beat)).status_code == 200
+        await services.oracle.award_xp("ext", "seed", 100, "seed")  # reliable: not rate 1
+        long = "p" * (MODEL_FIELD_MAX + 1)
+        refused = await client.post("/agents/heartbeat", json={**beat, "provider_id": long})
+        assert refused.status_code == 422
+        assert "provider_id" in refused.text
+        agent = (await client.get("/agents/ext")).json()
+        assert agent["provider_id"] == "p"
+        rate = (await client.get("/oracle/agents/ext/validation-rate")).json()
+        assert rate["reason"] != "model_change"
+        edge = {**beat, "provider_id": "q" * MODEL_FIELD_MAX}
+        assert (await client.post("/agents/heartbeat", json=edge)).status_code == 200
+        rate = (await client.get("/oracle/agents/ext/validation-rate")).json()
+        assert rate["reason"] == "model_change"
+
+    api(body, tokens=False)

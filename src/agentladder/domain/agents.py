@@ -35,6 +35,7 @@ from agentladder.errors import InvalidInput
 __all__ = [
     "AGENT_NAME_PATTERN",
     "INPUT_TOKENS_PER_ROUND",
+    "MODEL_FIELD_MAX",
     "OUTPUT_TOKENS_PER_ROUND",
     "AgentConfig",
     "AgentName",
@@ -96,6 +97,9 @@ AgentName = Annotated[
 ]
 _Tags = tuple[Annotated[str, AfterValidator(_not_blank)], ...]
 _Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+MODEL_FIELD_MAX = 128
+"""The longest ``provider_id`` or ``model_name`` (the same bound as a judgment's)."""
+_ModelField = Annotated[str, Field(max_length=MODEL_FIELD_MAX)]
 
 
 class AgentConfig(BaseModel):
@@ -104,8 +108,8 @@ class AgentConfig(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     name: AgentName
-    provider_id: str = ""
-    model_name: str = ""
+    provider_id: _ModelField = ""
+    model_name: _ModelField = ""
     description: str = ""
     capability_tags: _Tags = ()
     signing_schemes: _Tags = ()

@@ -11,7 +11,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentladder.domain.agents import AgentName
+from agentladder.domain.agents import MODEL_FIELD_MAX, AgentName
 from agentladder.domain.rules import Complexity
 
 __all__ = ["CONTRACT_ID_MAX", "TASK_TYPE_PATTERN", "Judgment", "TaskPosition"]
@@ -37,8 +37,8 @@ class Judgment(BaseModel):
     budget: float | None = Field(default=None, ge=0.0)
     time_limit_ms: float | None = Field(default=None, ge=0.0)
     complexity: Complexity | None = None
-    provider: str = Field(default="", max_length=128)
-    model: str = Field(default="", max_length=128)
+    provider: str = Field(default="", max_length=MODEL_FIELD_MAX)
+    model: str = Field(default="", max_length=MODEL_FIELD_MAX)
 
     @field_validator("contract_id")
     @classmethod

@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agentladder.domain.agents import AgentName
+from agentladder.domain.agents import MODEL_FIELD_MAX, AgentName
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.errors import InvalidInput
 
@@ -141,8 +141,8 @@ class ModelChange(BaseModel):
     key: str = Field(min_length=1, max_length=KEY_MAX)
     at: float
     agent_id: AgentName
-    model_name: str = Field(default="", max_length=128)
-    provider_id: str = Field(default="", max_length=128)
+    model_name: str = Field(default="", max_length=MODEL_FIELD_MAX)
+    provider_id: str = Field(default="", max_length=MODEL_FIELD_MAX)
 
     def touched(self) -> tuple[str, ...]:
         """The agent whose model changed."""
