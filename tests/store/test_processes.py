@@ -57,7 +57,13 @@ def test_sigkill_mid_stream_loses_no_acknowledged_award(shared_url: str) -> None
         assert line, worker.stderr.read() if worker.stderr else "worker ended"
     time.sleep(rng.uniform(0.2, 1.5))
     worker.send_signal(signal.SIGKILL)
-    rest, _ = worker.communicate(timeout=30)
+    worker.wait(timeout=30)
+    # The rest through the same reader: ``readline`` may have buffered further ACK lines,
+    # which ``communicate`` (reading the raw pipe) would never see.
+    rest = worker.stdout.read()
+    worker.stdout.close()
+    if worker.stderr is not None:
+        worker.stderr.close()
     acknowledged = [line[4:].strip(), *acked(rest)]
     assert worker.returncode == -signal.SIGKILL
 
