@@ -63,7 +63,6 @@ class Policy:
 
 
 LEVEL = Policy("level", SentinelSettings(policy="level"))
-ADAPTIVE = Policy("adaptive", SentinelSettings(aoql=AOQL, expert_audit_rate=EXPERT_AUDIT))
 
 
 @dataclass(frozen=True)
@@ -260,23 +259,28 @@ def degradations(runs: int, pool: ProcessPoolExecutor) -> None:
                 )
 
 
-def main(runs: int = RUNS, jobs: int = 2, tasks: int = TASKS, only: str = "all") -> None:
+def main(
+    runs: int = RUNS, jobs: int = 2, tasks: int = TASKS, only: str = "all", horizon: int = 1000
+) -> None:
     """The fleet scenarios (perfect validator, imperfect one, a calm low-failure fleet)
     through the real Sentinel and Oracle, then the one-level runs (``only``: fleet,
     calm, runs)."""
     print(f"aoql {AOQL}, expert audit rate {EXPERT_AUDIT} (adaptive), seeds {SEED}+, {runs} runs")
+    settings = SentinelSettings(aoql=AOQL, expert_audit_rate=EXPERT_AUDIT, horizon=horizon)
+    adaptive = Policy("adaptive", settings)
+    print(f"fleet: adaptive policy with sentinel.horizon {horizon}")
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         if only in ("all", "fleet"):
             plans = fleet(STEADY, True)
-            scenario("perfect validator", plans, (LEVEL, ADAPTIVE), 0.0, runs, pool, tasks)
+            scenario("perfect validator", plans, (LEVEL, adaptive), 0.0, runs, pool, tasks)
             scenario(
-                "validator missing 10 % of failures", plans, (LEVEL, ADAPTIVE), 0.1, runs, pool,
+                "validator missing 10 % of failures", plans, (LEVEL, adaptive), 0.1, runs, pool,
                 tasks,
             )  # fmt: skip
         if only in ("all", "fleet", "calm"):
             scenario(
                 "every agent at most aoql/2, nothing degrades", fleet(LOW, False),
-                (LEVEL, ADAPTIVE), 0.0, runs, pool, tasks,
+                (LEVEL, adaptive), 0.0, runs, pool, tasks,
             )  # fmt: skip
         if only in ("all", "runs"):
             run_bounds(runs, pool)
@@ -288,6 +292,9 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--tasks", type=int, default=TASKS, help="tasks per agent and run")
+    parser.add_argument(
+        "--horizon", type=int, default=1000, help="sentinel.horizon of the fleet's adaptive policy"
+    )
     parser.add_argument("--only", choices=("all", "fleet", "calm", "runs"), default="all")
     arguments = parser.parse_args()
-    main(arguments.runs, arguments.jobs, arguments.tasks, arguments.only)
+    main(arguments.runs, arguments.jobs, arguments.tasks, arguments.only, arguments.horizon)
