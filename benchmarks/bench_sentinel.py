@@ -63,7 +63,6 @@ class Policy:
 
 
 LEVEL = Policy("level", SentinelSettings(policy="level"))
-ADAPTIVE = Policy("adaptive", SentinelSettings(aoql=AOQL, expert_audit_rate=EXPERT_AUDIT))
 
 
 @dataclass(frozen=True)
@@ -190,54 +189,102 @@ def scenario(
     return results
 
 
-LONG_TASKS = 10_000
-LONG_RATES = (0.01, 0.03, 0.05, 0.2)  # 0.03: about where CSP-1 lets the most through
-LONG_CONFIGS = (
-    ("trusted, level", Level.TRUSTED, LEVEL.settings),
-    ("trusted, adaptive", Level.TRUSTED, ADAPTIVE.settings),
-    ("expert, adaptive (audit 0.02)", Level.EXPERT, ADAPTIVE.settings),
-    ("trusted, adaptive, aoql 0.015", Level.TRUSTED, SentinelSettings(aoql=0.015)),
+HORIZON = 1000  # sentinel.horizon's default: the run the per-run clearance is derived for
+RUN_RATES = (0.01, 0.02, 0.03, 0.05, 0.1, 0.2)
+DEFAULT = SentinelSettings(expert_audit_rate=EXPERT_AUDIT)  # horizon 1000, confidence 0.95
+LONG_RUN = SentinelSettings(expert_audit_rate=EXPERT_AUDIT, horizon=0)  # CSP-1's AOQL only
+DECLARED = SentinelSettings(expert_audit_rate=EXPERT_AUDIT, validator_miss_rate=0.1)
+# name, level, settings, start ("probation": a failure was just found), validator miss rate
+RUN_CONFIGS = (
+    ("trusted, level", Level.TRUSTED, LEVEL.settings, "level", 0.0),
+    ("trusted, after a failure", Level.TRUSTED, DEFAULT, "probation", 0.0),
+    ("trusted, never failed", Level.TRUSTED, DEFAULT, "level", 0.0),
+    ("trusted, after a failure, horizon 0", Level.TRUSTED, LONG_RUN, "probation", 0.0),
+    ("expert 0.02, after a failure", Level.EXPERT, DEFAULT, "probation", 0.0),
+    ("expert 0.02, never failed", Level.EXPERT, DEFAULT, "level", 0.0),
+    ("trusted, after, miss 0.1", Level.TRUSTED, DEFAULT, "probation", 0.1),
+    ("trusted, after, miss 0.1 declared", Level.TRUSTED, DECLARED, "probation", 0.1),
 )
+VISIBLE = (0.0, 0.25, 0.5, 1.0)
+DEGRADE_AFTER = 200  # tasks at 1 % before the agent fails 20 % of the time
 
 
-def long_runs(runs: int, pool: ProcessPoolExecutor) -> None:
-    """One agent held at one level for ``LONG_TASKS`` tasks (``sentinel_longrun``)."""
-    print(
-        f"\n## long run: one agent at one level, {LONG_TASKS} tasks, {runs} runs, perfect validator"
-    )
-    print(f"  {'config':<30} {'p':>5} {'unval. mean':>11} {'median':>7} {'p95':>7} {'<= 0.02':>8}"
+def run_bounds(runs: int, pool: ProcessPoolExecutor) -> None:
+    """One agent at one level over a run of ``HORIZON`` tasks (``sentinel_longrun``)."""
+    print(f"\n## per-run bound: one agent at one level, {HORIZON} tasks, {runs} runs")
+    print(f"  {'config':<36} {'p':>5} {'unval. median':>13} {'p95':>7} {'<= 0.02':>8}"
           f" {'audit median':>12}")  # fmt: skip
-    for name, level, settings in LONG_CONFIGS:
-        for rate in LONG_RATES:
-            jobs = [LongRun(level, rate, settings, LONG_TASKS, SEED + r) for r in range(runs)]
+    for name, level, settings, start, miss in RUN_CONFIGS:
+        for rate in RUN_RATES:
+            jobs = [
+                LongRun(level, rate, settings, HORIZON, SEED + r, start=start, miss=miss)
+                for r in range(runs)
+            ]
             results = list(pool.map(long_run, jobs, chunksize=10))
-            shares = [share for share, _ in results]
+            shares = [result.unvalidated for result in results]
             within = sum(share <= AOQL for share in shares) / len(shares)
             print(
-                f"  {name:<30} {rate:>5} {statistics.fmean(shares):>11.4f}"
-                f" {statistics.median(shares):>7.4f} {percentile(shares, 95):>7.4f} {within:>8.1%}"
-                f" {statistics.median(audit for _, audit in results):>12.3f}"
+                f"  {name:<36} {rate:>5} {statistics.median(shares):>13.4f}"
+                f" {percentile(shares, 95):>7.4f} {within:>8.1%}"
+                f" {statistics.median(result.audit for result in results):>12.3f}"
             )
 
 
-def main(runs: int = RUNS, jobs: int = 2, tasks: int = TASKS, only: str = "all") -> None:
+def degradations(runs: int, pool: ProcessPoolExecutor) -> None:
+    """An agent failing 1 % of the time degrades to 20 % after ``DEGRADE_AFTER`` tasks;
+    a share of its failures is seen by the judge (a failed judgment)."""
+    print(
+        f"\n## degradation at task {DEGRADE_AFTER} from {DEGRADE_FROM} to {DEGRADE_TO},"
+        f" {HORIZON} tasks, {runs} runs, perfect validator"
+    )
+    print(f"  {'level, policy':<24} {'visible':>7} {'to full median':>14} {'found':>7}"
+          f" {'unval. median':>13} {'p95':>7} {'<= 0.02':>8}")  # fmt: skip
+    for level, audited in ((Level.TRUSTED, "trusted"), (Level.EXPERT, "expert 0.02")):
+        for visible in VISIBLE:
+            for policy, settings in (("level", LEVEL.settings), ("adaptive", DEFAULT)):
+                jobs = [
+                    LongRun(level, DEGRADE_FROM, settings, HORIZON, SEED + r,
+                            degrade_at=DEGRADE_AFTER, degrade_to=DEGRADE_TO, visible=visible)
+                    for r in range(runs)
+                ]  # fmt: skip
+                results = list(pool.map(long_run, jobs, chunksize=10))
+                fulls = [full for result in results if (full := result.to_full) is not None]
+                shares = [result.unvalidated for result in results]
+                within = sum(share <= AOQL for share in shares) / len(shares)
+                median_full = f"{statistics.median(fulls):.0f}" if fulls else "never"
+                print(
+                    f"  {audited + ', ' + policy:<24} {visible:>7} {median_full:>14}"
+                    f" {len(fulls):>3}/{runs:<3} {statistics.median(shares):>13.4f}"
+                    f" {percentile(shares, 95):>7.4f} {within:>8.1%}"
+                )
+
+
+def main(
+    runs: int = RUNS, jobs: int = 2, tasks: int = TASKS, only: str = "all", horizon: int = 1000
+) -> None:
     """The fleet scenarios (perfect validator, imperfect one, a calm low-failure fleet)
-    through the real Sentinel and Oracle, then the long runs (``only``: fleet, long)."""
+    through the real Sentinel and Oracle, then the one-level runs (``only``: fleet,
+    calm, runs)."""
     print(f"aoql {AOQL}, expert audit rate {EXPERT_AUDIT} (adaptive), seeds {SEED}+, {runs} runs")
+    settings = SentinelSettings(aoql=AOQL, expert_audit_rate=EXPERT_AUDIT, horizon=horizon)
+    adaptive = Policy("adaptive", settings)
+    print(f"fleet: adaptive policy with sentinel.horizon {horizon}")
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         if only in ("all", "fleet"):
             plans = fleet(STEADY, True)
-            scenario("perfect validator", plans, (LEVEL, ADAPTIVE), 0.0, runs, pool, tasks)
+            scenario("perfect validator", plans, (LEVEL, adaptive), 0.0, runs, pool, tasks)
             scenario(
-                "validator missing 10 % of failures", plans, (LEVEL, ADAPTIVE), 0.1, runs, pool,
+                "validator missing 10 % of failures", plans, (LEVEL, adaptive), 0.1, runs, pool,
                 tasks,
             )  # fmt: skip
+        if only in ("all", "fleet", "calm"):
             scenario(
                 "every agent at most aoql/2, nothing degrades", fleet(LOW, False),
-                (LEVEL, ADAPTIVE), 0.0, runs, pool, tasks,
+                (LEVEL, adaptive), 0.0, runs, pool, tasks,
             )  # fmt: skip
-        if only in ("all", "long"):
-            long_runs(runs, pool)
+        if only in ("all", "runs"):
+            run_bounds(runs, pool)
+            degradations(runs, pool)
 
 
 if __name__ == "__main__":
@@ -245,6 +292,9 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--tasks", type=int, default=TASKS, help="tasks per agent and run")
-    parser.add_argument("--only", choices=("all", "fleet", "long"), default="all")
+    parser.add_argument(
+        "--horizon", type=int, default=1000, help="sentinel.horizon of the fleet's adaptive policy"
+    )
+    parser.add_argument("--only", choices=("all", "fleet", "calm", "runs"), default="all")
     arguments = parser.parse_args()
-    main(arguments.runs, arguments.jobs, arguments.tasks, arguments.only)
+    main(arguments.runs, arguments.jobs, arguments.tasks, arguments.only, arguments.horizon)

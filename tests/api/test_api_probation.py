@@ -9,10 +9,14 @@ from typing import Any
 import httpx
 
 from agentladder.domain.agents import MODEL_FIELD_MAX
+from agentladder.domain.run_bound import run_clearance
 from agentladder.services.container import Services
 from tests.api.conftest import ORCH, bearer
 
 AGENT = "sim_a"
+# the default sentinel settings' clearances (tests/domain/test_run_bound.py)
+TRUSTED = run_clearance(0.05, 0.02, 1000, 0.95)
+RELIABLE = run_clearance(0.2, 0.02, 1000, 0.95)
 
 
 async def judge(client: httpx.AsyncClient, n: int, task_type: str = "sql") -> None:
@@ -57,7 +61,7 @@ def test_probation_shows_on_every_surface(api: Any) -> None:
         rate = (await client.get(url)).json()
         assert rate == {
             "agent_id": AGENT, "task_type": None, "level": "trusted", "validation_rate": 0.05,
-            "effective_rate": 1.0, "reason": "probation", "clearance_left": 75,
+            "effective_rate": 1.0, "reason": "probation", "clearance_left": TRUSTED,
         }  # fmt: skip
         typed = (await client.get(url, params={"task_type": "sql"})).json()
         assert typed["reason"] == "level"  # a rookie in sql: validated every time anyway
@@ -68,7 +72,7 @@ def test_probation_shows_on_every_surface(api: Any) -> None:
         assert (check.json()["reason"], check.json()["rate"], check.json()["level_rate"]) == (
             "probation", 1.0, 0.05,
         )  # fmt: skip
-        assert check.json()["clearance_left"] == 75
+        assert check.json()["clearance_left"] == TRUSTED
         privileges = (await client.get(f"/oracle/agents/{AGENT}/privileges")).json()
         assert (privileges["validation_rate"], privileges["effective_rate"]) == (0.05, 1.0)
         assert privileges["rate_reason"] == "probation"
@@ -89,13 +93,13 @@ def test_probation_shows_on_every_surface(api: Any) -> None:
         row = re.search(rf'<tr data-agent="{AGENT}".*?</tr>', page, re.S)
         assert row is not None
         assert 'class="probation"' in row.group(0)
-        assert "overall: probation, 74 passed validations to go" in row.group(0)
+        assert f"overall: probation, {TRUSTED - 1} passed validations to go" in row.group(0)
         other = re.search(r'<tr data-agent="sim_b".*?</tr>', page, re.S)
         assert other is not None
         assert 'class="probation"' not in other.group(0)
         detail = (await client.get(f"/dashboard/agents/{AGENT}")).text
         assert 'id="probation-table"' in detail
-        assert "74 of 75" in detail
+        assert f"{TRUSTED - 1} of {TRUSTED}" in detail
 
     api(body)
 
@@ -114,7 +118,7 @@ def test_a_model_change_heartbeat_shows_as_its_reason(api: Any) -> None:
         assert (rate["validation_rate"], rate["effective_rate"], rate["reason"]) == (
             0.2, 1.0, "model_change",
         )  # fmt: skip
-        assert rate["clearance_left"] == 36
+        assert rate["clearance_left"] == RELIABLE
         text = (await client.get("/metrics")).text
         assert metric(text, "agentladder_agents_on_probation", reason="model_change") == 1
         page = (await client.get("/dashboard")).text

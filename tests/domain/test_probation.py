@@ -22,9 +22,13 @@ from agentladder.domain.probation import (
 )
 from agentladder.domain.profile import AgentProfile, LifetimeStats, ProbationCause, Specialization
 from agentladder.domain.rules import OracleRules
+from agentladder.domain.run_bound import run_clearance
 
 RULES = OracleRules()
 ADAPTIVE = SentinelSettings()
+# the default per-run clearances (horizon 1000, confidence 0.95; tests/domain/test_run_bound.py)
+TRUSTED = run_clearance(0.05, ADAPTIVE.aoql, ADAPTIVE.horizon, ADAPTIVE.confidence)
+AUDITED = run_clearance(0.02, ADAPTIVE.aoql, ADAPTIVE.horizon, ADAPTIVE.confidence)
 
 
 def worst_aoq(f: float, i: int) -> float:
@@ -76,17 +80,17 @@ def test_nothing_failed_means_the_level_rate() -> None:
 
 
 def test_failure_then_clearance_passes_then_back() -> None:
-    """A failed validation: rate 1.0 until 75 passes of later tasks, then 0.05 again."""
+    """A failed validation: rate 1.0 until the clearance passes of later tasks, then 0.05."""
     profile = trusted()
     judgment, position = judged(10)
     profile = on_validation(profile, judgment, position, passed=False)
     rate = rate_for(profile, RULES, ADAPTIVE, "sql")
     assert (rate.effective_rate, rate.reason, rate.clearance_left) == (
-        1.0, RateReason.PROBATION, 75,
+        1.0, RateReason.PROBATION, TRUSTED,
     )  # fmt: skip
     again = on_validation(profile, *judged(9), passed=True)  # judged before: no count
     assert again == profile
-    for n in range(11, 11 + 75):
+    for n in range(11, 11 + TRUSTED):
         grown = profile.model_copy(
             update={
                 "stats": profile.stats.model_copy(update={"total_tasks": n}),
@@ -97,7 +101,7 @@ def test_failure_then_clearance_passes_then_back() -> None:
         )
         profile = on_validation(grown, *judged(n), passed=True)
         left = rate_for(profile, RULES, ADAPTIVE, "sql").clearance_left
-        assert left == (75 - (n - 10) or None)
+        assert left == (TRUSTED - (n - 10) or None)
     rate = rate_for(profile, RULES, ADAPTIVE, "sql")
     assert (rate.effective_rate, rate.reason) == (0.05, RateReason.LEVEL)
     assert streams_on_probation(profile, RULES, ADAPTIVE) == {}
@@ -108,9 +112,9 @@ def test_a_failure_in_probation_restarts_it() -> None:
     profile = on_validation(trusted(), *judged(10), passed=False)
     profile = on_validation(profile, *judged(11), passed=True)
     profile = on_validation(profile, *judged(12), passed=True)
-    assert rate_for(profile, RULES, ADAPTIVE, "sql").clearance_left == 73
+    assert rate_for(profile, RULES, ADAPTIVE, "sql").clearance_left == TRUSTED - 2
     profile = on_validation(profile, *judged(12, success=True), passed=False)
-    assert rate_for(profile, RULES, ADAPTIVE, "sql").clearance_left == 75
+    assert rate_for(profile, RULES, ADAPTIVE, "sql").clearance_left == TRUSTED
 
 
 def test_a_failed_judgment_and_a_model_change_start_probation() -> None:
@@ -143,17 +147,21 @@ def test_experts_audit_rate_and_probation_after_a_requested_failure() -> None:
     assert rate_for(expert, RULES, ADAPTIVE).effective_rate == 0.0
     audited = rate_for(expert, RULES, SentinelSettings(expert_audit_rate=0.02))
     assert (audited.effective_rate, audited.reason, audited.clearance) == (
-        0.02, RateReason.AUDIT, 106,
+        0.02, RateReason.AUDIT, AUDITED,
     )  # fmt: skip
     failed = on_model_change(expert)
     rate = rate_for(failed, RULES, ADAPTIVE)
-    assert (rate.effective_rate, rate.clearance_left) == (1.0, 75)
+    assert (rate.effective_rate, rate.clearance_left) == (1.0, TRUSTED)
 
 
 def test_miss_rate_tightens_the_clearance() -> None:
-    """A validator that misses 10 % of failures: clearances for aoql * 0.9."""
+    """A validator that misses 10 % of failures: a longer clearance, per run (the chain
+    with the miss rate) and long-run (CSP-1's AOQL for aoql * 0.9)."""
     missing = SentinelSettings(validator_miss_rate=0.1)
-    assert rate_for(trusted(), RULES, missing).clearance == clearance_for(0.05, 0.018)
+    per_run = run_clearance(0.05, 0.02, 1000, 0.95, 0.1)
+    assert rate_for(trusted(), RULES, missing).clearance == per_run > TRUSTED
+    long_run = SentinelSettings(validator_miss_rate=0.1, horizon=0)
+    assert rate_for(trusted(), RULES, long_run).clearance == clearance_for(0.05, 0.018)
     assert clearance_for(0.05, 0.018) > clearance_for(0.05, 0.02)
 
 

@@ -12,6 +12,7 @@ import pytest
 from agentladder.domain.levels import Level, LevelThresholds
 from agentladder.domain.probation import SentinelSettings
 from agentladder.domain.rules import OracleRules
+from agentladder.domain.run_bound import run_clearance
 from agentladder.services.agents.registry import Registry
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.sentinel import Sentinel
@@ -20,7 +21,8 @@ from agentladder.services.oracle.verify import verify_store
 from agentladder.store.base import Store
 from agentladder.store.url import open_store
 
-TRUSTED_CLEARANCE = 75  # clearance_for(0.05, 0.02)
+# trusted's clearance under the default sentinel settings (tests/domain/test_run_bound.py)
+TRUSTED_CLEARANCE = run_clearance(0.05, 0.02, 1000, 0.95)
 RULES = OracleRules(levels=LevelThresholds(expert=1_000_000))
 """Agents stay trusted however many tasks a test judges."""
 
@@ -45,7 +47,7 @@ def standing(profile: Any) -> Any:
 
 
 def test_one_failure_validates_everything_until_clearance_then_back(with_store: Any) -> None:
-    """Trusted, one failed validation: rate 1.0 (probation) until 75 later tasks pass,
+    """Trusted, one failed validation: rate 1.0 (probation) until the clearance's later tasks pass,
     then 0.05 again; should_validate says so; XP and levels are untouched throughout."""
 
     async def body(store: Store) -> None:

@@ -14,9 +14,13 @@ no configured number: ``clearance`` is derived when a rate is asked for (from
 rebuilds the same state, and a state whose passes reach the clearance is simply no
 longer on probation. XP and levels are never touched here.
 
-``clearance_for(f, aoql)`` is the smallest ``i`` whose CSP-1 average outgoing quality
+The clearance is the least ``i`` for which, over a run of ``sentinel.horizon`` tasks
+after a failure found, the share of outputs that fail and go unvalidated exceeds
+``sentinel.aoql`` with probability at most ``1 - sentinel.confidence`` at every failure
+rate (``run_bound.run_clearance``, the exact CSP-1 chain). With ``horizon`` 0 it is
+``clearance_for(f, aoql)``: the smallest ``i`` whose CSP-1 average outgoing quality
 limit, ``max_p p (1-f) q^i / (f + (1-f) q^i)`` with ``q = 1 - p``, is at most ``aoql``
-(docs/oracle.md derives it and states its assumptions).
+(a long-run mean only). docs/oracle.md derives both and states their assumptions.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from agentladder.domain.levels import LEVELS, Level
 from agentladder.domain.privileges import standing
 from agentladder.domain.profile import AgentProfile, Probation, ProbationCause
 from agentladder.domain.rules import OracleRules
+from agentladder.domain.run_bound import run_clearance
 
 __all__ = [
     "OVERALL",
@@ -80,14 +85,29 @@ class SentinelSettings(BaseModel):
         default=0.02,
         gt=0.0,
         lt=1.0,
-        description="bound on the long-run share of outputs that fail and go unvalidated",
+        description="bound on the share of outputs that fail and go unvalidated, per run of"
+        " `horizon` tasks (the long run when `horizon` is 0)",
     )
     validator_miss_rate: float = Field(
         default=0.0,
         ge=0.0,
         lt=1.0,
-        description="share of failures the validator misses; clearances are derived for"
-        " aoql * (1 - miss rate) so the bound on unvalidated failures still holds",
+        description="share of failures the validator misses; the clearances are derived"
+        " with it so the bound on unvalidated failures still holds",
+    )
+    horizon: int = Field(
+        default=1000,
+        ge=0,
+        le=100_000,
+        description="tasks a run spans: the bound holds per run of this many tasks after a"
+        " failure found, in a share `confidence` of runs; 0: the long-run mean only (CSP-1's"
+        " AOQL)",
+    )
+    confidence: float = Field(
+        default=0.95,
+        gt=0.0,
+        lt=1.0,
+        description="share of runs of `horizon` tasks that must keep the bound",
     )
     expert_audit_rate: float = Field(
         default=0.0,
@@ -213,6 +233,15 @@ def on_model_change(profile: AgentProfile) -> AgentProfile:
     return profile.model_copy(update={"probation": {**profile.probation, **started}})
 
 
+def _clearance(f: float, settings: SentinelSettings) -> int:
+    """The clearance at sampling fraction ``f``: per run of ``horizon`` tasks
+    (``run_bound.run_clearance``), or CSP-1's long-run AOQL when ``horizon`` is 0."""
+    miss = settings.validator_miss_rate
+    if settings.horizon == 0:
+        return clearance_for(f, settings.aoql * (1.0 - miss))
+    return run_clearance(f, settings.aoql, settings.horizon, settings.confidence, miss)
+
+
 def _sampling_fraction(level: Level, level_rate: float, settings: SentinelSettings) -> float:
     if level is Level.EXPERT and level_rate == 0.0:
         return settings.expert_audit_rate
@@ -240,7 +269,7 @@ def effective_rate(
         )  # fmt: skip
     f = _sampling_fraction(level, level_rate, settings)
     basis = f if f > 0.0 else fallback_rate
-    clearance = clearance_for(basis, settings.aoql * (1.0 - settings.validator_miss_rate))
+    clearance = _clearance(basis, settings)
     reason = RateReason.AUDIT if f != level_rate else RateReason.LEVEL
     state = None if profile is None else profile.probation.get(task_type or OVERALL)
     if state is not None and state.passes < clearance and f < 1.0:
