@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import logging
 import uuid
 from collections import Counter
@@ -41,6 +40,7 @@ from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.deliberations.calls import ProviderCalls
 from agentladder.services.deliberations.rounds import Participant, RoundRunner
+from agentladder.services.deliberations.routed import routed_record
 from agentladder.services.deliberations.side_effects import (
     apply_judgments,
     apply_ranking,
@@ -119,7 +119,10 @@ class Orchestrator:
     async def prepare(self, request: DeliberationRequest) -> DeliberationRecord:
         """The record of a new deliberation: who takes part; ``TooFewAgents`` otherwise."""
         if request.select is not None:
-            return await self._routed(request)
+            return await routed_record(
+                self.routing, request, deliberation_id=self.new_id(),
+                reachable=self.providers, created_at=self._now(), runner=self.instance_id,
+            )  # fmt: skip
         names = request.agent_names or ()
         # Three batched reads of the named agents only, at once.
         online, stats, every_allowance = await asyncio.gather(
@@ -153,35 +156,6 @@ class Orchestrator:
         )
         self._allowances[record.id] = allowances  # read once, used when it runs
         return record
-
-    async def _routed(self, request: DeliberationRequest) -> DeliberationRecord:
-        """A deliberation among the agents routing chooses (``request.select``): among
-        those this server can ask; ``TooFewAgents`` when fewer than asked for qualify."""
-        spec = request.select
-        if spec is None or self.routing is None:
-            raise InvalidInput("select", None, "routing is not set up on this service")
-        deliberation_id = self.new_id()
-        routing = await self.routing.route(
-            spec, complexity=request.complexity, min_rank=request.min_agent_rank,
-            reachable=set(self.providers), seed=_seed_of(deliberation_id),
-        )  # fmt: skip
-        if not routing.enough:
-            raise TooFewAgents(
-                [p.agent_id for p in routing.agents],
-                [e.model_dump(mode="json") for e in routing.excluded],
-                needed=spec.count,
-            )
-        return DeliberationRecord(
-            id=deliberation_id,
-            request=request,
-            task_type=request.task_type,
-            complexity=request.complexity,
-            agents=[p.agent_id for p in routing.agents],
-            routing=routing,
-            created_at=self._now(),
-            runner=self.instance_id,
-            cost_basis=COST_BASIS,
-        )
 
     async def _save(self, record: DeliberationRecord) -> None:
         await self.store.put_deliberation(
@@ -430,11 +404,6 @@ class Orchestrator:
             raise InvalidInput("limit", limit, "must be an integer from 1 to 1001")
         docs = await self.store.list_deliberations(limit=limit, offset=offset)
         return [DeliberationRecord.model_validate(doc.body) for doc in docs]
-
-
-def _seed_of(deliberation_id: str) -> int:
-    """The routing seed of a deliberation without one: from its id (48 bits)."""
-    return int.from_bytes(hashlib.sha256(deliberation_id.encode()).digest()[:6], "big")
 
 
 def stored_status(record: DeliberationRecord) -> str:
