@@ -9,7 +9,13 @@ from collections.abc import Callable
 import pytest
 
 from agentladder.domain.probation import clearance_for
-from agentladder.domain.run_bound import exceedance, run_clearance, worst_exceedance
+from agentladder.domain.run_bound import (
+    DERIVED,
+    exceedance,
+    run_clearance,
+    search_clearance,
+    worst_exceedance,
+)
 
 State = tuple[str, int, int]  # ("P", passes, unvalidated) or ("S", 0, unvalidated)
 
@@ -78,6 +84,14 @@ def test_default_clearances_are_the_least_that_bound_each_run(f: float, expected
     assert i == expected
     assert worst_exceedance(f, i, 0.02, 1000) <= 0.05
     assert worst_exceedance(f, i - 1, 0.02, 1000) > 0.05
+
+
+@pytest.mark.parametrize("key", sorted(DERIVED))
+def test_every_stored_clearance_is_what_the_search_finds(
+    key: tuple[float, float, int, float, float],
+) -> None:
+    """The table the first rate requests read from is the search's own answer."""
+    assert search_clearance(*key) == DERIVED[key]
 
 
 def test_the_long_run_clearance_does_not_bound_a_run() -> None:

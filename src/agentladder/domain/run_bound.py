@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-__all__ = ["exceedance", "run_clearance", "worst_exceedance"]
+__all__ = ["DERIVED", "exceedance", "run_clearance", "search_clearance", "worst_exceedance"]
 
 GRID = 48
 """Failure rates examined per clearance, log-spaced, before refining around the worst."""
@@ -107,8 +107,27 @@ def worst_exceedance(
     return best
 
 
-@lru_cache(maxsize=256)
+DERIVED: dict[tuple[float, float, int, float, float], int] = {
+    (0.2, 0.02, 1000, 0.95, 0.0): 60,
+    (0.05, 0.02, 1000, 0.95, 0.0): 125,
+    (0.02, 0.02, 1000, 0.95, 0.0): 144,
+}
+"""``search_clearance`` of the default settings' sampling fractions (reliable, trusted,
+an expert audited at 0.02), keyed by its arguments: the search takes about two seconds a
+fraction, which would stall the first rate request of a process. A test recomputes every
+entry; any other settings are searched once and cached."""
+
+
 def run_clearance(f: float, aoql: float, horizon: int, confidence: float, miss: float = 0.0) -> int:
+    """``search_clearance``, from ``DERIVED`` when the arguments are there."""
+    known = DERIVED.get((f, aoql, horizon, confidence, miss))
+    return known if known is not None else search_clearance(f, aoql, horizon, confidence, miss)
+
+
+@lru_cache(maxsize=256)
+def search_clearance(
+    f: float, aoql: float, horizon: int, confidence: float, miss: float = 0.0
+) -> int:
     """The least clearance for which, at sampling fraction ``f``, every failure rate keeps
     the unvalidated share over ``horizon`` tasks after a failure found at or below
     ``aoql`` with probability at least ``confidence``.
