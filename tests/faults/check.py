@@ -40,5 +40,5 @@ async def check_store(store: Store, expected: Expected) -> dict[str, int]:
         assert doc is not None, identifier
         assert doc.status == "completed", (identifier, doc.status)
     report = await verify_store(store, OracleRules())
-    assert report.ok, report.differences
+    assert report.ok, (report.differences, report.skill_differences)
     return {"events": events, "deliberations": len(expected.deliberations)}
