@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentladder.api.deps import CheckedJson, Role, ServicesDep
 from agentladder.domain.routing.spec import NotChosen, Pick, RouteSpec, Strategy
 from agentladder.domain.rules import Complexity
-from agentladder.errors import TooFewAgents
+from agentladder.services.routing.service import require_enough
 
 __all__ = ["RouteOut", "RouteRequest", "router"]
 
@@ -50,12 +50,7 @@ async def recommend(services: ServicesDep, request: RouteRequest) -> RouteOut:
     routing = await services.routing.route(
         spec, complexity=request.complexity, min_rank=request.min_agent_rank
     )
-    if not routing.enough:
-        raise TooFewAgents(
-            [p.agent_id for p in routing.agents],
-            [e.model_dump(mode="json") for e in routing.excluded],
-            needed=spec.count,
-        )
+    require_enough(routing, spec.count)
     return RouteOut(
         strategy=routing.strategy, task_type=routing.task_type, seed=routing.seed,
         explore_slots=routing.explore_slots,

@@ -12,8 +12,8 @@ from collections.abc import Collection
 
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.deliberation_record import COST_BASIS, DeliberationRecord
-from agentladder.errors import InvalidInput, TooFewAgents
-from agentladder.services.routing.service import RoutingService
+from agentladder.errors import InvalidInput
+from agentladder.services.routing.service import RoutingService, require_enough
 
 __all__ = ["routed_record", "seed_of"]
 
@@ -41,12 +41,7 @@ async def routed_record(
         spec, complexity=request.complexity, min_rank=request.min_agent_rank,
         reachable=set(reachable), seed=seed_of(deliberation_id),
     )  # fmt: skip
-    if not chosen.enough:
-        raise TooFewAgents(
-            [p.agent_id for p in chosen.agents],
-            [e.model_dump(mode="json") for e in chosen.excluded],
-            needed=spec.count,
-        )
+    require_enough(chosen, spec.count)
     return DeliberationRecord(
         id=deliberation_id,
         request=request,

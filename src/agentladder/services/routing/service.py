@@ -24,12 +24,24 @@ from agentladder.domain.rules import Complexity, OracleRules
 from agentladder.domain.skill.board import skill_view
 from agentladder.domain.skill.state import new_skill
 from agentladder.domain.stats import latency_p90
+from agentladder.errors import TooFewAgents
 from agentladder.services.agents.registry import Registry
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 
-__all__ = ["RoutingService", "fresh_seed"]
+__all__ = ["RoutingService", "fresh_seed", "require_enough"]
+
+
+def require_enough(routing: Routing, needed: int) -> None:
+    """``TooFewAgents`` (400 ``too_few_agents``, with the excluded agents) when fewer than
+    ``needed`` agents qualified."""
+    if not routing.enough:
+        raise TooFewAgents(
+            [p.agent_id for p in routing.agents],
+            [e.model_dump(mode="json") for e in routing.excluded],
+            needed=needed,
+        )
 
 
 def fresh_seed() -> int:
