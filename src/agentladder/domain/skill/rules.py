@@ -74,6 +74,17 @@ class SkillRules(BaseModel):
     model_change_sd: float = Field(
         default=1.5, ge=0.0, description="uncertainty added when the agent's model changes"
     )
+    change_allowance: float = Field(
+        default=1.0, ge=0.0,
+        description="the change detector's slack per update, in sd of the evidence",
+    )  # fmt: skip
+    change_threshold: float = Field(
+        default=8.0, ge=0.0,
+        description="CUSUM level (sd) at which skill has changed; 0 turns detection off",
+    )  # fmt: skip
+    change_sd: float = Field(
+        default=1.0, ge=0.0, description="uncertainty added when a change is detected"
+    )
     provisional_sd: float = Field(
         default=1.0, gt=0.0, description="an estimate with a larger sd is provisional"
     )

@@ -45,12 +45,16 @@ Point = tuple[float, str, float, float]
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
-    """A Gaussian over one latent quality (variance > 0)."""
+    """A Gaussian over one latent quality (variance > 0). ``drop`` and ``rise`` are the
+    change detector's two CUSUM statistics: how far the evidence has run below and above
+    the estimate, in standard units beyond the allowance (``update.watched``)."""
 
     mean: float
     var: float
     n: int = 0
     at: float | None = None
+    drop: float = 0.0
+    rise: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

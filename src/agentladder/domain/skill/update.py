@@ -42,7 +42,9 @@ from agentladder.domain.skill.state import (
     replace,
 )
 
-__all__ = ["SkillUpdate", "apply_evidence", "overall_level", "type_prior", "widened"]
+__all__ = [
+    "SkillUpdate", "apply_evidence", "overall_level", "type_prior", "watched", "widened",
+]  # fmt: skip
 
 DAY_S = 86_400.0
 
@@ -160,8 +162,13 @@ def _record(
     moved_var = before.var + rules.dynamics_sd**2
     overall_var = 1.0 / (1.0 / moved_var + precision)
     overall_mean = overall_var * (before.mean / moved_var + shift)
+    drop, rise, changed = watched(found, prior, precision, shift, rules)
+    if changed:  # the skill has moved: what was known of it counts for less
+        extra = rules.change_sd**2
+        var = min(rules.prior_var + rules.type_spread**2, var + extra)
+        overall_var = min(rules.prior_var, overall_var + extra)
     types = dict(skill.types)
-    types[task_type] = Estimate(mean=mean, var=var, n=seen + count, at=at)
+    types[task_type] = Estimate(mean=mean, var=var, n=seen + count, at=at, drop=drop, rise=rise)
     overall = Estimate(mean=overall_mean, var=overall_var, n=skill.overall.n + count, at=at)
     level, level_var = fleet.level(task_type)
     there, there_var = _level_of(types, fleet)
@@ -180,6 +187,29 @@ def _record(
         model_changes=skill.model_changes,
         history=history,
     )
+
+
+def watched(
+    found: Estimate | None, prior: Estimate, precision: float, shift: float, rules: SkillRules
+) -> tuple[float, float, bool]:
+    """The change detector after one update: a two-sided CUSUM (Page's) of the evidence's
+    standardized innovation, how far what this evidence alone says of the quality (its
+    message: ``shift / precision``, of variance ``1 / precision``) lies from the prior.
+    Each innovation counts at most half the threshold, so that no one outlying piece of
+    evidence is a change by itself. Returns the new ``drop`` and ``rise`` and whether
+    either crossed ``change_threshold`` (both then start again from 0)."""
+    drop = 0.0 if found is None else found.drop
+    rise = 0.0 if found is None else found.rise
+    if precision <= 0.0 or rules.change_threshold == 0.0:
+        return drop, rise, False
+    z = (shift / precision - prior.mean) / math.sqrt(prior.var + 1.0 / precision)
+    half = rules.change_threshold / 2.0  # no one piece of evidence is a change by itself
+    z = max(-half, min(half, z))
+    drop = max(0.0, drop - z - rules.change_allowance)
+    rise = max(0.0, rise + z - rules.change_allowance)
+    if drop > rules.change_threshold or rise > rules.change_threshold:
+        return 0.0, 0.0, True
+    return drop, rise, False
 
 
 def _with_history(skill: AgentSkill, points: tuple[Point, ...], rules: SkillRules) -> AgentSkill:
@@ -223,8 +253,9 @@ def _model_change(skill: AgentSkill, at: float, rules: SkillRules) -> AgentSkill
     for name, found in skill.types.items():
         estimate = widened(found, at, cap, rules)
         types[name] = replace(
-            estimate, var=min(cap, estimate.var + extra), at=_later(estimate.at, at)
-        )
+            estimate, var=min(cap, estimate.var + extra), at=_later(estimate.at, at),
+            drop=0.0, rise=0.0,
+        )  # fmt: skip
     changed = replace(
         skill,
         overall=overall,
