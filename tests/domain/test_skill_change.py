@@ -9,7 +9,6 @@ import pytest
 
 from agentladder.domain.skill import (
     DeliberationEvidence,
-    FleetSkill,
     ModelChange,
     SkillRules,
     apply_evidence,
@@ -104,7 +103,6 @@ def test_a_steady_fleet_raises_no_alarm() -> None:
 def test_a_model_change_starts_the_statistics_again() -> None:
     """After a model change the detector watches the new model from zero."""
     states, fleet = fold(deliberations(BEFORE, 30, honest(0.5), seed=8, task_type=TYPE))
-    states = {a: s for a, s in states.items()}
     drifting = states["a"].types[TYPE]
     states["a"] = AgentSkill(
         agent_id="a", overall=states["a"].overall, evaluator=states["a"].evaluator,
