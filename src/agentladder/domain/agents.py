@@ -41,6 +41,7 @@ __all__ = [
     "AgentName",
     "estimated_cost_per_round",
     "parse_agents",
+    "round_cost",
     "validate_agent_name",
 ]
 
@@ -76,6 +77,11 @@ def estimated_cost_per_round(input_price_per_mtok: float, output_price_per_mtok:
     """The estimated cost of one agent in one round: 4000 input and 1500 output tokens."""
     input_price = _check_price("input_price_per_mtok", input_price_per_mtok)
     output_price = _check_price("output_price_per_mtok", output_price_per_mtok)
+    return round_cost(input_price, output_price)
+
+
+def round_cost(input_price: float, output_price: float) -> float:
+    """``estimated_cost_per_round`` of prices already checked (finite, >= 0)."""
     return (
         INPUT_TOKENS_PER_ROUND * input_price + OUTPUT_TOKENS_PER_ROUND * output_price
     ) / 1_000_000

@@ -14,6 +14,7 @@ import asyncio
 import random
 from collections.abc import Collection
 
+from agentladder.domain.agents import round_cost
 from agentladder.domain.levels import LEVELS
 from agentladder.domain.privileges import standing
 from agentladder.domain.registry import AgentStatus
@@ -87,12 +88,12 @@ class RoutingService:
         cooling = {} if self.health is None else self.health.cooling()
         table = self.oracle_rules.privileges  # the complexity each level may take
         allowed = {level: table.for_level(level).max_complexity for level in LEVELS}
+        blank = skill_view(new_skill("-", rules), fleet, task_type, now, rules)  # no evidence
         candidates = []
         for view in views:
             agent = view.agent_id
-            entry = skill_view(
-                skills.get(agent) or new_skill(agent, rules), fleet, task_type, now, rules
-            )
+            state = skills.get(agent)
+            entry = blank if state is None else skill_view(state, fleet, task_type, now, rules)
             found = profiles.get(agent)
             level = standing(None if found is None else found.value, task_type)
             performance = stats.get(agent)
@@ -100,7 +101,8 @@ class RoutingService:
             config = view.registration.config
             candidate = Candidate(
                 agent_id=agent, skill=entry.skill, sd=entry.sd, low=entry.low,
-                observations=entry.observations, cost=config.estimated_cost_per_round,
+                observations=entry.observations,
+                cost=round_cost(config.input_price_per_mtok, config.output_price_per_mtok),
                 latency_p90_ms=None if performance is None else latency_p90(performance.value),
                 online=view.status is AgentStatus.ONLINE,
                 reachable=reachable is None or agent in reachable,
