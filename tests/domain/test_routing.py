@@ -91,6 +91,21 @@ def test_cheapest_above_explores_a_cheaper_unproven_agent_within_its_slots() -> 
     assert gave[0].detail == "gave its place to an explored agent"
 
 
+def test_cheapest_above_does_not_explore_a_settled_agent_just_below_the_floor() -> None:
+    """A cheap agent known to be just below the floor (6.4, sd 0.2) draws above it about
+    a third of the time, but is settled (sd <= explore_min_sd 0.3): never explored, where
+    an equally cheap unsettled one (sd 0.5) is for some seeds."""
+    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=6.5)
+    rules = RoutingRules(max_explore_share=0.5)
+    settled = [agent("s", 6.4, 0.2, 0.001), *FLEET[:3]]
+    unsettled = [agent("u", 6.4, 0.5, 0.001), *FLEET[:3]]
+    seeds = range(60)
+    assert not any("s" in picks(spec, settled, seed=x, rules=rules) for x in seeds)
+    assert any("u" in picks(spec, unsettled, seed=x, rules=rules) for x in seeds)
+    loose = RoutingRules(max_explore_share=0.5, explore_min_sd=0.0)
+    assert any("s" in picks(spec, settled, seed=x, rules=loose) for x in seeds)
+
+
 def test_cheapest_above_fills_with_the_likeliest_when_too_few_are_proven() -> None:
     """Floor 7.5: only a is proven; the other place goes to b, likeliest to clear it
     ((8.0 - 7.5) / 0.5 = 1), marked not yet shown."""

@@ -23,6 +23,10 @@ class RoutingRules(BaseModel):
         default=4.0, gt=0.0, le=10.0,
         description="explore: Thompson draws are cut at this many sd from the mean",
     )  # fmt: skip
+    explore_min_sd: float = Field(
+        default=0.3, ge=0.0, le=10.0,
+        description="cheapest_above: an unproven agent as sure as this is not explored",
+    )  # fmt: skip
     max_listed_excluded: int = Field(
         default=100, ge=0, le=10_000,
         description="agents not chosen that a routing lists with their reason",

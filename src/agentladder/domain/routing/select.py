@@ -11,8 +11,10 @@ below_quality_floor (its lower bound under ``quality_floor``). Among those left:
 - ``cheapest_above``: the cheapest whose lower bound clears ``quality_floor`` (ties:
   the higher lower bound), of which up to ``explore_slots`` are given to cheaper agents
   not yet proven whose Thompson draw clears the floor (so that a cheap good agent is
-  found); when fewer than ``count`` are proven, the places left go to the agents
-  likeliest to clear the floor (highest ``(skill - floor) / sd``), marked so;
+  found) and whose sd is above ``explore_min_sd`` (a settled agent just below the floor
+  is not tried again and again); when fewer than ``count`` are proven, the places
+  left go to the agents likeliest to clear the floor (highest ``(skill - floor) / sd``),
+  marked so;
 - ``explore``: best's picks, of which up to ``explore_slots`` are given to agents
   whose Thompson draw (a sample of the skill posterior, mean plus sd times a standard
   normal cut at ``explore_tail_sd``) places them among the ``count`` highest draws.
@@ -257,12 +259,14 @@ Chosen = list[tuple[Candidate, Strategy, str]]
 
 
 def _cheapest_above(
-    walk: _Walk, spec: RouteSpec, slots: int, tail: float, rng: random.Random
+    walk: _Walk, spec: RouteSpec, slots: int, tail: float, settled: float, rng: random.Random
 ) -> tuple[Chosen, dict[int, float], set[int]]:
     """cheapest_above's picks from its walk by cost: the cheapest proven above the floor;
     up to ``slots`` of them given to cheaper agents not yet proven whose Thompson draw
-    clears the floor (the cheapest such first); and when fewer than ``count`` are proven,
-    the places left to the agents likeliest to clear it (the highest (skill - floor) / sd)."""
+    clears the floor (the cheapest such first), unless their sd is ``settled`` or less
+    (one more task would not carry their lower bound over the floor: exploring them only
+    spends tasks below it); and when fewer than ``count`` are proven, the places left to
+    the agents likeliest to clear it (the highest (skill - floor) / sd)."""
     floor = spec.quality_floor or 0.0
     proven = walk.picks
     chosen: Chosen = [
@@ -286,7 +290,7 @@ def _cheapest_above(
         for c in unproven:  # by cost, all cheaper than (or as cheap as) the last pick
             if len(samples) == slots or c.cost >= ceiling:
                 break
-            if c.skill + tail * c.sd < floor:
+            if c.sd <= settled or c.skill + tail * c.sd < floor:
                 continue
             drawn = c.skill + c.sd * max(-tail, min(tail, rng.gauss(0.0, 1.0)))
             if drawn >= floor:
@@ -356,7 +360,9 @@ def route(
         slots = min(spec.count, int(rules.max_explore_share * spec.count + rng.random()))
     if spec.strategy is Strategy.CHEAPEST_ABOVE:
         walk = _walk(table.by_cost, lambda c: (c.cost, c.low), check, spec.count, rng, listed)
-        chosen, samples, gave_way = _cheapest_above(walk, spec, slots, table.tail_sd, rng)
+        chosen, samples, gave_way = _cheapest_above(
+            walk, spec, slots, table.tail_sd, rules.explore_min_sd, rng
+        )
     else:
         walk = _walk(table.by_low, lambda c: c.low, check, spec.count, rng, listed)
         chosen, samples, gave_way = _explore(walk, table, check, spec, slots, rng)
