@@ -5,6 +5,13 @@ fleet's), ``e.<token>`` (the event of one key; token: ``claim_token``). One even
 atomic batch: the event (expected absent: once per key), the head (compare-and-set on its
 revision: one log, in one order, whatever the number of instances), the states it
 changes. The events' stream order is their ``seq`` order.
+
+The head is read before the states a fold starts from, never beside them: a batch is
+atomic, so states read after the head are at least as new as it, and any event
+committed after the head was read moves it, so the compare-and-set fails and the fold is
+retried. Read at the same time, a state could be read before another instance's commit
+and the head after it; the compare-and-set would then pass and the state be written
+from a stale base (replay would differ: `oracle verify` reports the agent).
 """
 
 from __future__ import annotations
@@ -82,9 +89,8 @@ class SkillKv:
         stored = await self.get_event(key)
         if stored is not None:
             return SkillApplied(stored, created=False)
-        head, states, fleet = await asyncio.gather(
-            self._get("head"), self.get_states(agents), self.fleet()
-        )
+        head = await self._get("head")  # first: see the module's docstring
+        states, fleet = await asyncio.gather(self.get_states(agents), self.fleet())
         last, head_revision = (0, 0) if head is None else (json.loads(head[0])["seq"], head[1])
         commit = fold(states, fleet)
         event = commit.event.model_copy(update={"seq": last + 1})
@@ -117,9 +123,8 @@ class SkillKv:
         found = await asyncio.gather(*(self.get_event(key) for key in keys))
         known = {key: event for key, event in zip(keys, found, strict=True) if event is not None}
         touched = list(dict.fromkeys(agent for _, agents, _ in items for agent in agents))
-        head, read, fleet = await asyncio.gather(
-            self._get("head"), self.get_states(touched), self.fleet()
-        )
+        head = await self._get("head")  # first: see the module's docstring
+        read, fleet = await asyncio.gather(self.get_states(touched), self.fleet())
         last, head_revision = (0, 0) if head is None else (json.loads(head[0])["seq"], head[1])
         states = dict(read)
         changed: dict[str, AgentSkill] = {}

@@ -1,0 +1,52 @@
+"""NATS skill states: a commit by another instance while one is between its reads can
+never leave a state folded from a stale base (the head is read before the states)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agentladder.domain.skill import ScoreEvidence, SkillRules
+from agentladder.services.skill.replay import verify_skills
+from agentladder.services.skill.service import SkillService
+from agentladder.store.nats.skills import SkillKv
+from agentladder.store.nats.store import NatsStore
+from agentladder.store.url import open_store
+
+
+def test_another_instances_commit_during_the_reads_leaves_no_stale_state(
+    nats_store_url: str,
+) -> None:
+    """Instance one's read of the log's head is held until instance two has committed a
+    judgment of the same agent: one's own judgment is then folded onto two's state (its
+    compare-and-set on the head sees the new head), and the replay equals the store."""
+    first = ScoreEvidence(key="j1", at=1.0, agent_id="x", task_type="t", score=9.0)
+    second = ScoreEvidence(key="j2", at=2.0, agent_id="x", task_type="t", score=2.0)
+
+    async def main() -> None:
+        one, two = await open_store(nats_store_url), await open_store(nats_store_url)
+        assert isinstance(one, NatsStore)
+        kv: SkillKv = one._skills
+        reached, done = asyncio.Event(), asyncio.Event()
+        plain = kv._get
+
+        async def held(key: str) -> tuple[bytes, int] | None:
+            if key == "head" and not done.is_set():
+                reached.set()
+                await done.wait()
+            return await plain(key)
+
+        kv._get = held  # type: ignore[method-assign]
+        try:
+            task = asyncio.create_task(SkillService(one).observe(first))
+            await asyncio.wait_for(reached.wait(), 10)
+            await asyncio.sleep(0.3)  # whatever one reads beside the head is read by now
+            await SkillService(two).observe(second)
+            done.set()
+            await asyncio.wait_for(task, 10)
+            assert [e.key for e in await two.skill_events()] == ["j2", "j1"]
+            assert (await verify_skills(two, SkillRules())).differences == []
+        finally:
+            await one.close()
+            await two.close()
+
+    asyncio.run(main())
