@@ -78,6 +78,11 @@ class OrchestratorSettings(BaseModel):
         default=30.0, gt=0.0, allow_inf_nan=False,
         description="how long an instance's lease lasts unrenewed (services/lease.py)",
     )  # fmt: skip
+    success_min_score: float | None = Field(
+        default=None, ge=0.0, le=10.0, allow_inf_nan=False,
+        description="a participant whose deliberation score is under this is judged failed; "
+        "None: any score is a success",
+    )  # fmt: skip
     # Mentors: the best outputs of expert agents per task type, shown to lower levels.
     mentor_examples: int = Field(default=0, ge=0, le=10, description="0: not shown")
     mentor_min_score: float = Field(default=8.0, ge=0.0, le=10.0)

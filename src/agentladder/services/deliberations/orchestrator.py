@@ -344,7 +344,7 @@ class Orchestrator:
             await apply_ranking(self.store, record, now)
 
         async def judge() -> None:
-            await apply_judgments(self.oracle, record)
+            await apply_judgments(self.oracle, record, self.settings.success_min_score)
 
         await with_backoff(f"ranking of {record.id}", record.ranking, rank)
         await with_backoff(f"judgments of {record.id}", record.judgments, judge)

@@ -94,7 +94,15 @@ async def apply_ranking(
     return outcome
 
 
-async def apply_judgments(oracle: Oracle, record: DeliberationRecord) -> None:
+def succeeded(score: float | None, min_score: float | None) -> bool:
+    """A participant's deliberation is a success when it was scored, and scored at least
+    ``min_score`` when one is set (``orchestrator.success_min_score``)."""
+    return score is not None and (min_score is None or score >= min_score)
+
+
+async def apply_judgments(
+    oracle: Oracle, record: DeliberationRecord, success_min_score: float | None = None
+) -> None:
     """Judge each participant's work in the deliberation (idempotent per agent)."""
     for agent in record.agents:
         proposals = [p for r in record.rounds for p in r.proposals if p.agent_id == agent]
@@ -106,7 +114,7 @@ async def apply_judgments(oracle: Oracle, record: DeliberationRecord) -> None:
                 contract_id=f"{record.id}.{agent}",
                 task_type=record.task_type or DEFAULT_TASK_TYPE,
                 score=score,
-                success=score is not None,
+                success=succeeded(score, success_min_score),
                 retries=sum(max(0, p.attempts - 1) for p in proposals),
                 duration_ms=sum(p.latency_ms for p in proposals),
                 cost=charged_cost(record, agent),  # its own calls (docs/costs.md)
