@@ -1,7 +1,11 @@
 """``/dashboard/routing``: who to use, per task type: skill with its interval against cost
-per round, the cost/quality frontier marked (``domain/routing/frontier.py``)."""
+per round, the cost/quality frontier marked (``domain/routing/frontier.py``). The cost
+axis is logarithmic when the fleet's prices span ten times or more, the skill axis fitted
+to the intervals (``api/svg_axes.py``)."""
 
 from __future__ import annotations
+
+import math
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
@@ -9,6 +13,7 @@ from pydantic import BaseModel
 
 from agentladder.api.deps import ServicesDep
 from agentladder.api.routes.dashboard import POLL_MS, templates
+from agentladder.api.svg_axes import Axis, cost_axis, skill_axis
 from agentladder.domain.registry import AgentStatus
 from agentladder.domain.routing.frontier import frontier
 from agentladder.domain.skill.board import SkillEntry, skill_view
@@ -38,27 +43,34 @@ class Choice(BaseModel):
     y_high: float
 
 
+class Tick(BaseModel):
+    """A labelled value on an axis, and its pixel."""
+
+    label: str
+    at: float
+
+
 class TypeChoices(BaseModel):
     """Who to use at one task type (``task_type`` None: overall)."""
 
     task_type: str | None
     agents: list[Choice]
     frontier_points: str  # the polyline through the frontier, for the SVG
-
-
-def _y(value: float) -> float:
-    return round(HEIGHT - MARGIN - value / 10.0 * (HEIGHT - 2 * MARGIN), 1)
+    skill_ticks: list[Tick]
 
 
 def _choice(
-    e: SkillEntry, cost: float, online: bool, cooling: bool, on: bool, span: float
+    e: SkillEntry, cost: float, online: bool, cooling: bool, on: bool, x: Axis, y: Axis
 ) -> Choice:
     return Choice(
         agent_id=e.agent_id, skill=e.skill, low=e.low, high=e.high,
         observations=e.observations, cost=cost, online=online, cooling=cooling, frontier=on,
-        x=round(MARGIN + cost / span * (WIDTH - 2 * MARGIN), 1),
-        y=_y(e.skill), y_low=_y(e.low), y_high=_y(e.high),
+        x=x.at(cost), y=y.at(e.skill), y_low=y.at(e.low), y_high=y.at(e.high),
     )  # fmt: skip
+
+
+def _money(value: float) -> str:
+    return f"${value:.{max(0, -math.floor(math.log10(value)))}f}" if value > 0 else "$0"
 
 
 @router.get("/routing", response_class=HTMLResponse)
@@ -71,8 +83,9 @@ async def who_to_use(request: Request, services: ServicesDep) -> HTMLResponse:
     types = sorted({t for s in skills.values() for t in s.types} | set(fleet.levels))
     now, rules = services.skill.now(), services.skill.rules
     cooling = services.health.cooling()
-    top = max((v.registration.config.estimated_cost_per_round for v in views), default=0.0)
-    span = top or 1.0
+    costs = [v.registration.config.estimated_cost_per_round for v in views]
+    x = cost_axis(costs, MARGIN, WIDTH - MARGIN)
+    cost_ticks = [Tick(label=_money(v), at=at) for v, at in x.ticks()]
     sections = []
     for task_type in (*types, None):
         agents = []
@@ -84,16 +97,23 @@ async def who_to_use(request: Request, services: ServicesDep) -> HTMLResponse:
             cost = view.registration.config.estimated_cost_per_round
             agents.append((view, entry, cost))
         on = set(frontier((e.agent_id, e.low, cost) for _, e, cost in agents))
+        y = skill_axis([e.low for _, e, _ in agents], [e.high for _, e, _ in agents],
+                       HEIGHT - MARGIN, MARGIN)  # fmt: skip
         choices = [
             _choice(e, cost, view.status is AgentStatus.ONLINE, e.agent_id in cooling,
-                    e.agent_id in on, span)
+                    e.agent_id in on, x, y)
             for view, e, cost in agents
         ]  # fmt: skip
         choices.sort(key=lambda c: (c.cost, -c.low, c.agent_id))
         line = " ".join(f"{c.x},{c.y_low}" for c in choices if c.frontier)
-        sections.append(TypeChoices(task_type=task_type, agents=choices, frontier_points=line))
+        ticks = [Tick(label=f"{v:g}", at=at) for v, at in y.ticks()]
+        sections.append(
+            TypeChoices(
+                task_type=task_type, agents=choices, frontier_points=line, skill_ticks=ticks
+            )
+        )
     return templates.TemplateResponse(
         request, "routing.html",
         {"poll_ms": POLL_MS, "sections": sections, "width": WIDTH, "height": HEIGHT,
-         "margin": MARGIN, "top_cost": top},
+         "margin": MARGIN, "cost_ticks": cost_ticks, "log_cost": x.log},
     )  # fmt: skip
