@@ -37,6 +37,7 @@ import math
 import os
 import random
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -46,13 +47,16 @@ from agentladder.domain.routing import Candidate, RouteSpec, RoutingRules, Strat
 from agentladder.domain.routing.select import routing_table
 from agentladder.domain.scoring import aggregate_peer_scores
 from agentladder.domain.skill.rules import SkillRules
+from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import FixedClock
 from agentladder.services.deliberations.orchestrator import Orchestrator
+from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.service import Oracle
 from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
 from agentladder.store.memory import MemoryStore
+from agentladder.store.url import open_store
 from benchmarks.common import percentile
 from benchmarks.routing_world import STAR_JOINS, TASKS, World, make_world
 
@@ -256,7 +260,7 @@ def selection_p99(agents: int = 10_000, calls: int = 3000) -> dict[str, tuple[fl
                 low=max(0.0, skill - 1.96 * sd),
                 observations=0 if new else rng.randint(5, 200),
                 cost=math.exp(rng.uniform(math.log(0.001), math.log(0.1))),
-                latency_p90_ms=rng.uniform(200, 3000),
+                latencies_ms=tuple(rng.uniform(200, 3000) for _ in range(64)),
                 online=rng.random() > 0.05,
                 cooldown_until=2e9 if rng.random() < 0.02 else None,
                 level=rng.choice(list(Level)),
@@ -287,21 +291,46 @@ def selection_p99(agents: int = 10_000, calls: int = 3000) -> dict[str, tuple[fl
     return out
 
 
-async def service_route_ms(agents: int = 10_000, calls: int = 20) -> tuple[float, float]:
+async def service_route_ms(
+    agents: int = 10_000, calls: int = 20, *, evidence: bool = True, sqlite: bool = False
+) -> tuple[float, float]:
     """p50 and max (ms) of ``RoutingService.route`` with ``agents`` registered agents on
-    the memory store (the reads, the skill views, the table, the choice)."""
-    store = MemoryStore()
+    the memory store, or a SQLite file (the reads, the skill views, the table, the
+    choice). ``evidence``: each agent has one judgment at the task type (a skill state
+    and an Oracle profile) and stats with a full latency window, as in a fleet at work;
+    else registrations only."""
+    folder = tempfile.TemporaryDirectory()
+    store = await open_store(f"sqlite:///{folder.name}/route.db") if sqlite else MemoryStore()
     clock = FixedClock()
     skill = SkillService(store, clock=clock)
     registry = Registry(store, clock=clock, heartbeat_interval_s=1e9)
-    for i in range(agents):
-        await registry.heartbeat({"name": f"a{i:05d}", "input_price_per_mtok": i % 13})
+    oracle = Oracle(store, clock=clock, skill=skill)
+    rng = random.Random(5)
+    names = [f"a{i:05d}" for i in range(agents)]
+    for i, name in enumerate(names):
+        await registry.heartbeat({"name": name, "input_price_per_mtok": i % 13})
+    if evidence:
+        for i, name in enumerate(names):
+            await oracle.submit_for_judgment(
+                JudgmentRequest(agent_id=name, contract_id=f"c{i}", task_type="code_review",
+                                score=round(rng.uniform(3.0, 9.0), 2))
+            )  # fmt: skip
+        window = [tuple(rng.uniform(100, 900) for _ in range(64)) for _ in range(97)]
+        await store.commit_stats(
+            {name: (AgentPerformanceStats(rank=i % 5, recent_latencies_ms=window[i % 97]), 0)
+             for i, name in enumerate(names)},
+            marker="bench",
+        )  # fmt: skip
     service = RoutingService(store=store, registry=registry, skill=skill)
     times = []
-    for seed in range(calls):
-        begin = time.perf_counter()
-        await service.route(RouteSpec(count=COUNT, task_type="code_review"), seed=seed)
-        times.append((time.perf_counter() - begin) * 1000)
+    try:
+        for seed in range(calls):
+            begin = time.perf_counter()
+            await service.route(RouteSpec(count=COUNT, task_type="code_review"), seed=seed)
+            times.append((time.perf_counter() - begin) * 1000)
+    finally:
+        await store.close()
+        folder.cleanup()
     return statistics.median(times), max(times)
 
 
@@ -313,8 +342,16 @@ def _timed(seed: int) -> dict[str, Tally]:
 
 
 def main() -> None:
-    """Every policy over ROUTING_SEEDS seeded streams (medians), then the selection's cost."""
+    """Every policy over ROUTING_SEEDS seeded streams (medians), then the selection's cost
+    (ROUTING_SEEDS=0: the timings alone)."""
     seeds = list(range(int(os.environ.get("ROUTING_SEEDS", "5"))))
+    if seeds:
+        quality(seeds)
+    timings()
+
+
+def quality(seeds: list[int]) -> None:
+    """The policies side by side over the seeded streams, and the quality targets."""
     runs = [summary(_timed(seed)) for seed in seeds]
     print(f"{TASKS} tasks, {COUNT} agents each, floor {FLOOR}, seeds {seeds}; medians:")
     columns = ("quality", "result", "cost", "regret", "of_oracle", "floor_met",
@@ -344,13 +381,22 @@ def main() -> None:
           f" / its cheapest above {FLOOR + MARGIN} {certifiable:.3f}")  # fmt: skip
     for policy in ("explore", "best", "cheapest_above"):
         print(f"  star among the picks ({policy}) {med[policy]['star']:.3f} (>= 0.5)")
+
+
+def timings() -> None:
+    """The choice on a table of 10,000 agents, and the whole service at 100 to 10,000."""
     for name, (p50, p99) in selection_p99().items():
         print(f"  selection with 10,000 agents, {name}: p50 {p50:.3f} ms, p99 {p99:.3f} ms")
     print(f"  (load average during the measurement: {os.getloadavg()[0]:.1f} on"
           f" {os.cpu_count()} cores)")  # fmt: skip
-    p50, worst = asyncio.run(service_route_ms())
-    print(f"  RoutingService.route with 10,000 agents (memory store): p50 {p50:.1f} ms,"
-          f" max {worst:.1f} ms")  # fmt: skip
+    timed = [(n, True, False) for n in (100, 1000, 10_000)] + [(10_000, False, False)]
+    timed += [(n, True, True) for n in (100, 1000, 10_000)]
+    for agents, evidence, sqlite in timed:
+        p50, worst = asyncio.run(service_route_ms(agents, evidence=evidence, sqlite=sqlite))
+        print(f"  RoutingService.route, {agents:,} agents"
+              f" {'with evidence' if evidence else 'registered only'}"
+              f" ({'SQLite' if sqlite else 'memory store'}):"
+              f" p50 {p50:.1f} ms, max {worst:.1f} ms")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ Rules (seed ``agent-ranking.md``, decisions in ``DESIGN.md``):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 from statistics import fmean
 from typing import Annotated, Any
@@ -38,6 +39,7 @@ __all__ = [
     "record_deliberation",
     "record_submission",
     "task_success_ratio",
+    "window_percentile",
 ]
 
 LATENCY_WINDOW = 64
@@ -138,9 +140,15 @@ def task_success_ratio(stats: AgentPerformanceStats) -> float | None:
 
 def latency_percentile(stats: AgentPerformanceStats, q: float) -> float | None:
     """The nearest-rank q-th percentile (0 <= q <= 100) of the window; ``None`` if empty."""
+    return window_percentile(stats.recent_latencies_ms, q)
+
+
+def window_percentile(latencies_ms: Sequence[float], q: float) -> float | None:
+    """The nearest-rank q-th percentile (0 <= q <= 100) of a latency window; ``None`` if
+    empty."""
     if not _is_number(q) or not math.isfinite(q) or not 0 <= q <= 100:
         raise InvalidInput("q", q, "must be a finite number from 0 to 100")
-    window = sorted(stats.recent_latencies_ms)
+    window = sorted(latencies_ms)
     if not window:
         return None
     position = math.ceil(Fraction(q) * len(window) / 100)

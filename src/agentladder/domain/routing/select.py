@@ -47,6 +47,7 @@ from agentladder.domain.routing.spec import (
     Strategy,
 )
 from agentladder.domain.rules import Complexity, MaxComplexity
+from agentladder.domain.stats import window_percentile
 
 __all__ = ["Candidate", "RoutingTable", "route", "routing_table"]
 
@@ -63,7 +64,7 @@ class Candidate:
     low: float
     observations: int
     cost: float
-    latency_p90_ms: float | None = None
+    latencies_ms: tuple[float, ...] = ()  # its recent latency window; p90 for the picks
     online: bool = True
     reachable: bool = True
     cooldown_until: float | None = None
@@ -225,7 +226,8 @@ def _detail(
 def _pick(c: Candidate, reason: Strategy, detail: str, sample: float | None = None) -> Pick:
     return Pick(
         agent_id=c.agent_id, skill=c.skill, sd=c.sd, low=c.low, observations=c.observations,
-        estimated_cost_per_round=c.cost, latency_p90_ms=c.latency_p90_ms, reason=reason,
+        estimated_cost_per_round=c.cost, latency_p90_ms=window_percentile(c.latencies_ms, 90),
+        reason=reason,
         detail=detail, sample=sample,
     )  # fmt: skip
 

@@ -3,7 +3,8 @@ chooses with the pure ``route`` (domain/routing/select.py).
 
 For every registered agent: its status, its skill at the task type (the evidence model's
 estimate as of now: mean, sd and 95% lower bound, ``skill_view``), its estimated cost
-per round (its declared prices), its latency p90 (its stats), rank, level and the
+per round (its declared prices), its latency window (its stats: the p90 is computed for
+the picks only, which matters at thousands of agents), rank, level and the
 complexity its level allows at the task type (its Oracle profile), its declared tags,
 and whether it cools down (``HealthMonitor``).
 """
@@ -24,7 +25,6 @@ from agentladder.domain.routing.spec import MAX_SEED, RouteSpec, Routing
 from agentladder.domain.rules import Complexity, OracleRules
 from agentladder.domain.skill.board import skill_view
 from agentladder.domain.skill.state import new_skill
-from agentladder.domain.stats import latency_p90
 from agentladder.errors import TooFewAgents
 from agentladder.services.agents.registry import Registry
 from agentladder.services.routing.health import HealthMonitor
@@ -103,7 +103,7 @@ class RoutingService:
                 agent_id=agent, skill=entry.skill, sd=entry.sd, low=entry.low,
                 observations=entry.observations,
                 cost=round_cost(config.input_price_per_mtok, config.output_price_per_mtok),
-                latency_p90_ms=None if performance is None else latency_p90(performance.value),
+                latencies_ms=() if performance is None else performance.value.recent_latencies_ms,
                 online=view.status is AgentStatus.ONLINE,
                 reachable=reachable is None or agent in reachable,
                 cooldown_until=None if cooldown is None else cooldown.until,
