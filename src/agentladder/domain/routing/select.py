@@ -31,6 +31,7 @@ up to ``max_listed`` agents left out, each with its reason, and counts the rest.
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -242,18 +243,27 @@ def _draws(
     """The ``count`` highest Thompson draws, walking the agents by their upper tail and
     stopping where no agent left could draw higher than the last place."""
     tail = table.tail_sd
+    gauss = rng.gauss
     heap: list[tuple[float, int, Candidate]] = []
-    for index, (upper, c) in enumerate(table.by_upper):
-        if len(heap) == count and upper < heap[0][0]:
+    edge = -math.inf  # the lowest of the count highest draws, once there are count
+    for index, (upper, c) in enumerate(table.by_upper):  # the hot loop of a routing
+        if upper < edge:
             break
         if check(c) is not None:
             continue
-        z = max(-tail, min(tail, rng.gauss(0.0, 1.0)))
-        drawn = (c.skill + c.sd * z, -index, c)
+        z = gauss(0.0, 1.0)
+        if z > tail:
+            z = tail
+        elif z < -tail:
+            z = -tail
+        value = c.skill + c.sd * z
         if len(heap) < count:
-            heapq.heappush(heap, drawn)
-        elif drawn[0] > heap[0][0]:
-            heapq.heapreplace(heap, drawn)
+            heapq.heappush(heap, (value, -index, c))
+            if len(heap) == count:
+                edge = heap[0][0]
+        elif value > edge:
+            heapq.heapreplace(heap, (value, -index, c))
+            edge = heap[0][0]
     return [(value, c) for value, _, c in sorted(heap, reverse=True)]
 
 
