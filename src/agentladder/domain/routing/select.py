@@ -102,11 +102,16 @@ def routing_table(candidates: Iterable[Candidate], tail_sd: float = 4.0) -> Rout
 Check = Callable[[Candidate], ExclusionCode | None]
 
 
-def _checker(spec: RouteSpec, now: float, complexity: Complexity | None, min_rank: int) -> Check:
-    tags = frozenset(spec.tags)
-    cap = spec.max_cost_per_round
+def _limits(spec: RouteSpec) -> tuple[frozenset[str], float | None, int | None, float | None]:
+    """The request's limits as the rules test them: the tags asked for, the cost cap, the
+    least level's index and (cheapest_above) the quality floor."""
     least = None if spec.min_level is None else LEVELS.index(spec.min_level)
     floor = spec.quality_floor if spec.strategy is Strategy.CHEAPEST_ABOVE else None
+    return frozenset(spec.tags), spec.max_cost_per_round, least, floor
+
+
+def _checker(spec: RouteSpec, now: float, complexity: Complexity | None, min_rank: int) -> Check:
+    tags, cap, least, floor = _limits(spec)
 
     def check(c: Candidate) -> ExclusionCode | None:
         if not c.online:
@@ -141,10 +146,7 @@ def _eligible(
     """``check(c) is None`` of ``_checker``'s check, as one test with the rules most likely
     to fail first (the tags asked for, then status), for the Thompson draws, which need
     no reason and visit hundreds of agents per routing."""
-    tags = frozenset(spec.tags)
-    cap = spec.max_cost_per_round
-    least = None if spec.min_level is None else LEVELS.index(spec.min_level)
-    floor = spec.quality_floor if spec.strategy is Strategy.CHEAPEST_ABOVE else None
+    tags, cap, least, floor = _limits(spec)
 
     def eligible(c: Candidate) -> bool:
         return (
@@ -258,8 +260,7 @@ def _pick(c: Candidate, reason: Strategy, detail: str, sample: float | None = No
     return Pick(
         agent_id=c.agent_id, skill=c.skill, sd=c.sd, low=c.low, observations=c.observations,
         estimated_cost_per_round=c.cost, latency_p90_ms=window_percentile(c.latencies_ms, 90),
-        reason=reason,
-        detail=detail, sample=sample,
+        reason=reason, detail=detail, sample=sample,
     )  # fmt: skip
 
 
