@@ -52,18 +52,35 @@ def skill_view(
         level, level_var = fleet.level(task_type)
         centre, var = level + estimate.mean, estimate.var + level_var
         observations = estimate.n
-    sd = math.sqrt(var)
+    centre, sd = shown(centre, var, rules)
     half = rules.interval_z * sd
     return SkillEntry(
         agent_id=skill.agent_id,
         task_type=task_type,
-        skill=min(10.0, max(0.0, centre)),
+        skill=_on_scale(centre),
         sd=sd,
-        low=max(0.0, centre - half),
-        high=min(10.0, centre + half),
+        low=_on_scale(centre - half),
+        high=_on_scale(centre + half),
         observations=observations,
         provisional=sd > rules.provisional_sd,
     )
+
+
+def shown(centre: float, var: float, rules: SkillRules) -> tuple[float, float]:
+    """A centre and sd that can be shown, whatever the state holds: a variance that is
+    not a positive finite number reads as a new agent's (nothing is known), and so does a
+    centre that is not finite. Never NaN or infinite, so every comparison of the board
+    is decided and its JSON is valid."""
+    if not math.isfinite(var) or var <= 0.0:
+        var = rules.prior_var
+    if not math.isfinite(centre):
+        centre, var = rules.prior_mean, max(var, rules.prior_var)
+    return centre, math.sqrt(var)
+
+
+def _on_scale(value: float) -> float:
+    """Within 0-10 (a clipped interval is never inverted: both ends are clipped alike)."""
+    return min(10.0, max(0.0, value))
 
 
 def _overall(
@@ -101,17 +118,31 @@ def skill_board(
         if (s.overall.n > 0 if task_type is None else task_type in s.types)
     ]
     entries.sort(key=lambda e: (-e.skill, e.agent_id))
-    grouped: dict[str, int] = {}
-    tier = 0
-    rest = entries
-    while rest:
-        tier += 1
-        best = rest[0]
-        grouped.update((e.agent_id, tier) for e in rest if e.high >= best.low)
-        rest = [e for e in rest if e.high < best.low]
+    grouped = tiers(entries)
     tiered = []
     floor = 1
     for entry in entries:  # listed by skill, so a tier never goes back up the list
         floor = max(floor, grouped[entry.agent_id])
         tiered.append(entry.model_copy(update={"tier": floor}))
     return tiered
+
+
+def tiers(entries: list[SkillEntry]) -> dict[str, int]:
+    """Each entry's tier: the first entry left and every one left whose interval reaches
+    its low end, then the same among the rest. Every pass takes at least the first entry
+    (also when its own interval is inverted or not a number), so it ends after at most
+    one pass per entry whatever the values."""
+    grouped: dict[str, int] = {}
+    tier = 0
+    rest = entries
+    while rest:
+        tier += 1
+        best, others = rest[0], rest[1:]
+        grouped[best.agent_id] = tier
+        rest = []
+        for entry in others:
+            if entry.high >= best.low:
+                grouped[entry.agent_id] = tier
+            else:
+                rest.append(entry)
+    return grouped

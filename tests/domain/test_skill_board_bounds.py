@@ -1,0 +1,128 @@
+"""The skill board for any stored estimate: the tier grouping always ends, every shown
+value is on the 0-10 scale, and no interval is inverted (NaN and infinities included)."""
+
+from __future__ import annotations
+
+import math
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentladder.domain.skill import FleetSkill, SkillRules, skill_board, skill_view
+from agentladder.domain.skill.board import SkillEntry, tiers
+from agentladder.domain.skill.state import AgentSkill, Estimate, new_skill
+
+RULES = SkillRules()
+NOW = 2_000_000.0
+T = TypeVar("T")
+
+ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True)
+WIDE = st.one_of(
+    st.floats(-1e6, 1e6), st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -0.0, 1e308])
+)
+
+
+class _Hung(Exception):
+    """The call did not return in time."""
+
+
+@contextmanager
+def _within(seconds: float) -> Iterator[None]:
+    """Interrupts a pure-Python loop that runs longer than ``seconds`` (a hang fails the
+    test instead of stopping the suite)."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Hung(f"did not return within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _bounded(call: Callable[[], T], seconds: float = 5.0) -> T:
+    with _within(seconds):
+        return call()
+
+
+def _entry(name: str, skill: float, low: float, high: float) -> SkillEntry:
+    return SkillEntry(
+        agent_id=name, task_type=None, skill=skill, sd=1.0, low=low, high=high,
+        observations=1, provisional=False,
+    )  # fmt: skip
+
+
+def test_an_inverted_interval_does_not_hang_the_tiers() -> None:
+    """The stored case that hung the server: low 10.0009 above high 10.0 ends in tiers."""
+    entries = [_entry("over", 10.0, 10.0009, 10.0), _entry("under", 7.0, 6.0, 8.0)]
+    grouped = _bounded(lambda: tiers(entries))
+    assert grouped == {"over": 1, "under": 2}
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(ANY_FLOAT, ANY_FLOAT, ANY_FLOAT), min_size=0, max_size=12))
+def test_the_tier_grouping_ends_for_any_values(values: list[tuple[float, float, float]]) -> None:
+    """Any skills and interval ends (NaN, infinities, inverted): every entry gets a tier,
+    tiers count up from 1 without gaps, and the grouping ends within one pass an entry."""
+    entries = [_entry(f"a{i}", s, lo, hi) for i, (s, lo, hi) in enumerate(values)]
+    grouped = _bounded(lambda: tiers(entries))
+    assert set(grouped) == {e.agent_id for e in entries}
+    used = sorted(set(grouped.values()))
+    assert used == list(range(1, len(used) + 1))
+    assert len(used) <= len(entries)
+
+
+def _state(name: str, mean: float, var: float, type_mean: float, type_var: float) -> AgentSkill:
+    base = new_skill(name, RULES)
+    return AgentSkill(
+        agent_id=name,
+        overall=Estimate(mean=mean, var=var, n=3, at=NOW),
+        evaluator=base.evaluator,
+        types={"code": Estimate(mean=type_mean, var=type_var, n=3, at=NOW)},
+    )
+
+
+def _on_scale(entry: SkillEntry) -> None:
+    for value in (entry.skill, entry.sd, entry.low, entry.high):
+        assert math.isfinite(value), entry
+    assert 0.0 <= entry.low <= entry.skill <= entry.high <= 10.0, entry
+    assert entry.sd > 0.0, entry
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.lists(st.tuples(WIDE, WIDE, WIDE, WIDE), min_size=1, max_size=8),
+    WIDE,
+    WIDE,
+)
+def test_any_stored_estimate_is_shown_on_the_scale_and_the_board_ends(
+    values: list[tuple[float, float, float, float]], level: float, level_var: float
+) -> None:
+    """Stored means and variances of any value (past 10, negative, NaN, infinite, zero
+    variance) show as finite values with 0 <= low <= skill <= high <= 10, and the board of
+    them (overall and per task type) is tiered without hanging."""
+    states = [_state(f"a{i}", *v) for i, v in enumerate(values)]
+    fleet = FleetSkill(levels={"code": Estimate(mean=level, var=level_var, n=1, at=NOW)})
+    for task_type in (None, "code"):
+        board = _bounded(lambda t=task_type: skill_board(states, fleet, t, NOW, RULES))  # type: ignore[misc]
+        assert len(board) == len(states)
+        for entry in board:
+            _on_scale(entry)
+            assert entry.tier is not None
+            assert entry.tier >= 1
+        for state in states:
+            _on_scale(skill_view(state, fleet, task_type, NOW, RULES))
+
+
+def test_an_estimate_past_ten_reads_ten_with_an_interval_that_is_not_inverted() -> None:
+    """A mean of 10.5 with a small sd reads 10 [10, 10], not low 10.0009 over high 10."""
+    state = _state("over", 10.5, 0.0001, 10.5, 0.0001)
+    entry = skill_view(state, FleetSkill(), "code", NOW, RULES)
+    assert entry.skill == entry.low == entry.high == 10.0
