@@ -124,6 +124,7 @@ async def run_demo(
             await orchestrator.settle()
             if on_progress is not None:
                 on_progress(number + 1)
+        await skill.fit()  # every deliberation's evidence at once (docs/skill.md)
         stats = {agent: v.value for agent, v in (await store.list_stats()).items()}
         leaderboard = await oracle.get_leaderboard(limit=10)
         by_type = {t: await oracle.get_leaderboard(task_type=t, limit=3) for t in TASK_TYPES}

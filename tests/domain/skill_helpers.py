@@ -12,6 +12,9 @@ from agentladder.domain.skill import (
     FleetSkill,
     SkillRules,
     apply_evidence,
+    fit_observations,
+    observations_of,
+    snapshot_of,
 )
 from agentladder.domain.skill.evidence import Evidence
 
@@ -89,12 +92,15 @@ def fold(
     states: dict[str, AgentSkill] | None = None,
     fleet: FleetSkill | None = None,
 ) -> tuple[dict[str, AgentSkill], FleetSkill]:
-    """Every event folded in order."""
+    """The fit of the events (the authoritative estimate); from given ``states`` and
+    ``fleet``, each event's filter step in order instead (what happens between fits)."""
     rules = rules or SkillRules()
+    if states is None and fleet is None:
+        snapshot = snapshot_of(fit_observations(observations_of(events), rules), rules,
+                               len(events), len(events), 0.0)  # fmt: skip
+        return dict(snapshot.agents), snapshot.fleet
     states = dict(states or {})
     fleet = fleet or FleetSkill()
     for event in events:
-        update = apply_evidence(states, fleet, event, rules)
-        states.update(update.agents)
-        fleet = update.fleet or fleet
+        states.update(apply_evidence(states, fleet, event, rules).agents)
     return states, fleet

@@ -4,17 +4,19 @@ replay, on every store; two NATS instances agree."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
-from agentladder.domain.skill import AgentSkill, FleetSkill, SkillRules
+from agentladder.domain.skill import AgentSkill, Estimate, FleetSkill, SkillRules
+from agentladder.domain.skill.state import new_skill
 from agentladder.errors import PayloadConflict
+from agentladder.services.clock import FixedClock
 from agentladder.services.skill.replay import verify_skills
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
-from agentladder.store.skills import SkillCommit, SkillEvent
+from agentladder.store.skills import SkillCommit, SkillEvent, SkillFitCommit
 from agentladder.store.url import open_store
 from tests.domain.skill_helpers import deliberations, honest
 
@@ -144,6 +146,89 @@ def test_two_nats_instances_append_one_log_and_agree(nats_store_url: str) -> Non
             assert await one.list_skills() == await two.list_skills()
             assert await one.get_fleet_skill() == await two.get_fleet_skill()
             assert (await verify_skills(two, SkillRules())).differences == []
+        finally:
+            await one.close()
+            await two.close()
+
+    asyncio.run(main())
+
+
+def test_a_fit_replaces_every_state_and_verify_rebuilds_it_with_the_steps_after(
+    with_store: Any,
+) -> None:
+    """Evidence, a fit, more evidence: the states are the fit's with the later events'
+    filter steps on them, and verify rebuilds exactly that (no differences) before and
+    after a second fit; a fit with nothing new does not run."""
+
+    async def body(store: Store) -> None:
+        skill = SkillService(store)
+        for event in EVENTS[:8]:
+            await skill.observe(event)
+        first = await skill.fit()
+        assert first.ran
+        assert first.seq == 8
+        fleet = await store.get_fleet_skill()
+        assert fleet.fit is not None
+        assert fleet.fit.seq == 8
+        for event in EVENTS[8:]:
+            await skill.observe(event)
+        report = await verify_skills(store, SkillRules())
+        assert report.differences == []
+        assert report.fit_pending == len(EVENTS) - 8
+        assert (await skill.fit()).ran
+        assert not (await skill.fit()).ran
+        again = await verify_skills(store, SkillRules())
+        assert again.differences == []
+        assert again.fit_pending == 0
+
+    with_store(body)
+
+
+def test_a_fit_commit_folds_on_what_was_applied_while_it_ran(with_store: Any) -> None:
+    """A fit of the log up to seq 4 committed after 8 events: the fold gets events 5 to 8
+    in order, and what it builds is what the store then holds."""
+
+    async def body(store: Store) -> None:
+        skill = SkillService(store)
+        for event in EVENTS[:8]:
+            await skill.observe(event)
+        seen: list[int] = []
+        marker = FleetSkill(levels={"marker": Estimate(mean=1.0, var=1.0)})
+
+        def fold(newer: Sequence[SkillEvent]) -> SkillFitCommit:
+            seen[:] = [e.seq for e in newer]
+            return SkillFitCommit({"only": new_skill("only", SkillRules())}, marker)
+
+        await store.commit_skill_fit(4, fold)
+        assert seen == [5, 6, 7, 8]
+        assert [s.agent_id for s in await store.list_skills()] == ["only"]
+        assert (await store.get_fleet_skill()).levels == marker.levels
+
+    with_store(body)
+
+
+def test_the_same_evidence_in_another_order_fits_to_the_same_states(store_url: str) -> None:
+    """Two stores of one backend given the same events in opposite orders agree after a
+    fit, state for state (memory, SQLite and NATS alike)."""
+    if store_url.startswith("sqlite"):
+        other_url = store_url.replace(".db", "-other.db")
+    elif store_url.startswith("nats"):
+        other_url = store_url.replace("prefix=t", "prefix=o").replace("ranks_", "ranks_o")
+    else:
+        other_url = store_url
+
+    async def main() -> None:
+        one, two = await open_store(store_url), await open_store(other_url)
+        try:
+            for store, events in ((one, EVENTS), (two, EVENTS[::-1])):
+                skill = SkillService(store, clock=FixedClock())
+                for event in events:
+                    await skill.observe(event)
+                await skill.fit()
+            first = {s.agent_id: s for s in await one.list_skills()}
+            second = {s.agent_id: s for s in await two.list_skills()}
+            assert first == second
+            assert (await one.get_fleet_skill()).levels == (await two.get_fleet_skill()).levels
         finally:
             await one.close()
             await two.close()

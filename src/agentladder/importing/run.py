@@ -2,9 +2,10 @@
 counted into a summary.
 
 Batches of ``BATCH`` judgments: on SQLite each batch is one transaction for the Oracle
-events and one for the skill evidence. Refused items are counted and never applied. A
-run killed at any point leaves whole batches applied; a re-run counts those as
-duplicates and applies the rest.
+events and one for the skill evidence. At the end, the skill model fits the whole log
+(``SkillService.fit``), so the estimates do not depend on the order of the file. Refused
+items are counted and never applied. A run killed at any point leaves whole batches
+applied; a re-run counts those as duplicates and applies the rest.
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ async def run_import(
         summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
         if progress is not None:
             progress(summary)
+    if summary.imported and oracle.skill is not None:
+        await oracle.skill.fit()  # the whole history at once: its order does not count
     summary.seconds = time.perf_counter() - started
     summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
     return summary

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field
 
 from nats.aio.client import Client
@@ -81,7 +82,23 @@ class Services:
                     log.exception("recovery pass failed")
                 await asyncio.sleep(settings.recover_interval_s)
 
-        self._background = [asyncio.ensure_future(beat()), asyncio.ensure_future(recovering())]
+        async def fitting() -> None:
+            pause = self.settings.skill.fit_interval_s
+            while True:
+                await asyncio.sleep(pause)
+                started = time.monotonic()
+                try:
+                    await self.skill.fit()
+                except Exception:  # the next pass tries again
+                    log.exception("skill fit failed")
+                # a fit takes at most about a third of the time
+                pause = max(self.settings.skill.fit_interval_s, 2.0 * (time.monotonic() - started))
+
+        self._background = [
+            asyncio.ensure_future(beat()),
+            asyncio.ensure_future(recovering()),
+            asyncio.ensure_future(fitting()),
+        ]
 
     async def close(self) -> None:
         """Stop background work, close providers, connections and the store."""

@@ -28,7 +28,7 @@ from agentladder.store.records import (
     Registration,
     Versioned,
 )
-from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
+from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 
 __all__ = [
     "LEASE_KEPT_S",
@@ -180,6 +180,12 @@ class Store(Protocol):
     async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
         """``apply_skill`` for each item, in order, each its own event in the log (SQLite:
         in one transaction; NATS: in few atomic batches)."""
+
+    async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:
+        """Replace every skill state and the fleet's with what ``fold`` builds from a fit of
+        the log up to ``seq``, in one unit with the events appended after ``seq`` (which
+        ``fold`` gets, in order, to fold onto the fit's states): nothing applied meanwhile
+        is lost."""
 
     async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """The skill state of each of ``agent_ids`` that has one."""

@@ -35,7 +35,7 @@ from agentladder.store.records import (
     Versioned,
     registration_matches,
 )
-from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
+from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 
 __all__ = ["MemoryStore"]
 
@@ -213,6 +213,12 @@ class MemoryStore:
     async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
         """Each in turn."""
         return [await self.apply_skill(key, agents, fold) for key, agents, fold in items]
+
+    async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:
+        """In one step, without awaiting."""
+        commit = fold(self._skill_log[max(0, seq) :])
+        self._skills = dict(commit.agents)
+        self._fleet_skill = commit.fleet
 
     async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """From the dictionary."""

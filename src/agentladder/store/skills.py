@@ -3,20 +3,25 @@ state of each agent it touched, and the fleet's state.
 
 The log is global and totally ordered (``seq``, 1-based, no gaps): a deliberation's
 evidence touches several agents and the fleet at once, and replaying the events in
-``seq`` order rebuilds every state exactly. ``apply_skill`` applies one event once per
-``key``: a repeated key returns the stored event and does not call the fold.
+``seq`` order rebuilds every state. ``apply_skill`` applies one event once per ``key``: a
+repeated key returns the stored event and does not call the fold.
+
+The states are the last fit's (over the whole log: the estimate depends on the set of
+events, not their order), each moved since by the events that came after it
+(``commit_skill_fit``: the fit's states replace all, with the events the log gained while
+the fit ran folded onto them, in one unit).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.domain.skill.state import AgentSkill, FleetSkill
 
-__all__ = ["SkillApplied", "SkillCommit", "SkillEvent", "SkillFold"]
+__all__ = ["FitFold", "SkillApplied", "SkillCommit", "SkillEvent", "SkillFitCommit", "SkillFold"]
 
 
 class SkillEvent(BaseModel):
@@ -53,3 +58,16 @@ class SkillApplied:
 
     event: SkillEvent
     created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SkillFitCommit:
+    """A fit's result as the stores write it: every agent's state and the fleet's."""
+
+    agents: dict[str, AgentSkill]
+    fleet: FleetSkill
+
+
+FitFold = Callable[[Sequence[SkillEvent]], SkillFitCommit]
+"""Builds the states to write from a fit, given the events appended after the log's end
+that the fit read (in ``seq`` order; usually none). Pure: it may run more than once."""

@@ -1,9 +1,10 @@
 """The evidence model: each agent's skill per task type and overall, with its uncertainty.
 
-Pure rules, no I/O: ``apply_evidence(states, evidence, rules)`` folds one piece of
-evidence (a deliberation's peer evaluations, a judgment, a Sentinel verdict, a model
-change) into the states of the agents it concerns; ``skill_view`` and ``skill_board``
-read an estimate as of a moment. See docs/skill.md for the model and its assumptions.
+Pure rules, no I/O: ``fit_observations`` fits every stored observation at once (the
+estimate depends on the set of evidence, not on its order), ``snapshot_of`` turns a fit
+into the states the stores keep, ``apply_evidence`` moves the states one new piece of
+evidence concerns between two fits, and ``skill_view`` and ``skill_board`` read an
+estimate as of a moment. See docs/skill.md for the model and its assumptions.
 """
 
 from agentladder.domain.skill.board import SkillEntry, skill_board, skill_view
@@ -16,9 +17,18 @@ from agentladder.domain.skill.evidence import (
     ScoreEvidence,
     VerdictEvidence,
 )
+from agentladder.domain.skill.fit import FitResult, fit_observations
+from agentladder.domain.skill.live import SkillUpdate, apply_evidence
+from agentladder.domain.skill.observations import Observations, observations_of
 from agentladder.domain.skill.rules import SkillRules
-from agentladder.domain.skill.state import FLEET, AgentSkill, Estimate, EvaluatorState, FleetSkill
-from agentladder.domain.skill.update import SkillUpdate, apply_evidence
+from agentladder.domain.skill.snapshot import Snapshot, snapshot_of
+from agentladder.domain.skill.state import (
+    FLEET,
+    AgentSkill,
+    Estimate,
+    FleetSkill,
+    SourceState,
+)
 
 __all__ = [
     "FLEET",
@@ -26,17 +36,23 @@ __all__ = [
     "DeliberationEvidence",
     "Estimate",
     "Evaluation",
-    "EvaluatorState",
     "Evidence",
+    "FitResult",
     "FleetSkill",
     "ModelChange",
+    "Observations",
     "ReportedScore",
     "ScoreEvidence",
     "SkillEntry",
     "SkillRules",
     "SkillUpdate",
+    "Snapshot",
+    "SourceState",
     "VerdictEvidence",
     "apply_evidence",
+    "fit_observations",
+    "observations_of",
     "skill_board",
     "skill_view",
+    "snapshot_of",
 ]

@@ -1,9 +1,15 @@
 """Reading estimates: a skill with its interval as of a moment, and leaderboards in tiers.
 
-A leaderboard never claims an order it cannot support: tier 1 is the best agent and
-every agent whose 95% interval overlaps the best one's; tier 2 the same among the rest,
-and so on. The board is listed by skill, and an agent listed below one of tier k is in
-tier k or later (a wide interval below a narrow one does not climb back). An estimate
+What is shown is the posterior restricted to the scale (a skill lies within 0-10): its
+mean, sd and 95% interval, so ``0 <= low <= skill <= high <= 10`` always. An estimate
+widens with the days since its latest evidence (``drift_sd_per_day``).
+
+A leaderboard never claims an order it cannot support: two agents are in different tiers
+only when the evidence separates them, i.e. their difference is at least ``interval_z``
+times its sd (the sds taken as independent, which overstates the difference's uncertainty
+when two estimates share evidence: the board errs on the side of fewer tiers). Tier 1 is
+the best agent and every agent it does not separate from itself; tier 2 the same among the
+rest, and so on; an agent listed below one of tier k is in tier k or later. An estimate
 whose sd is above ``provisional_sd`` is marked provisional.
 """
 
@@ -14,11 +20,13 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
+from agentladder.domain.skill.chain import DAY_S
+from agentladder.domain.skill.gauss import on_scale
+from agentladder.domain.skill.live import prior_at
 from agentladder.domain.skill.rules import SkillRules
-from agentladder.domain.skill.state import AgentSkill, FleetSkill
-from agentladder.domain.skill.update import type_prior, widened
+from agentladder.domain.skill.state import AgentSkill, Estimate, FleetSkill
 
-__all__ = ["SkillEntry", "skill_board", "skill_view"]
+__all__ = ["SkillEntry", "separated", "shown", "skill_board", "skill_view", "tiers"]
 
 
 class SkillEntry(BaseModel):
@@ -37,32 +45,31 @@ class SkillEntry(BaseModel):
     tier: int | None = None
 
 
+def _widened(estimate: Estimate, now: float, rules: SkillRules) -> float:
+    """The estimate's variance as of ``now``: it drifts from its latest evidence."""
+    if estimate.at is None or now <= estimate.at:
+        return estimate.var
+    return estimate.var + rules.drift_sd_per_day**2 * (now - estimate.at) / DAY_S
+
+
 def skill_view(
     skill: AgentSkill, fleet: FleetSkill, task_type: str | None, now: float, rules: SkillRules
 ) -> SkillEntry:
-    """The estimate as of ``now`` (widened by inactivity) on the absolute scale (the
-    fleet's level plus the agent's estimate); a task type the agent has not done yet reads
-    as its pooled prior, with no observations. Overall (``task_type`` None): the mean over
-    the fleet's task types."""
-    if task_type is None:
-        centre, var = _overall(skill, fleet, now, rules)
-        observations = skill.overall.n
-    else:
-        estimate = type_prior(skill, fleet, task_type, now, rules)
-        level, level_var = fleet.level(task_type)
-        centre, var = level + estimate.mean, estimate.var + level_var
-        observations = estimate.n
-    centre, sd = shown(centre, var, rules)
-    half = rules.interval_z * sd
+    """The estimate as of ``now``; a task type the agent has not done yet reads as
+    predicted from its general ability, with no observations. Overall (``task_type``
+    None): the mean over the fleet's task types (docs/skill.md)."""
+    estimate = skill.overall if task_type is None else prior_at(skill, fleet, task_type, rules)
+    mean, sd = shown(estimate.mean, _widened(estimate, now, rules), rules)
+    centre, spread, low, high = on_scale(mean, sd, rules.interval_z)
     return SkillEntry(
         agent_id=skill.agent_id,
         task_type=task_type,
-        skill=_on_scale(centre),
-        sd=sd,
-        low=_on_scale(centre - half),
-        high=_on_scale(centre + half),
-        observations=observations,
-        provisional=sd > rules.provisional_sd,
+        skill=centre,
+        sd=spread,
+        low=low,
+        high=high,
+        observations=estimate.n,
+        provisional=spread > rules.provisional_sd,
     )
 
 
@@ -71,36 +78,12 @@ def shown(centre: float, var: float, rules: SkillRules) -> tuple[float, float]:
     not a positive finite number reads as a new agent's (nothing is known), and so does a
     centre that is not finite. Never NaN or infinite, so every comparison of the board
     is decided and its JSON is valid."""
+    prior = rules.level_sd**2 + rules.ability_sd**2
     if not math.isfinite(var) or var <= 0.0:
-        var = rules.prior_var
+        var = prior
     if not math.isfinite(centre):
-        centre, var = rules.prior_mean, max(var, rules.prior_var)
+        centre, var = rules.prior_mean, max(var, prior)
     return centre, math.sqrt(var)
-
-
-def _on_scale(value: float) -> float:
-    """Within 0-10 (a clipped interval is never inverted: both ends are clipped alike)."""
-    return min(10.0, max(0.0, value))
-
-
-def _overall(
-    skill: AgentSkill, fleet: FleetSkill, now: float, rules: SkillRules
-) -> tuple[float, float]:
-    """The overall skill: the mean of the agent's skills at every task type the fleet
-    knows (its pooled prior where it has no evidence), with its variance (the anchor's,
-    common to every task type, counted once)."""
-    names = sorted(set(skill.types) | set(fleet.levels))
-    if not names:
-        estimate = widened(skill.overall, now, rules.prior_var, rules)
-        return estimate.mean, estimate.var
-    anchor = fleet.anchor_var()
-    centre = var = 0.0
-    for name in names:
-        estimate = type_prior(skill, fleet, name, now, rules)
-        level, level_var = fleet.level(name)
-        centre += (level + estimate.mean) / len(names)
-        var += (estimate.var + level_var - anchor) / len(names) ** 2
-    return centre, var + anchor
 
 
 def skill_board(
@@ -118,7 +101,7 @@ def skill_board(
         if (s.overall.n > 0 if task_type is None else task_type in s.types)
     ]
     entries.sort(key=lambda e: (-e.skill, e.agent_id))
-    grouped = tiers(entries)
+    grouped = tiers(entries, rules.interval_z)
     tiered = []
     floor = 1
     for entry in entries:  # listed by skill, so a tier never goes back up the list
@@ -127,11 +110,17 @@ def skill_board(
     return tiered
 
 
-def tiers(entries: list[SkillEntry]) -> dict[str, int]:
-    """Each entry's tier: the first entry left and every one left whose interval reaches
-    its low end, then the same among the rest. Every pass takes at least the first entry
-    (also when its own interval is inverted or not a number), so it ends after at most
-    one pass per entry whatever the values."""
+def separated(upper: SkillEntry, lower: SkillEntry, z: float) -> bool:
+    """Whether the evidence puts ``upper`` above ``lower``: the difference of their skills
+    is at least ``z`` times its sd."""
+    spread = math.sqrt(upper.sd * upper.sd + lower.sd * lower.sd)
+    return upper.skill - lower.skill >= z * spread
+
+
+def tiers(entries: list[SkillEntry], z: float = 1.959963984540054) -> dict[str, int]:
+    """Each entry's tier: the first entry left and every one left it does not separate from
+    itself, then the same among the rest. Every pass takes at least the first entry (also
+    when its values are not numbers), so it ends after at most one pass per entry."""
     grouped: dict[str, int] = {}
     tier = 0
     rest = entries
@@ -141,8 +130,8 @@ def tiers(entries: list[SkillEntry]) -> dict[str, int]:
         grouped[best.agent_id] = tier
         rest = []
         for entry in others:
-            if entry.high >= best.low:
-                grouped[entry.agent_id] = tier
-            else:
+            if separated(best, entry, z):
                 rest.append(entry)
+            else:
+                grouped[entry.agent_id] = tier
     return grouped

@@ -4,12 +4,15 @@
   (evaluator, author, round, score), and for a reported deliberation without raw
   evaluations, each proposal's aggregated score. An agent never evaluates itself here.
 - ``ScoreEvidence``: an Oracle judgment of one agent's task (not one the orchestrator
-  derived from a deliberation, whose scores the deliberation's evaluations already carry).
+  derived from a deliberation, whose scores the deliberation's evaluations already carry),
+  with the ``judge`` that scored it: every source of scores is an evaluator, whose noise
+  and leniency are learned.
 - ``VerdictEvidence``: a Sentinel's validation verdict.
 - ``ModelChange``: a heartbeat changed the agent's ``model_name`` or ``provider_id``.
 
-Each carries its idempotency ``key`` and the time ``at`` it happened (seconds), so that
-the fold is a function of the stored event alone.
+Each carries its idempotency ``key`` and the time ``at`` it happened (seconds since the
+epoch: when it was observed, not when it arrived), so that the estimate is a function of
+the stored events alone, whatever order they arrived in.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.errors import InvalidInput
 
 __all__ = [
+    "AGGREGATE",
+    "DEFAULT_JUDGE",
+    "JUDGE_PATTERN",
     "DeliberationEvidence",
     "Evaluation",
     "Evidence",
@@ -33,6 +39,12 @@ __all__ = [
 ]
 
 _STRICT = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+JUDGE_PATTERN = r"^[A-Za-z0-9_.:/@+-]{1,128}$"
+"""A judge's name: a model (``openai/gpt-4o``), a person, a scorer, a token's name."""
+DEFAULT_JUDGE = "oracle"
+"""The judge of a judgment that names none."""
+AGGREGATE = "aggregate"
+"""The source of reported aggregated scores: one unknown aggregation, with its own noise."""
 Score = Annotated[float, Field(ge=0.0, le=10.0)]
 KEY_MAX = 300
 
@@ -109,6 +121,7 @@ class ScoreEvidence(BaseModel):
     task_type: str = Field(pattern=TASK_TYPE_PATTERN)
     score: Score | None = None
     success: bool = True
+    judge: str = Field(default=DEFAULT_JUDGE, pattern=JUDGE_PATTERN)
 
     def touched(self) -> tuple[str, ...]:
         """The judged agent."""

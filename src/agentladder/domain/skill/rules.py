@@ -1,12 +1,11 @@
 """The evidence model's parameters, overridable from the ``skill:`` section of the config.
 
 Every value is on the 0-10 score scale (standard deviations in score points) or says
-what it is. The defaults are the ones ``benchmarks/bench_fidelity.py`` was run with.
+what it is. Spreads marked "learned" are where the fit starts: it learns them from the
+evidence, and the value here is its prior guess, worth ``hyper_weight`` observations.
 """
 
 from __future__ import annotations
-
-import math
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,49 +13,53 @@ __all__ = ["SkillRules"]
 
 
 class SkillRules(BaseModel):
-    """How evidence moves an estimate; ``SkillRules()`` is the documented default."""
+    """How evidence becomes an estimate; ``SkillRules()`` is the documented default."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    prior_mean: float = Field(default=5.0, ge=0.0, le=10.0, description="a new agent's skill")
-    prior_sd: float = Field(default=2.5, gt=0.0, description="a new agent's uncertainty")
+    prior_mean: float = Field(
+        default=5.0, ge=0.0, le=10.0, description="a new task type's level (its agents' mean skill)"
+    )
+    level_sd: float = Field(default=2.5, gt=0.0, description="prior sd of a task type's level")
+    ability_sd: float = Field(
+        default=1.5, gt=0.0,
+        description="sd of agents' general ability around a task type's level",
+    )  # fmt: skip
     type_spread: float = Field(
-        default=1.0, ge=0.0,
-        description="sd of an agent's skill at one task type around its overall skill",
+        default=0.7, gt=0.0,
+        description="sd of an agent's skill at one task type around its general ability (learned)",
     )  # fmt: skip
     difficulty_sd: float = Field(
-        default=2.0, gt=0.0, description="prior sd of a deliberation round's shared offset"
+        default=1.0, gt=0.0, description="sd of a deliberation's shared offset (learned)"
     )
     leniency_sd: float = Field(
-        default=1.0, gt=0.0, description="prior sd of an evaluator's leniency (bias)"
+        default=1.0, gt=0.0, description="sd of evaluators' and judges' leniency (learned)"
     )
+    type_leniency_sd: float = Field(
+        default=0.3, gt=0.0,
+        description="sd of a source's leniency at one task type around its own",
+    )  # fmt: skip
     noise_sd: float = Field(
-        default=1.0, gt=0.0, description="prior guess of an evaluator's noise (sd)"
+        default=1.5, gt=0.0, description="the noise (sd) of a source nothing is known of"
     )
     noise_weight: float = Field(
         default=4.0, gt=0.0, description="how many scores the noise prior is worth"
     )
-    min_noise_sd: float = Field(default=0.1, gt=0.0)
-    max_noise_sd: float = Field(
-        default=3.0, gt=0.0,
-        description="the noisiest honest evaluator; noisier scores count as arbitrary",
+    type_noise_weight: float = Field(
+        default=10.0, gt=0.0,
+        description="how many scores pool a source's noise at one task type to its own",
+    )  # fmt: skip
+    min_noise_sd: float = Field(default=0.1, gt=0.0, description="the least noise of a source")
+    outlier_share: float = Field(
+        default=0.02, gt=0.0, lt=1.0,
+        description="chance that one score of an honest source is arbitrary",
     )  # fmt: skip
     honesty_prior: float = Field(
-        default=0.9, gt=0.0, lt=1.0, description="prior probability an evaluator is honest"
-    )
-    trust_clip: float = Field(
-        default=12.0, gt=0.0, description="bound on an evaluator's honesty log-odds"
-    )
-    robust_df: float = Field(
-        default=4.0, gt=0.0, description="degrees of freedom of the scores' Student-t noise"
-    )
-    passes: int = Field(default=1, ge=1, le=10, description="reweighting passes per update")
-    aggregate_noise_sd: float = Field(
-        default=1.0, gt=0.0,
-        description="noise of a reported aggregated score (no raw evaluations)",
+        default=0.9, gt=0.0, lt=1.0,
+        description="prior probability that a source's scores follow the quality",
     )  # fmt: skip
-    judgment_noise_sd: float = Field(
-        default=1.5, gt=0.0, description="noise of an Oracle judgment's score"
+    hyper_weight: float = Field(
+        default=4.0, gt=0.0, description="how many observations a learned spread's prior is worth"
     )
     pass_threshold: float = Field(
         default=5.0, ge=0.0, le=10.0,
@@ -66,10 +69,7 @@ class SkillRules(BaseModel):
         default=1.5, gt=0.0, description="how sharply passing depends on skill (probit sd)"
     )
     drift_sd_per_day: float = Field(
-        default=0.1, ge=0.0, description="uncertainty added per day without evidence"
-    )
-    dynamics_sd: float = Field(
-        default=0.02, ge=0.0, description="uncertainty added at each update (skill may move)"
+        default=0.1, ge=0.0, description="how far skill may drift per day (random walk sd)"
     )
     model_change_sd: float = Field(
         default=1.5, ge=0.0, description="uncertainty added when the agent's model changes"
@@ -92,13 +92,22 @@ class SkillRules(BaseModel):
         default=1.959963984540054, gt=0.0, description="the 95% interval's half-width in sd"
     )
     history: int = Field(default=64, ge=0, le=1024, description="points of history kept")
+    fit_iterations: int = Field(
+        default=60, ge=1, le=1000, description="most rounds of the fit's re-weighting"
+    )
+    fit_tolerance: float = Field(
+        default=1e-7, gt=0.0, description="the fit stops when no estimate moves more than this"
+    )
+    exact_limit: int = Field(
+        default=3000, ge=0,
+        description="unknowns up to which the fit's uncertainty is exact; approximate above",
+    )  # fmt: skip
 
-    @property
-    def prior_var(self) -> float:
-        """The variance of a new agent's skill."""
-        return self.prior_sd * self.prior_sd
+    fit_interval_s: float = Field(
+        default=2.0, gt=0.0, description="seconds between two fits of new evidence by serve"
+    )
 
-    @property
-    def trust_prior(self) -> float:
-        """The honesty prior as log-odds."""
-        return math.log(self.honesty_prior / (1.0 - self.honesty_prior))
+    def digest(self) -> str:
+        """The rules that shape an estimate, as one canonical JSON text: a fit made with
+        other rules differs (how often ``serve`` fits does not count)."""
+        return self.model_dump_json(exclude={"fit_interval_s"})

@@ -1,13 +1,14 @@
-"""What the evidence model keeps per agent: its skill estimates and its record as evaluator.
+"""What the evidence model keeps: each agent's estimates and record as evaluator, and the
+fleet's (task types' levels, judges' records, the learned spreads, the last fit).
 
-An ``Estimate`` is a Gaussian over the agent's latent quality on the 0-10 score scale
-(mean and variance), with the number of observations behind it and the time of the last
-one (inactivity widens it from there). ``EvaluatorState`` is what the agent's own scores
-of others' work have shown: its leniency (a Gaussian over its bias), its noise (an
-inverse-gamma's shape and rate) and its honesty (log-odds that its scores are honest
-rather than arbitrary). The values are plain floats in slotted dataclasses (built on the
-hot path without validation); ``AGENT_SKILL`` and ``FLEET_SKILL`` turn them into JSON and
-back, to the same bits, which replay relies on.
+The authoritative estimates come from the fit over every stored observation
+(``fit.py``); between two fits, each new observation moves the estimates it concerns by
+one filter step (``live.py``). An ``Estimate`` is therefore what is shown: a Gaussian
+over the agent's skill on the 0-10 score scale, with ``base_mean`` and ``base_var``, the
+values the last fit gave, from which the filter steps since have moved it.
+
+The values are plain floats in slotted dataclasses; ``AGENT_SKILL`` and ``FLEET_SKILL``
+turn them into JSON and back, to the same bits.
 """
 
 from __future__ import annotations
@@ -25,10 +26,14 @@ __all__ = [
     "OVERALL",
     "AgentSkill",
     "Estimate",
-    "EvaluatorState",
+    "FitInfo",
     "FleetSkill",
     "Point",
+    "SourceState",
+    "SourceType",
+    "Spreads",
     "new_skill",
+    "new_source",
     "replace",
 ]
 
@@ -40,14 +45,15 @@ FLEET = "=fleet"
 
 
 Point = tuple[float, str, float, float]
-"""(time, task type or ``OVERALL``, mean, sd) after an update."""
+"""(time, task type or ``OVERALL``, mean, sd) of an estimate at a moment of its history."""
 
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
-    """A Gaussian over one latent quality (variance > 0). ``drop`` and ``rise`` are the
-    change detector's two CUSUM statistics: how far the evidence has run below and above
-    the estimate, in standard units beyond the allowance (``update.watched``)."""
+    """A Gaussian over one skill (variance > 0): what is shown, as of ``at``, the time of
+    the latest observation in it (inactivity widens it from there). ``base_mean`` and
+    ``base_var`` are the last fit's values; ``drop`` and ``rise`` the change detector's two
+    CUSUM statistics (``chain.py``)."""
 
     mean: float
     var: float
@@ -55,108 +61,133 @@ class Estimate:
     at: float | None = None
     drop: float = 0.0
     rise: float = 0.0
+    base_mean: float | None = None
+    base_var: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class EvaluatorState:
-    """An agent as evaluator of other agents' work."""
+class SourceType:
+    """A source's leniency and noise at one task type."""
 
     bias_mean: float
     bias_var: float
-    noise_shape: float
-    noise_rate: float
-    trust: float
+    noise_var: float
     n: int = 0
 
-    def noise_var(self, rules: SkillRules) -> float:
-        """The evaluator's noise variance, within the rules' bounds."""
-        low = rules.min_noise_sd * rules.min_noise_sd
-        high = rules.max_noise_sd * rules.max_noise_sd
-        return min(high, max(low, self.noise_rate / self.noise_shape))
+
+@dataclass(frozen=True, slots=True)
+class SourceState:
+    """A source of scores (an agent as evaluator, a judge, the aggregated reports): its
+    leniency (a Gaussian over its bias), its noise variance and the probability that its
+    scores follow the quality at all (``honesty``), overall and per task type."""
+
+    bias_mean: float
+    bias_var: float
+    noise_var: float
+    honesty: float
+    n: int = 0
+    types: dict[str, SourceType] = field(default_factory=dict)
+
+    def at_type(self, task_type: str) -> tuple[float, float, float]:
+        """Leniency mean and variance and noise variance at a task type (its own where it
+        has scored there, else its overall)."""
+        found = self.types.get(task_type)
+        if found is None:
+            return self.bias_mean, self.bias_var, self.noise_var
+        return found.bias_mean, found.bias_var, found.noise_var
+
+
+def new_source(rules: SkillRules, spreads: Spreads | None = None) -> SourceState:
+    """A source nothing is known of: the priors."""
+    leniency = (spreads.leniency if spreads else rules.leniency_sd) ** 2
+    return SourceState(
+        bias_mean=0.0,
+        bias_var=leniency + rules.type_leniency_sd**2,
+        noise_var=rules.noise_sd**2,
+        honesty=rules.honesty_prior,
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class AgentSkill:
-    """Everything the evidence model knows of one agent."""
+    """Everything the evidence model knows of one agent: its skill per task type, overall,
+    and in general (``general``: its ability relative to the task types' levels, which is
+    what a task type it has not done yet is predicted from), its record as evaluator in its
+    current model (``evaluator``), and its history."""
 
     agent_id: str
     overall: Estimate
-    evaluator: EvaluatorState
+    evaluator: SourceState
     types: dict[str, Estimate] = field(default_factory=dict)
+    general: Estimate | None = None
     model_changes: int = 0
     history: tuple[Point, ...] = ()
-
-
-def new_evaluator(rules: SkillRules) -> EvaluatorState:
-    """An evaluator nothing is known of: the rules' priors."""
-    shape = rules.noise_weight / 2.0
-    return EvaluatorState(
-        bias_mean=0.0,
-        bias_var=rules.leniency_sd * rules.leniency_sd,
-        noise_shape=shape,
-        noise_rate=shape * rules.noise_sd * rules.noise_sd,
-        trust=rules.trust_prior,
-    )
+    fit: int = 0
 
 
 def new_skill(agent_id: str, rules: SkillRules) -> AgentSkill:
     """An agent nothing is known of."""
+    prior = rules.level_sd**2 + rules.ability_sd**2 + rules.type_spread**2
     return AgentSkill(
         agent_id=agent_id,
-        overall=Estimate(mean=rules.prior_mean, var=rules.prior_var),
-        evaluator=new_evaluator(rules),
+        overall=Estimate(mean=rules.prior_mean, var=prior),
+        evaluator=new_source(rules),
     )
 
 
 @dataclass(frozen=True, slots=True)
+class Spreads:
+    """The spreads the last fit learned (sd, score points)."""
+
+    type_spread: float
+    leniency: float
+    difficulty: float
+
+
+@dataclass(frozen=True, slots=True)
+class FitInfo:
+    """The fit the states come from: the last event of the log it read (``seq``), how many
+    events and observations it used, when it ran, with which rules, and whether its
+    uncertainty is exact (a dense solve) or approximate (a large fleet)."""
+
+    seq: int
+    events: int
+    observations: int
+    at: float
+    rules: str
+    exact: bool = True
+    iterations: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class FleetSkill:
-    """What the whole fleet shares. Per task type with deliberations, the level of the
-    peers' score scale: agents' estimates at that type are kept relative to it, and it
-    moves for everyone at once when a deliberation shows the common level was off
-    (assumed-density filtering alone would lose that: estimates become precise relative
-    to each other long before their common level is). And how much round offsets (a
-    task's difficulty) vary, learned from the deliberations (an inverse-gamma's shape
-    and rate)."""
+    """What the fleet shares, as of the last fit: each task type's level (its agents' mean
+    skill), the judges' and other non-agent sources' records, the learned spreads, and the
+    fit's own record. Empty before the first fit."""
 
     levels: dict[str, Estimate] = field(default_factory=dict)
-    offset_shape: float | None = None
-    offset_rate: float | None = None
-    leniency_weight: float = 0.0
-    leniency_sum: float = 0.0
-    leniency_squares: float = 0.0
-    evaluators: int = 0
+    sources: dict[str, SourceState] = field(default_factory=dict)
+    spreads: Spreads | None = None
+    fit: FitInfo | None = None
 
-    def level(self, task_type: str) -> tuple[float, float]:
-        """The level of a task type (mean, variance); (0, 0) before its first deliberation:
-        judgments and verdicts are on the absolute scale. The variance includes the
-        anchor's: the scale is the honest evaluators' average, and the average of the
-        ``evaluators`` leniencies seen is known only to their spread over root n."""
+    def level(self, task_type: str, rules: SkillRules) -> tuple[float, float]:
+        """A task type's level (mean, variance): the prior before the fit has seen it."""
         found = self.levels.get(task_type)
         if found is None:
-            return 0.0, 0.0
-        return found.mean, found.var + self.anchor_var()
+            return rules.prior_mean, rules.level_sd**2
+        return found.mean, found.var
 
-    def leniency_var(self, rules: SkillRules) -> float:
-        """How much honest evaluators' leniencies vary: learned, from ``leniency_sd``."""
-        if self.leniency_weight < 1.0:
-            return rules.leniency_sd**2
-        mean = self.leniency_sum / self.leniency_weight
-        return max(0.01, self.leniency_squares / self.leniency_weight - mean * mean)
+    def type_spread(self, rules: SkillRules) -> float:
+        """The learned spread of an agent's skill at one task type (variance)."""
+        return (self.spreads.type_spread if self.spreads else rules.type_spread) ** 2
 
-    def anchor_var(self) -> float:
-        """The variance of the honest evaluators' mean leniency."""
-        if self.evaluators == 0 or self.leniency_weight < 1.0:
-            return 0.0
-        mean = self.leniency_sum / self.leniency_weight
-        spread = max(0.0, self.leniency_squares / self.leniency_weight - mean * mean)
-        return spread / self.evaluators
+    def difficulty(self, rules: SkillRules) -> float:
+        """The learned spread of a deliberation's offset (variance)."""
+        return (self.spreads.difficulty if self.spreads else rules.difficulty_sd) ** 2
 
-    def offset_var(self, rules: SkillRules) -> float:
-        """The variance of a round's offset: learned, starting from ``difficulty_sd``."""
-        if self.offset_shape is None or self.offset_rate is None:
-            return rules.difficulty_sd**2
-        low, high = 0.05**2, rules.difficulty_sd**2 * 4.0
-        return min(high, max(low, self.offset_rate / self.offset_shape))
+    def source(self, name: str, rules: SkillRules) -> SourceState:
+        """A non-agent source's record (the priors for one the fit has not seen)."""
+        return self.sources.get(name) or new_source(rules, self.spreads)
 
 
 AGENT_SKILL: TypeAdapter[AgentSkill] = TypeAdapter(AgentSkill)

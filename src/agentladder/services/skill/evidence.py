@@ -10,6 +10,7 @@ import hashlib
 
 from agentladder.domain.deliberation_record import DeliberationRecord
 from agentladder.domain.skill.evidence import (
+    DEFAULT_JUDGE,
     DeliberationEvidence,
     Evaluation,
     ModelChange,
@@ -61,9 +62,16 @@ def from_record(record: DeliberationRecord, at: float) -> DeliberationEvidence:
 
 
 def judgment_evidence(
-    agent_id: str, contract_id: str, task_type: str, score: float | None, success: bool, at: float
+    agent_id: str,
+    contract_id: str,
+    task_type: str,
+    score: float | None,
+    success: bool,
+    at: float,
+    judge: str = DEFAULT_JUDGE,
 ) -> ScoreEvidence:
-    """An Oracle judgment of a task that no deliberation here already scored."""
+    """An Oracle judgment of a task that no deliberation here already scored, by ``judge``
+    (the source whose noise and leniency are learned), observed at ``at``."""
     return ScoreEvidence(
         key=f"judgment:{agent_id}:{contract_id}",
         at=at,
@@ -71,6 +79,7 @@ def judgment_evidence(
         task_type=task_type,
         score=score,
         success=success,
+        judge=judge,
     )
 
 

@@ -1,62 +1,93 @@
-"""Every skill state rebuilt from the stored log, in order, and compared with the store.
+"""Every skill state rebuilt from the stored log and compared with the store.
 
-Part of ``agentladder oracle verify``: the states a store holds must be exactly (to the
-last bit) what folding its events in ``seq`` order gives.
+Part of ``agentladder oracle verify``: the states a store holds must be what the fit of
+its log up to the last fit's end gives, with the events after it folded on by their
+filter steps, in ``seq`` order. The fit uses floating-point linear algebra whose sums a
+machine's BLAS may order differently, so estimates are compared within ``TOLERANCE``;
+everything else (counts, times, the detector's sums, model changes) must be equal.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any
 
 from agentladder.domain.skill.rules import SkillRules
+from agentladder.domain.skill.snapshot import Snapshot
 from agentladder.domain.skill.state import AgentSkill, FleetSkill
-from agentladder.domain.skill.update import apply_evidence
-from agentladder.services.skill.service import payload_of
+from agentladder.services.skill.fitting import Log, fitted, folded, read_log
 from agentladder.store.base import Store
 
-__all__ = ["SkillReport", "rebuild_skills", "verify_skills"]
+__all__ = ["TOLERANCE", "SkillReport", "rebuild_skills", "verify_skills"]
 
-PAGE = 10_000
+TOLERANCE = 1e-6
+"""How far (absolute, score points or their squares) a stored estimate may lie from the
+rebuilt one."""
 
 
 @dataclass
 class SkillReport:
-    """What the comparison found: events replayed, agents checked, and what differs."""
+    """What the comparison found: events replayed, agents checked, what differs, and
+    whether the states were fitted with other rules than the configured ones (then
+    ``agentladder skill rebuild`` is needed)."""
 
     events_replayed: int = 0
     agents_checked: int = 0
     differences: list[str] = field(default_factory=list)
+    rules_changed: bool = False
+    fit_pending: int = 0
 
 
 async def rebuild_skills(
-    store: Store, rules: SkillRules
+    store: Store, rules: SkillRules, at: float | None = None
 ) -> tuple[dict[str, AgentSkill], FleetSkill, int]:
-    """The states and the fleet's that the store's log gives, and how many events."""
-    states: dict[str, AgentSkill] = {}
-    fleet = FleetSkill()
-    after = 0
-    count = 0
-    while page := await store.skill_events(after=after, limit=PAGE):
-        for event in page:
-            if event.seq != after + 1:
-                raise ValueError(f"skill log: seq {event.seq} follows {after}")
-            update = apply_evidence(states, fleet, payload_of(event), rules)
-            states.update(update.agents)
-            if update.fleet is not None:
-                fleet = update.fleet
-            after = event.seq
-            count += 1
-    return states, fleet, count
+    """The states and the fleet's that the store's log gives, rebuilt as the store built
+    them: the fit up to the last fit's end (the whole log when there was none, or when
+    ``at`` asks for a new fit at that time), the rest folded on. And how many events."""
+    fleet = await store.get_fleet_skill()
+    whole = await read_log(store)
+    done = fleet.fit
+    if at is not None:
+        snapshot = fitted(whole, rules, at)
+        return snapshot.agents, snapshot.fleet, len(whole.evidence)
+    if done is None:  # never fitted: every event's filter step from nothing
+        events = await store.skill_events(after=0, limit=max(1, whole.seq))
+        return folded(Snapshot({}, FleetSkill()), events, rules), FleetSkill(), whole.seq
+    upto = Log(whole.evidence[: done.seq], done.seq)
+    snapshot = fitted(upto, rules, done.at)
+    newer = await store.skill_events(after=done.seq, limit=max(1, whole.seq - done.seq))
+    return folded(snapshot, newer, rules), snapshot.fleet, len(whole.evidence)
+
+
+def close(a: Any, b: Any, tolerance: float = TOLERANCE) -> bool:
+    """Equal, floats within ``tolerance`` (dataclasses, dicts, tuples walked through)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
+    if is_dataclass(a) and is_dataclass(b) and type(a) is type(b):
+        return all(close(getattr(a, f.name), getattr(b, f.name), tolerance) for f in fields(a))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k], tolerance) for k in a)
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return len(a) == len(b) and all(close(x, y, tolerance) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 async def verify_skills(store: Store, rules: SkillRules) -> SkillReport:
-    """Replay the log and compare every state with the stored one."""
-    states, fleet, count = await rebuild_skills(store, rules)
+    """Rebuild the states and compare every one with the stored one."""
+    fleet = await store.get_fleet_skill()
+    report = SkillReport()
+    if fleet.fit is not None and fleet.fit.rules != rules.digest():
+        report.rules_changed = True
+        return report
+    states, rebuilt_fleet, count = await rebuild_skills(store, rules)
     stored = {s.agent_id: s for s in await store.list_skills()}
-    report = SkillReport(events_replayed=count, agents_checked=len(stored))
+    report.events_replayed = count
+    report.agents_checked = len(stored)
+    report.fit_pending = count - (fleet.fit.seq if fleet.fit else 0)
     for agent in sorted(set(states) | set(stored)):
-        if states.get(agent) != stored.get(agent):
+        if not close(states.get(agent), stored.get(agent)):
             report.differences.append(agent)
-    if fleet != await store.get_fleet_skill():
+    if fleet.fit is not None and not close(rebuilt_fleet, fleet):
         report.differences.append("(fleet)")
     return report

@@ -1,29 +1,34 @@
-"""``SkillService``: evidence applied once per key, estimates read as of now.
+"""``SkillService``: evidence applied once per key, a fit of the whole log, estimates read
+as of now.
 
 Every observation becomes one skill event in the store's log, applied with the states it
-changes in one atomic unit (``Store.apply_skill``). The same key twice counts once; the
-same key with other evidence is a ``PayloadConflict``.
+changes in one atomic unit (``Store.apply_skill``): a filter step from the last fit
+(``domain.skill.live``). ``fit`` reads the whole log, fits it (``domain.skill.fit``: the
+result depends on the set of events, not their order) off the event loop, and replaces
+every state (``Store.commit_skill_fit``). The same key twice counts once; the same key
+with other evidence is a ``PayloadConflict``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-import json
 from collections.abc import Collection, Mapping, Sequence
 
 from pydantic import TypeAdapter
 
 from agentladder.domain.skill.board import SkillEntry, skill_board, skill_view
-from agentladder.domain.skill.evidence import Evidence
+from agentladder.domain.skill.evidence import DEFAULT_JUDGE, Evidence, ScoreEvidence
+from agentladder.domain.skill.live import apply_evidence
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
-from agentladder.domain.skill.update import apply_evidence
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock
+from agentladder.services.skill.fitting import fitted_commit, read_log
 from agentladder.store.base import Store
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
-__all__ = ["EVIDENCE", "SkillService", "evidence_hash"]
+__all__ = ["EVIDENCE", "FitReport", "SkillService", "evidence_hash", "payload_of"]
 
 EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
 """Reads a stored skill event's payload back into its evidence."""
@@ -31,8 +36,26 @@ EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
 
 def evidence_hash(evidence: Evidence) -> str:
     """The fingerprint of the evidence without its time (a retry later is the same): the
-    SHA-256 of its JSON, whose fields pydantic writes in their declared order."""
-    return hashlib.sha256(evidence.model_dump_json(exclude={"at"}).encode()).hexdigest()
+    SHA-256 of its JSON, whose fields pydantic writes in their declared order (a judgment
+    by the default judge without the field, as before judges were named)."""
+    leave = {"at"}
+    if isinstance(evidence, ScoreEvidence) and evidence.judge == DEFAULT_JUDGE:
+        leave.add("judge")
+    return hashlib.sha256(evidence.model_dump_json(exclude=leave).encode()).hexdigest()
+
+
+def payload_of(event: SkillEvent) -> Evidence:
+    """The evidence a stored event holds."""
+    return EVIDENCE.validate_json(event.payload)
+
+
+class FitReport:
+    """What one fit did: the log's end it read, how many events, and whether it ran."""
+
+    def __init__(self, seq: int, events: int, ran: bool) -> None:
+        self.seq = seq
+        self.events = events
+        self.ran = ran
 
 
 class SkillService:
@@ -44,6 +67,7 @@ class SkillService:
         self.store = store
         self.rules = rules or SkillRules()
         self.clock = clock or SystemClock()
+        self._fitting = asyncio.Lock()
 
     def now(self) -> float:
         """The clock's time in seconds."""
@@ -61,7 +85,7 @@ class SkillService:
                 payload_hash=digest,
                 at=evidence.at,
             )
-            return SkillCommit(event, update.agents, update.fleet)
+            return SkillCommit(event, update.agents, None)
 
         return fold
 
@@ -82,6 +106,25 @@ class SkillService:
         items = [(e.key, e.touched(), self._fold(e, evidence_hash(e))) for e in evidence]
         return await self.store.apply_skill_many(items)
 
+    async def fit(self, *, force: bool = False) -> FitReport:
+        """Fit the whole log and replace every state (off the event loop); nothing to do
+        when the last fit read the log to its end with the same rules, unless ``force``."""
+        async with self._fitting:
+            fleet = await self.store.get_fleet_skill()
+            done = fleet.fit
+            if (
+                done is not None
+                and done.rules == self.rules.digest()
+                and not force
+                and not await self.store.skill_events(after=done.seq, limit=1)
+            ):
+                return FitReport(done.seq, done.events, ran=False)
+            log = await read_log(self.store)
+            at = self.now()
+            commit = await asyncio.to_thread(fitted_commit, log, self.rules, at)
+            await self.store.commit_skill_fit(log.seq, commit)
+            return FitReport(log.seq, len(log.evidence), ran=True)
+
     async def board(self, task_type: str | None = None, limit: int = 100) -> list[SkillEntry]:
         """The agents with evidence, best first, in tiers (overall without a task type)."""
         if isinstance(limit, bool) or not 1 <= limit <= 1000:
@@ -94,7 +137,7 @@ class SkillService:
         """One agent's overall skill and its skill at every task type it has evidence in;
         ``NotFound`` for an agent without any."""
         found = (await self.store.get_skills([agent_id])).get(agent_id)
-        if found is None:
+        if found is None or found.overall.n == 0:
             raise NotFound("skill", agent_id)
         fleet = await self.store.get_fleet_skill()
         now = self.now()
@@ -117,8 +160,3 @@ class SkillService:
         """How many model changes the agent's state has seen."""
         found = (await self.store.get_skills([agent_id])).get(agent_id)
         return 0 if found is None else found.model_changes
-
-
-def payload_of(event: SkillEvent) -> Evidence:
-    """The evidence a stored event holds."""
-    return EVIDENCE.validate_python(json.loads(event.payload))

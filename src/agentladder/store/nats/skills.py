@@ -32,7 +32,7 @@ from agentladder.store.codec import decode, decode_as
 from agentladder.store.nats.batch import BatchMessage, publish_atomic
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
-from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
+from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 
 __all__ = ["SKILL_CHUNK", "SkillKv"]
 
@@ -164,6 +164,37 @@ class SkillKv:
             messages.append(BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(fleet)))
         await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
         return out
+
+    async def commit_fit(self, seq: int, fold: FitFold) -> None:
+        """The fit's states, in batches of ``SKILL_CHUNK``, then the fleet's with the head
+        unchanged (compare-and-set on its revision): ``RevisionConflict`` when an event was
+        appended meanwhile (the caller retries: the fold then folds it on too)."""
+        head = await self._get("head")
+        last, head_revision = (0, 0) if head is None else (json.loads(head[0])["seq"], head[1])
+        newer: list[SkillEvent] = []
+        after = seq
+        while after < last and (page := await self.events(after, 1000)):
+            newer.extend(event for event in page if event.seq <= last)
+            after = page[-1].seq
+        commit = fold(newer)
+        held = {state.agent_id for state in await self.list_states()}
+        for gone in sorted(held - set(commit.agents)):  # replaced by nothing: removed
+            await self._kv.delete(f"a.{gone}")
+        states = list(commit.agents.items())
+        for start in range(0, len(states), SKILL_CHUNK):
+            messages = [
+                BatchMessage(f"{self._pre}a.{agent}", AGENT_SKILL.dump_json(state))
+                for agent, state in states[start : start + SKILL_CHUNK]
+            ]
+            await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
+        await publish_atomic(
+            self._nc,
+            [
+                BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(commit.fleet)),
+                BatchMessage(f"{self._pre}head", json.dumps({"seq": last}).encode(), head_revision),
+            ],
+            timeout=REQUEST_TIMEOUT,
+        )
 
     async def list_states(self) -> list[AgentSkill]:
         """Every agent's state, by agent id."""

@@ -68,7 +68,7 @@ from agentladder.store.records import (
     registration_matches,
 )
 from agentladder.store.retry import retry_on_conflict
-from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
+from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 
 __all__ = ["LEADERBOARD_WAIT", "NatsStore", "open_nats_store"]
 
@@ -258,6 +258,16 @@ class NatsStore:
                 return await self._skills.apply(key, agents, fold)
 
         return await retry_on_conflict(attempt)
+
+    async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:
+        """The states in batches, then the fleet's on the head's compare-and-set, retried
+        when an event was appended meanwhile."""
+
+        async def attempt() -> None:
+            with self._guard("commit_skill_fit"):
+                await self._skills.commit_fit(seq, fold)
+
+        await retry_on_conflict(attempt)
 
     async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """From the skill bucket, at once."""

@@ -13,7 +13,7 @@ from agentladder.domain.skill.state import AGENT_SKILL, FLEET, FLEET_SKILL, Agen
 from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode_as
 from agentladder.store.lru import Lru
-from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold
+from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 from agentladder.store.sqlite.connections import SqliteFile
 from agentladder.store.sqlite.rows import rows_in
 
@@ -160,6 +160,28 @@ class SqliteSkills(SqliteFile):
             return out
 
         return await self._write(run)
+
+    async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:
+        """One job of the writer: the events after ``seq`` read, folded, and every state
+        replaced, in one transaction."""
+        cache = self._decoded_skills()
+
+        def run(conn: sqlite3.Connection) -> None:
+            found = conn.execute(f"{_EVENT} WHERE seq > ? ORDER BY seq", (seq,))
+            newer = [_event(row) for row in found]
+            commit = fold(newer)
+            (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM skill_events").fetchone()
+            conn.execute("DELETE FROM skill_states")
+            rows = [
+                (agent, AGENT_SKILL.dump_json(state).decode(), last)
+                for agent, state in commit.agents.items()
+            ]
+            rows.append((FLEET, FLEET_SKILL.dump_json(commit.fleet).decode(), last))
+            conn.executemany(_UPSERT_STATE, rows)
+            fresh = {agent: (last, state) for agent, state in commit.agents.items()}
+            self._writer.after_commit(lambda: cache.update(fresh))
+
+        await self._write(run)
 
     async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """In one read."""

@@ -1,0 +1,177 @@
+"""Time: an agent's skill at a task type may drift, jump at a model change, or change all
+at once; the fit's linear system treats it as one value. Each (agent, task type)'s
+evidence, one message per event in the order the events *happened* (``observed_at``, then
+key: never arrival order), runs through two Kalman filters from the same start:
+
+- ``still``: no dynamics (what the system assumes);
+- ``moving``: a random walk of ``drift_sd_per_day`` per day between events, a jump of
+  ``model_change_sd`` at each model change of the agent, and a change detector: a
+  two-sided CUSUM (Page's) of each event's standardized innovation; when either side
+  crosses ``change_threshold`` the estimate gains ``change_sd``² of variance and both
+  start again from 0.
+
+The fit's estimate is corrected by the difference of the two (mean and variance): with
+evidence of one moment and no model change, none. All pairs run at once, event by event
+(``run_chains``); ``step`` moves one estimate between two fits by one new event.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from agentladder.domain.skill.rules import SkillRules
+
+__all__ = ["DAY_S", "Chains", "Message", "Track", "chains_of", "run_chains", "step", "watched"]
+
+DAY_S = 86_400.0
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """What one event says of the skill by itself: a Gaussian (mean, variance), at ``at``."""
+
+    at: float
+    mean: float
+    var: float
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Track:
+    """A filter's state: the estimate, the time of its latest event, the detector's sums."""
+
+    mean: float
+    var: float
+    at: float | None = None
+    drop: float = 0.0
+    rise: float = 0.0
+
+
+def watched(
+    drop: float, rise: float, prior: tuple[float, float], message: tuple[float, float],
+    rules: SkillRules,
+) -> tuple[float, float, bool]:  # fmt: skip
+    """The detector after one event: its standardized innovation (the message against the
+    prior), each counted at most half the threshold so that no one event is a change by
+    itself. The new sums, and whether either crossed (both then start again from 0)."""
+    if rules.change_threshold == 0.0:
+        return drop, rise, False
+    z = (message[0] - prior[0]) / math.sqrt(prior[1] + message[1])
+    half = rules.change_threshold / 2.0
+    z = max(-half, min(half, z))
+    drop = max(0.0, drop - z - rules.change_allowance)
+    rise = max(0.0, rise + z - rules.change_allowance)
+    if drop > rules.change_threshold or rise > rules.change_threshold:
+        return 0.0, 0.0, True
+    return drop, rise, False
+
+
+def step(track: Track, message: Message, jumps: list[float], rules: SkillRules) -> Track:
+    """One event on the moving filter: drift to its time (and the model changes on the
+    way), update, watch for a change. An event from before the track's latest is taken as
+    of then (the next fit places it)."""
+    var = track.var
+    if track.at is not None and message.at > track.at:
+        var += rules.drift_sd_per_day**2 * (message.at - track.at) / DAY_S
+        between = bisect.bisect_right(jumps, message.at) - bisect.bisect_right(jumps, track.at)
+        var += between * rules.model_change_sd**2
+    post = 1.0 / (1.0 / var + 1.0 / message.var)
+    mean = post * (track.mean / var + message.mean / message.var)
+    drop, rise, changed = watched(
+        track.drop, track.rise, (track.mean, var), (message.mean, message.var), rules
+    )
+    if changed:
+        post += rules.change_sd**2
+    at = message.at if track.at is None else max(track.at, message.at)
+    return Track(mean=mean, var=post, at=at, drop=drop, rise=rise)
+
+
+@dataclass(frozen=True)
+class Chains:
+    """The messages of every pair, pair by pair and in time order within a pair: each
+    message's pair, its rank within the pair, the variance the moving filter adds before
+    it (drift since the pair's previous event, model changes in between), its time; and
+    the variance it adds after the pair's last message up to the fit (model changes)."""
+
+    pair: Ints
+    rank: Ints
+    added: Floats
+    at: Floats
+    late: Floats
+
+
+def chains_of(
+    pair: Ints, at: Floats, key: Ints, pair_agent: list[str], changes: dict[str, list[float]],
+    pairs: int, rules: SkillRules,
+) -> tuple[Chains, Ints]:  # fmt: skip
+    """The chain layout of messages given per (pair, time, key), and the order that sorts
+    the messages into it."""
+    order = np.lexsort((key, at, pair))
+    p, t = pair[order], at[order]
+    first = np.ones(len(p), dtype=bool)
+    first[1:] = p[1:] != p[:-1]
+    starts = np.flatnonzero(first)
+    rank = np.arange(len(p)) - np.repeat(starts, np.diff(np.append(starts, len(p))))
+    previous = np.where(first, t, np.roll(t, 1))
+    gap = np.maximum(t - previous, 0.0)
+    added = rules.drift_sd_per_day**2 * gap / DAY_S
+    late = np.zeros(pairs)
+    jump = rules.model_change_sd**2
+    for index, agent in enumerate(pair_agent):
+        times = changes.get(agent)
+        if not times:
+            continue
+        low, high = np.searchsorted(p, index), np.searchsorted(p, index, side="right")
+        if low == high:
+            late[index] = len(times) * jump
+            continue
+        before = np.searchsorted(np.asarray(times), t[low:high], side="right")
+        added[low:high] += np.diff(np.concatenate(([before[0]], before))) * jump
+        late[index] = (len(times) - before[-1]) * jump
+    return Chains(p.astype(np.int64), rank.astype(np.int64), added, t, late), order
+
+
+def run_chains(
+    chains: Chains, start_mean: Floats, start_var: Floats, mean: Floats, var: Floats,
+    rules: SkillRules,
+) -> tuple[Floats, Floats, Floats, Floats, Floats, Floats, Floats, Floats]:  # fmt: skip
+    """Both filters over every pair's messages (``mean``, ``var`` in chain order), all
+    pairs at once. Per pair: the still filter's end (mean, var), the moving one's end
+    (mean, var, drop, rise); per message: the moving filter's estimate after it (mean,
+    var)."""
+    n_pairs = len(start_mean)
+    still_m, still_v = start_mean.copy(), start_var.copy()
+    move_m, move_v = start_mean.copy(), start_var.copy()
+    drop, rise = np.zeros(n_pairs), np.zeros(n_pairs)
+    path_m, path_v = np.zeros(len(mean)), np.zeros(len(mean))
+    threshold, half = rules.change_threshold, rules.change_threshold / 2.0
+    depth = int(chains.rank.max()) + 1 if len(chains.rank) else 0
+    by_rank = np.argsort(chains.rank, kind="stable")
+    bounds = np.searchsorted(chains.rank[by_rank], np.arange(depth + 1))
+    for r in range(depth):
+        m = by_rank[bounds[r] : bounds[r + 1]]
+        p = chains.pair[m]
+        sv = 1.0 / (1.0 / still_v[p] + 1.0 / var[m])
+        still_m[p] = sv * (still_m[p] / still_v[p] + mean[m] / var[m])
+        still_v[p] = sv
+        prior_v = move_v[p] + chains.added[m]
+        post_v = 1.0 / (1.0 / prior_v + 1.0 / var[m])
+        post_m = post_v * (move_m[p] / prior_v + mean[m] / var[m])
+        if threshold > 0.0:
+            z = np.clip((mean[m] - move_m[p]) / np.sqrt(prior_v + var[m]), -half, half)
+            d = np.maximum(0.0, drop[p] - z - rules.change_allowance)
+            u = np.maximum(0.0, rise[p] + z - rules.change_allowance)
+            changed = (d > threshold) | (u > threshold)
+            post_v = post_v + np.where(changed, rules.change_sd**2, 0.0)
+            drop[p] = np.where(changed, 0.0, d)
+            rise[p] = np.where(changed, 0.0, u)
+        move_m[p], move_v[p] = post_m, post_v
+        path_m[m], path_v[m] = post_m, post_v
+    return still_m, still_v, move_m, move_v + chains.late, drop, rise, path_m, path_v

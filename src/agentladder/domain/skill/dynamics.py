@@ -1,0 +1,115 @@
+"""The fit's time chains: each observation's event as one message per (agent, task type),
+built from the system's solution in each round of the fit and run through
+``chain.run_chains``. What they give back: how far each event's skill lay from the
+system's one value (so that a score after a real change is not taken for an outlier), and
+the correction of each pair's estimate for time (``snapshot.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from agentladder.domain.skill.chain import Chains, chains_of, run_chains
+from agentladder.domain.skill.observations import Observations
+from agentladder.domain.skill.rules import SkillRules
+from agentladder.domain.skill.system import Layout, Solution
+
+__all__ = ["Dynamics", "MessageLayout", "dynamics", "message_layout"]
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+_NOTHING = 1e12  # the variance of a message that says nothing
+
+
+@dataclass(frozen=True)
+class MessageLayout:
+    """Each observation's message (one per pair and event), the messages' pairs, times and
+    events, and their chain layout (``order``: chain position to message)."""
+
+    of: Ints
+    pair: Ints
+    at: Floats
+    event: Ints
+    chains: Chains
+    order: Ints
+
+
+@dataclass(frozen=True)
+class Dynamics:
+    """One run of the chains: per message (in message order) its mean and variance alone
+    and the moving filter's estimate after it; per pair both filters' ends and the
+    detector's sums."""
+
+    mean: Floats
+    var: Floats
+    path_mean: Floats
+    path_var: Floats
+    still_mean: Floats
+    still_var: Floats
+    moving_mean: Floats
+    moving_var: Floats
+    drop: Floats
+    rise: Floats
+
+    def deviation(self, lay: MessageLayout) -> Floats:
+        """Per message: how far the moving estimate after it lies from the pair's one
+        value (the still filter's end)."""
+        return self.path_mean - self.still_mean[lay.pair]
+
+
+def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> MessageLayout:
+    """The messages of the evidence and their chains."""
+    width = max(len(obs.events), 1)
+    keys, first, of = np.unique(obs.pair * width + obs.event, return_index=True,
+                                return_inverse=True)  # fmt: skip
+    pair = (keys // width).astype(np.int64)
+    event = (keys % width).astype(np.int64)
+    at = obs.at[first]
+    agents = obs.agents
+    pair_agent = [agents[int(a)] for a in lay.pair_agent]
+    chains, order = chains_of(pair, at, event, pair_agent, obs.changes, lay.pairs, rules)
+    return MessageLayout(of.astype(np.int64), pair, at, event, chains, order.astype(np.int64))
+
+
+def dynamics(
+    obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution, weight: Floats,
+    value: Floats, type_spread: float, rules: SkillRules,
+) -> Dynamics:  # fmt: skip
+    """The chains over what each event says of its pair's skill alone: its observations'
+    values less their sources' leniencies and their deliberation's offset, weighed (the
+    offset's uncertainty added, since the event's scores share it)."""
+    mean = sol.mean
+    scored = obs.source >= 0
+    cols = lay.cols
+    lenient = np.where(
+        scored, mean[np.maximum(cols[:, 1], 0)] + mean[np.maximum(cols[:, 2], 0)], 0.0
+    )
+    grouped = obs.group >= 0
+    gk = np.where(grouped, obs.group, 0)
+    offset = np.where(grouped, sol.offset[gk], 0.0) if lay.groups else np.zeros(len(obs))
+    spread = np.where(grouped, sol.offset_var[gk], 0.0) if lay.groups else np.zeros(len(obs))
+    said = value - lenient - offset
+    n = len(msg.pair)
+    total = np.bincount(msg.of, weights=weight, minlength=n)
+    sums = np.bincount(msg.of, weights=weight * said, minlength=n)
+    share = np.bincount(msg.of, weights=spread, minlength=n) / np.maximum(
+        np.bincount(msg.of, minlength=n), 1
+    )
+    m_mean = np.where(total > 0.0, sums / np.where(total > 0.0, total, 1.0), 0.0)
+    m_var = np.where(total > 0.0, 1.0 / np.where(total > 0.0, total, 1.0) + share, _NOTHING)
+    q = lay.q0 + lay.pair_agent
+    lv = lay.l0 + lay.pair_type
+    start_mean = mean[q] + mean[lv]
+    start_var = type_spread + np.diag(sol.cov)[q] + np.diag(sol.cov)[lv]
+    order = msg.order
+    still_m, still_v, move_m, move_v, drop, rise, path_m, path_v = run_chains(
+        msg.chains, start_mean, start_var, m_mean[order], m_var[order], rules
+    )
+    path_mean = np.empty(n)
+    path_var = np.empty(n)
+    path_mean[order] = path_m
+    path_var[order] = path_v
+    return Dynamics(m_mean, m_var, path_mean, path_var, still_m, still_v, move_m, move_v,
+                    drop, rise)  # fmt: skip

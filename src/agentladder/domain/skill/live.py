@@ -1,0 +1,235 @@
+"""Between two fits: one new observation moves the estimates it concerns by one filter
+step, with the sources' records and the levels as the last fit left them. A pure function
+of the touched agents' states, the fleet's and the evidence: it writes only those agents
+(no fleet-wide state), and the next fit places the evidence exactly (``fit.py``).
+
+- a judgment's score: its judge's leniency removed, weighed by the judge's noise and
+  honesty (a judge the fit has not seen yet: the priors, so a new judge counts little);
+- a verdict or a judgment with only ``success``: a probit update;
+- a deliberation: its authors' skills and its shared offset solved at once from the
+  peers' scores (each evaluator's leniency, noise and honesty as last fitted);
+- a model change: every estimate of the agent is less sure, and its record as evaluator
+  starts over.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from agentladder.domain.skill.chain import Message, Track, step
+from agentladder.domain.skill.evidence import (
+    AGGREGATE,
+    DeliberationEvidence,
+    Evidence,
+    ModelChange,
+    ScoreEvidence,
+)
+from agentladder.domain.skill.gauss import censored, probit_update
+from agentladder.domain.skill.observations import judge_source
+from agentladder.domain.skill.rules import SkillRules
+from agentladder.domain.skill.state import (
+    OVERALL,
+    AgentSkill,
+    Estimate,
+    FleetSkill,
+    Point,
+    SourceState,
+    new_skill,
+    new_source,
+    replace,
+)
+
+__all__ = ["SkillUpdate", "apply_evidence", "prior_at"]
+
+
+@dataclass(frozen=True, slots=True)
+class SkillUpdate:
+    """The new states of the agents one piece of evidence touches."""
+
+    agents: dict[str, AgentSkill]
+
+
+def prior_at(skill: AgentSkill, fleet: FleetSkill, task_type: str, rules: SkillRules) -> Estimate:
+    """The agent's estimate at a task type; one it has not done yet is predicted from its
+    general ability and the type's level, with the learned ``type_spread``."""
+    found = skill.types.get(task_type)
+    if found is not None:
+        return found
+    level, level_var = fleet.level(task_type, rules)
+    general = skill.general or Estimate(mean=0.0, var=rules.ability_sd**2)
+    mean = level + general.mean
+    var = level_var + general.var + fleet.type_spread(rules)
+    return Estimate(mean=mean, var=var, base_mean=mean, base_var=var)
+
+
+def apply_evidence(
+    states: Mapping[str, AgentSkill], fleet: FleetSkill, evidence: Evidence, rules: SkillRules
+) -> SkillUpdate:
+    """The new states of every agent the evidence touches (absent ones start new)."""
+    current = {a: states.get(a) or new_skill(a, rules) for a in evidence.touched()}
+    if isinstance(evidence, ModelChange):
+        skill = current[evidence.agent_id]
+        return SkillUpdate({evidence.agent_id: _model_change(skill, evidence.at, rules)})
+    if isinstance(evidence, DeliberationEvidence):
+        return SkillUpdate(_deliberation(current, fleet, evidence, rules))
+    skill = current[evidence.agent_id]
+    task_type, at = evidence.task_type, evidence.at
+    prior = _drifted(prior_at(skill, fleet, task_type, rules), at, rules)
+    if isinstance(evidence, ScoreEvidence) and evidence.score is not None:
+        source = fleet.source(judge_source(evidence.judge), rules)
+        bias, bias_var, noise = source.at_type(task_type)
+        value, extra = censored(evidence.score, prior.mean + bias, prior.var + bias_var + noise)
+        var = (noise + extra) / max(source.honesty, 1e-6) + bias_var
+        message = Message(at=at, mean=value - bias, var=var, count=1)
+    else:
+        passed = evidence.success if isinstance(evidence, ScoreEvidence) else evidence.passed
+        mean, var = probit_update(
+            prior.mean, prior.var, rules.pass_threshold, passed, rules.pass_sd
+        )
+        precision = 1.0 / var - 1.0 / prior.var
+        if precision <= 0.0:
+            return SkillUpdate({evidence.agent_id: skill})
+        said = (mean / var - prior.mean / prior.var) / precision
+        message = Message(at=at, mean=said, var=1.0 / precision, count=1)
+    changed = _moved(skill, fleet, task_type, message, rules)
+    return SkillUpdate({evidence.agent_id: changed})
+
+
+def _drifted(estimate: Estimate, at: float, rules: SkillRules) -> Estimate:
+    """The estimate as of ``at``: it drifts from the time of its latest evidence."""
+    if estimate.at is None or at <= estimate.at:
+        return estimate
+    days = (at - estimate.at) / 86_400.0
+    return replace(estimate, var=estimate.var + rules.drift_sd_per_day**2 * days)
+
+
+def _moved(
+    skill: AgentSkill, fleet: FleetSkill, task_type: str, message: Message, rules: SkillRules
+) -> AgentSkill:
+    """The agent with its estimate at the task type moved by the message (and the overall
+    estimate by its share of it)."""
+    before = prior_at(skill, fleet, task_type, rules)
+    track = Track(mean=before.mean, var=before.var, at=before.at, drop=before.drop,
+                  rise=before.rise)  # fmt: skip
+    after = step(track, message, [], rules)
+    estimate = Estimate(
+        mean=after.mean, var=after.var, n=before.n + message.count, at=after.at,
+        drop=after.drop, rise=after.rise, base_mean=before.base_mean, base_var=before.base_var,
+    )  # fmt: skip
+    types = dict(skill.types)
+    types[task_type] = estimate
+    known = len(fleet.levels) + (0 if task_type in fleet.levels else 1)
+    share = 1.0 / max(known, 1)
+    overall = skill.overall
+    overall = Estimate(
+        mean=overall.mean + share * (after.mean - before.mean),
+        var=max(1e-8, overall.var + share * share * (after.var - before.var)),
+        n=overall.n + message.count,
+        at=after.at if overall.at is None else max(overall.at, after.at or 0.0),
+        base_mean=overall.base_mean,
+        base_var=overall.base_var,
+    )
+    points: tuple[Point, ...] = (
+        (message.at, task_type, after.mean, math.sqrt(after.var)),
+        (message.at, OVERALL, overall.mean, math.sqrt(overall.var)),
+    )
+    history = (*skill.history, *points)[-rules.history :] if rules.history else ()
+    return replace(skill, types=types, overall=overall, history=history)
+
+
+def _model_change(skill: AgentSkill, at: float, rules: SkillRules) -> AgentSkill:
+    """Everything known of the agent is less sure, and its record as evaluator starts over."""
+    extra = rules.model_change_sd**2
+    types = {
+        name: replace(
+            _drifted(e, at, rules),
+            var=_drifted(e, at, rules).var + extra,
+            at=max(at, e.at or at),
+            drop=0.0,
+            rise=0.0,
+        )
+        for name, e in skill.types.items()
+    }
+    overall = _drifted(skill.overall, at, rules)
+    overall = replace(overall, var=overall.var + extra, at=max(at, overall.at or at))
+    general = skill.general
+    if general is not None:
+        general = replace(general, var=general.var + extra)
+    point: Point = (at, OVERALL, overall.mean, math.sqrt(overall.var))
+    history = (*skill.history, point)[-rules.history :] if rules.history else ()
+    return replace(
+        skill, types=types, overall=overall, general=general, evaluator=new_source(rules),
+        model_changes=skill.model_changes + 1, history=history,
+    )  # fmt: skip
+
+
+def _deliberation(
+    current: dict[str, AgentSkill],
+    fleet: FleetSkill,
+    evidence: DeliberationEvidence,
+    rules: SkillRules,
+) -> dict[str, AgentSkill]:
+    """The authors' skills and the deliberation's offset from every score at once."""
+    task_type, at = evidence.task_type, evidence.at
+    authors = sorted(
+        {e.author for e in evidence.evaluations} | {r.author for r in evidence.aggregated}
+    )
+    if not authors:
+        return current
+    index = {a: i for i, a in enumerate(authors)}
+    n = len(authors) + 1  # the authors, then the offset
+    priors = {
+        a: _drifted(prior_at(current[a], fleet, task_type, rules), at, rules) for a in authors
+    }
+    precision = np.zeros((n, n))
+    shift = np.zeros(n)
+    for a, i in index.items():
+        precision[i, i] = 1.0 / priors[a].var
+        shift[i] = priors[a].mean / priors[a].var
+    precision[-1, -1] = 1.0 / fleet.difficulty(rules)
+    rows: list[tuple[int, float, float]] = []
+    for ev in evidence.evaluations:
+        source = current[ev.evaluator].evaluator
+        rows.append(
+            _scored(index[ev.author], ev.score, source, task_type, priors[ev.author], fleet, rules)
+        )
+    aggregate = fleet.source(AGGREGATE, rules)
+    for reported in evidence.aggregated:
+        rows.append(_scored(index[reported.author], reported.score, aggregate, task_type,
+                            priors[reported.author], fleet, rules))  # fmt: skip
+    counts = dict.fromkeys(authors, 0)
+    for i, value, weight in rows:
+        for j in (i, n - 1):
+            shift[j] += weight * value
+            for k in (i, n - 1):
+                precision[j, k] += weight
+        counts[authors[i]] += 1
+    cov = np.linalg.inv(precision)
+    mean = cov @ shift
+    out = dict(current)
+    for a, i in index.items():
+        post_mean, post_var = float(mean[i]), float(cov[i, i])
+        prior = priors[a]
+        gained = 1.0 / post_var - 1.0 / prior.var
+        if gained <= 0.0 or counts[a] == 0:
+            continue
+        said = (post_mean / post_var - prior.mean / prior.var) / gained
+        message = Message(at=at, mean=said, var=1.0 / gained, count=counts[a])
+        out[a] = _moved(current[a], fleet, task_type, message, rules)
+    return out
+
+
+def _scored(
+    author: int, score: float, source: SourceState, task_type: str, prior: Estimate,
+    fleet: FleetSkill, rules: SkillRules,
+) -> tuple[int, float, float]:  # fmt: skip
+    """One score as (author, value without the source's leniency, weight)."""
+    bias, bias_var, noise = source.at_type(task_type)
+    spread = prior.var + fleet.difficulty(rules) + bias_var + noise
+    value, extra = censored(score, prior.mean + bias, spread)
+    weight = max(source.honesty, 1e-6) / (noise + extra + bias_var)
+    return author, value - bias, weight

@@ -1,0 +1,220 @@
+"""A fit turned into the states the stores keep: each agent's estimates (the fit's,
+corrected for time by ``chain.py``), its record as evaluator, its history; the fleet's
+levels, judges, spreads and the fit's own record.
+
+**Overall** is one thing everywhere: the mean of the agent's skill over every task type
+the fleet has evidence at, a type it has not done counting as predicted from its general
+ability and that type's level (and ``type_spread``). Its variance is that of the whole
+linear combination under the fit's joint posterior, so estimates that share evidence (one
+ability copied into several unseen types, a level, a judge's leniency) are not averaged as
+if independent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from agentladder.domain.skill.fit import FitResult
+from agentladder.domain.skill.observations import agent_source
+from agentladder.domain.skill.rules import SkillRules
+from agentladder.domain.skill.state import (
+    OVERALL,
+    AgentSkill,
+    Estimate,
+    FitInfo,
+    FleetSkill,
+    Point,
+    SourceState,
+    SourceType,
+    Spreads,
+    new_skill,
+    new_source,
+    replace,
+)
+
+__all__ = ["Snapshot", "snapshot_of"]
+
+_MIN_VAR = 1e-8
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every agent's state and the fleet's, as one fit gives them."""
+
+    agents: dict[str, AgentSkill]
+    fleet: FleetSkill
+
+
+def _source_state(fit: FitResult, s: int) -> SourceState:
+    lay, mean, cov = fit.lay, fit.solution.mean, fit.solution.cov
+    b = lay.b0 + s
+    types = {}
+    obs_types = fit.obs.types
+    counts = np.bincount(fit.obs.source[fit.obs.source >= 0], minlength=lay.sources)
+    for v in np.nonzero(lay.st_source == s)[0]:
+        col = lay.v0 + int(v)
+        n_here = int(np.sum(fit.lay.cols[:, 2] == col))
+        types[obs_types[int(lay.st_type[v])]] = SourceType(
+            bias_mean=float(mean[b] + mean[col]),
+            bias_var=float(max(cov[b, b] + cov[col, col] + 2 * cov[b, col], _MIN_VAR)),
+            noise_var=float(fit.noise[v]),
+            n=n_here,
+        )
+    return SourceState(
+        bias_mean=float(mean[b]),
+        bias_var=float(max(cov[b, b], _MIN_VAR)),
+        noise_var=float(fit.source_noise[s]),
+        honesty=float(fit.honesty[s]),
+        n=int(counts[s]),
+        types=types,
+    )
+
+
+def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: float) -> Snapshot:
+    """The states of every agent and of the fleet after the fit of the log up to ``seq``."""
+    obs, lay, sol = fit.obs, fit.lay, fit.solution
+    mean, cov = sol.mean, sol.cov
+    dyn, msg = fit.dynamics, fit.messages
+    counts = np.bincount(obs.pair, minlength=lay.pairs)
+    last = np.full(lay.pairs, -np.inf)
+    np.maximum.at(last, msg.pair, msg.at)
+    shown: dict[int, Estimate] = {}
+    corrections: dict[int, float] = {}
+    paths: dict[int, list[tuple[float, float, float]]] = defaultdict(list)
+    for p in range(lay.pairs):
+        delta_mean = float(dyn.moving_mean[p] - dyn.still_mean[p])
+        delta_var = float(dyn.moving_var[p] - dyn.still_var[p])
+        centre = float(mean[p]) + delta_mean
+        var = max(float(cov[p, p]) + delta_var, _MIN_VAR)
+        corrections[p] = delta_mean
+        shown[p] = Estimate(
+            mean=centre, var=var, n=int(counts[p]), at=float(last[p]),
+            drop=float(dyn.drop[p]), rise=float(dyn.rise[p]), base_mean=centre, base_var=var,
+        )  # fmt: skip
+    if rules.history:
+        for m in msg.order:  # in time order within each pair
+            p = int(msg.pair[m])
+            shift = float(mean[p] - dyn.still_mean[p])
+            var = max(float(cov[p, p] + dyn.path_var[m] - dyn.still_var[p]), _MIN_VAR)
+            paths[p].append((float(msg.at[m]), float(dyn.path_mean[m]) + shift, math.sqrt(var)))
+    states = _agents(fit, rules, shown, corrections, paths)
+    for s, name in enumerate(obs.sources):  # agents seen only as evaluators
+        agent = name.removeprefix("agent:").split("#")[0]
+        if name.startswith("agent:") and agent not in states:
+            epoch = len(obs.changes.get(agent, []))
+            if name == agent_source(agent, epoch):
+                base = new_skill(agent, rules)
+                states[agent] = replace(base, evaluator=_source_state(fit, s), model_changes=epoch)
+    return Snapshot(states, _fleet(fit, rules, seq, events, at))
+
+
+def _agents(
+    fit: FitResult,
+    rules: SkillRules,
+    shown: dict[int, Estimate],
+    corrections: dict[int, float],
+    paths: dict[int, list[tuple[float, float, float]]],
+) -> dict[str, AgentSkill]:
+    obs, lay, sol = fit.obs, fit.lay, fit.solution
+    mean, cov = sol.mean, sol.cov
+    types = obs.types
+    n_types = len(types)
+    spread = fit.type_spread**2
+    by_agent: dict[int, list[int]] = defaultdict(list)
+    for p in range(lay.pairs):
+        by_agent[int(lay.pair_agent[p])].append(p)
+    source_at = {name: i for i, name in enumerate(obs.sources)}
+    out: dict[str, AgentSkill] = {}
+    for a, agent in enumerate(obs.agents):
+        mine = by_agent[a]
+        seen = {int(lay.pair_type[p]): p for p in mine}
+        q = lay.q0 + a
+        weights = [1.0 / max(shown[p].var, _MIN_VAR) for p in mine]
+        ability_shift = sum(w * corrections[p] for w, p in zip(weights, mine, strict=True)) / sum(
+            weights
+        )
+        combo = np.zeros(lay.size)
+        extra = 0.0
+        for t in range(n_types):
+            p_seen = seen.get(t)
+            if p_seen is None:
+                combo[q] += 1.0 / n_types
+                combo[lay.l0 + t] += 1.0 / n_types
+                extra += spread / n_types**2
+            else:
+                combo[p_seen] += 1.0 / n_types
+        centre = float(combo @ mean)
+        var = float(combo @ cov @ combo) + extra
+        unseen = n_types - len(seen)
+        centre += (sum(corrections[p] for p in mine) + unseen * ability_shift) / n_types
+        var += sum(shown[p].var - cov[p, p] for p in mine) / n_types**2
+        last = max((shown[p].at or 0.0) for p in mine)
+        count = int(sum(shown[p].n for p in mine))
+        overall = Estimate(mean=centre, var=max(var, _MIN_VAR), n=count, at=last,
+                           base_mean=centre, base_var=max(var, _MIN_VAR))  # fmt: skip
+        general = Estimate(mean=float(mean[q] + ability_shift), var=float(max(cov[q, q], _MIN_VAR)))
+        epoch = len(obs.changes.get(agent, []))
+        found = source_at.get(agent_source(agent, epoch))
+        evaluator = new_source(rules) if found is None else _source_state(fit, found)
+        out[agent] = AgentSkill(
+            agent_id=agent,
+            overall=overall,
+            evaluator=evaluator,
+            types={types[int(lay.pair_type[p])]: shown[p] for p in mine},
+            general=general,
+            model_changes=epoch,
+            history=_history(
+                [(types[int(lay.pair_type[p])], paths[p]) for p in mine], overall, rules
+            ),
+        )
+    return out
+
+
+def _history(
+    typed: list[tuple[str, list[tuple[float, float, float]]]], overall: Estimate, rules: SkillRules
+) -> tuple[Point, ...]:
+    """The last ``history`` points: each task type's estimate after each of its events, in
+    time order, and the overall estimate as the fit gives it now."""
+    if not rules.history:
+        return ()
+    points: list[Point] = [(at, name, m, sd) for name, path in typed for at, m, sd in path]
+    points.sort(key=lambda p: (p[0], p[1]))
+    last = overall.at or (points[-1][0] if points else 0.0)
+    points.append((last, OVERALL, overall.mean, math.sqrt(overall.var)))
+    return tuple(points[-rules.history :])
+
+
+def _fleet(fit: FitResult, rules: SkillRules, seq: int, events: int, at: float) -> FleetSkill:
+    obs, lay, sol = fit.obs, fit.lay, fit.solution
+    per_type = np.bincount(lay.pair_type, minlength=lay.types)
+    levels = {
+        t: Estimate(
+            mean=float(sol.mean[lay.l0 + i]),
+            var=float(max(sol.cov[lay.l0 + i, lay.l0 + i], _MIN_VAR)),
+            n=int(per_type[i]),
+        )
+        for i, t in enumerate(obs.types)
+    }
+    sources = {
+        name: _source_state(fit, s)
+        for s, name in enumerate(obs.sources)
+        if not name.startswith("agent:")
+    }
+    return FleetSkill(
+        levels=levels,
+        sources=sources,
+        spreads=Spreads(fit.type_spread, fit.leniency, fit.difficulty),
+        fit=FitInfo(
+            seq=seq,
+            events=events,
+            observations=len(obs),
+            at=at,
+            rules=rules.digest(),
+            exact=True,
+            iterations=fit.iterations,
+        ),
+    )
