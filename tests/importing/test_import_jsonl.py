@@ -66,8 +66,9 @@ def test_bad_lines_are_refused_by_line_field_and_value_and_the_rest_imported(
 
 
 def test_imported_lines_equal_judgments_submitted_one_by_one(tmp_path: Path) -> None:
-    """The same XP, ledger lines, profiles and skill states as POST /oracle/judgments gives;
-    `oracle verify` passes after the import."""
+    """The same XP, ledger lines, profiles and skill states as POST /oracle/judgments gives
+    (once the skill model has fitted the evidence: the import ends with a fit); `oracle
+    verify` passes after the import."""
     path = _write(tmp_path / "h.jsonl", GOOD)
     db = tmp_path / "x.db"
     code, summary = _import(str(path), "--db", str(db))
@@ -77,6 +78,7 @@ def test_imported_lines_equal_judgments_submitted_one_by_one(tmp_path: Path) -> 
     async def one_by_one(services: Any) -> Any:
         for line in GOOD:
             await services.oracle.submit_for_judgment(JudgmentRequest.model_validate(line))
+        await services.skill.fit()
         return await _snapshot(services)
 
     expected = run_with_services("memory://", one_by_one)

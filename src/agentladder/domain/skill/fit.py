@@ -149,9 +149,8 @@ def _weights(obs: Observations, lay: Layout, st: _State, sol: Solution | None,
         weight[binary] = fisher / rules.pass_sd**2
         y = obs.value[binary]
         value[binary] = f + (y - p) * rules.pass_sd / np.maximum(dens, 1e-300)
-    anchor = np.bincount(
-        st_of[scored], weights=st.honesty[src[scored]], minlength=lay.source_types
-    ).astype(np.float64)
+    # the scale: each source weighs in by what its scores say (its weight in the fit)
+    anchor = _sums(st_of[scored], weight[scored], lay.source_types)
     return Weighted(
         weight=weight, value=value - st.deviation, anchor=anchor, type_spread=st.type_spread,
         ability=rules.ability_sd**2, level=rules.level_sd**2, level_mean=rules.prior_mean,
@@ -200,27 +199,36 @@ def _learn(obs: Observations, lay: Layout, st: _State, sol: Solution, w: Weighte
     lenient = np.where(
         scored, mean[np.maximum(lay.cols[:, 1], 0)] + mean[np.maximum(lay.cols[:, 2], 0)], 0.0
     )
-    # the source's own leniency fitted to its scores, whatever its honesty
-    base = st.value - expected + lenient
     count = np.bincount(st_of[scored], minlength=lay.source_types).astype(np.float64)
     prior = 1.0 / (st.leniency + w.type_leniency)
-    own = np.bincount(st_of[scored], weights=base[scored], minlength=lay.source_types)
-    own = own / st.noise / (count / st.noise + prior)
-    r = np.where(scored, base - own[st_of], 0.0)
-    e2 = r * r + sol.fitted_var + st.extra
-    # a clean score of an honest source, or an arbitrary one
+
+    def residual(values: Floats) -> Floats:
+        """Against the source's own leniency fitted to its scores, whatever its honesty."""
+        base = values - expected + lenient
+        own = _sums(st_of[scored], base[scored], lay.source_types)
+        own = own / st.noise / (count / st.noise + prior)
+        return np.where(scored, base - own[st_of], 0.0)
+
     var = noise_k + sol.fitted_var
-    log_clean = (
-        math.log1p(-rules.outlier_share) - 0.5 * (_LOG_2PI + np.log(var)) - 0.5 * r * r / var
-    )
-    log_wild = math.log(rules.outlier_share * 0.1)
-    log_mix = np.logaddexp(log_clean, log_wild)
+
+    def mixed(r: Floats) -> tuple[Floats, Floats]:
+        """A clean score of an honest source, or an arbitrary one: both log densities."""
+        log_clean = math.log1p(-rules.outlier_share) - 0.5 * (_LOG_2PI + np.log(var))
+        log_clean = log_clean - 0.5 * r * r / var
+        return log_clean, np.logaddexp(log_clean, math.log(rules.outlier_share * 0.1))
+
+    r = residual(st.value)
+    e2 = r * r + sol.fitted_var + st.extra
+    log_clean, log_mix = mixed(r)
     st.clean = np.where(scored, np.exp(log_clean - log_mix), 1.0)
     if rounds >= _HONESTY_FROM:
-        _honesty(obs, lay, st, w, log_mix, scored, src, rules)
+        # judged on the scores as given: a score at 0 or 10 taken at its bound, not as the
+        # model would continue it (which would excuse a source that gives only 0 and 10)
+        _honesty(obs, lay, st, w, mixed(residual(obs.value))[1], scored, src, rules)
     n_s = np.bincount(src[scored], weights=st.clean[scored], minlength=lay.sources)
     sums = np.bincount(src[scored], weights=(st.clean * e2)[scored], minlength=lay.sources)
     st.source_noise = (rules.noise_weight * rules.noise_sd**2 + sums) / (rules.noise_weight + n_s)
+    st.source_noise = np.clip(st.source_noise, rules.min_noise_sd**2, _MAX_NOISE)
     n_st = np.bincount(st_of[scored], weights=st.clean[scored], minlength=lay.source_types)
     sums = np.bincount(st_of[scored], weights=(st.clean * e2)[scored], minlength=lay.source_types)
     pooled = st.source_noise[lay.st_source]
@@ -235,10 +243,11 @@ def _honesty(obs: Observations, lay: Layout, st: _State, w: Weighted, log_mix: F
     if not scored.any():
         return
     count = np.bincount(src[scored], minlength=lay.sources) + 1e-12
-    centre = np.bincount(src[scored], weights=st.value[scored], minlength=lay.sources) / count
-    spread = np.bincount(src[scored], weights=(st.value - centre[src])[scored] ** 2,
+    given = obs.value
+    centre = np.bincount(src[scored], weights=given[scored], minlength=lay.sources) / count
+    spread = np.bincount(src[scored], weights=(given - centre[src])[scored] ** 2,
                          minlength=lay.sources) / count + 0.25  # fmt: skip
-    d = st.value - centre[src]
+    d = given - centre[src]
     log_alt = -0.5 * (_LOG_2PI + np.log(spread[src])) - 0.5 * d * d / spread[src]
     log_alt = np.logaddexp(log_alt, math.log(rules.outlier_share * 0.1))
     # checkable: as far as other sources' evidence determines the observed pair

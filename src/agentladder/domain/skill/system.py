@@ -13,9 +13,10 @@ and ``o ~ N(0, difficulty²)``. A binary outcome enters by its working value and
 (one Fisher-scoring step of its probit). Each deliberation's offset is integrated out
 (its Schur complement), so the system grows with the fleet, not with the evidence.
 
-The scale: at each task type, the sources' leniencies, weighed by how many scores each
-gave there (times its honesty), average to exactly zero. The board's scale is thus that of
-the average score given at the task type; with one judge, that judge's.
+The scale: at each task type, the sources' leniencies, each weighed by what its scores
+there say (their total weight in the fit: how many, how precise, how honest), average to
+exactly zero. The board's scale is thus that of the evidence-weighted average score at the
+task type; with one judge, that judge's.
 """
 
 from __future__ import annotations
