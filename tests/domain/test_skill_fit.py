@@ -188,8 +188,10 @@ def test_estimates_stay_on_the_scale_for_any_evidence(
         for i, (a, t, s, j) in enumerate(scores)
     ]
     if verdicts:
-        events += [VerdictEvidence(key=f"v{i}", at=1_000_100.0, agent_id=a, task_type=t,
-                                   passed=s > 5) for i, (a, t, s, _) in enumerate(scores)]  # fmt: skip
+        events += [
+            VerdictEvidence(key=f"v{i}", at=1_000_100.0, agent_id=a, task_type=t, passed=s > 5)
+            for i, (a, t, s, _) in enumerate(scores)
+        ]
     states, fleet = fold(events)
     for task_type in (None, "t", "u"):
         for entry in skill_board(states.values(), fleet, task_type, NOW, RULES):
@@ -244,8 +246,12 @@ def test_sybil_evaluators_move_a_target_by_at_most_one_sd(seed: int) -> None:
                         score=10.0 if e in sybils and a == "target" else fair,
                     )
                 )
-        attack.append(DeliberationEvidence(key=f"s{d:04d}", at=5_000.0 + d, task_type="code",
-                                           agents=tuple(chosen), evaluations=tuple(scores)))  # fmt: skip
+        attack.append(
+            DeliberationEvidence(
+                key=f"s{d:04d}", at=5_000.0 + d, task_type="code", agents=tuple(chosen),
+                evaluations=tuple(scores),
+            )
+        )  # fmt: skip
     clean = [
         e.model_copy(update={"evaluations": tuple(
             v for v in e.evaluations if not v.evaluator.startswith("sybil"))})
@@ -292,8 +298,11 @@ def test_aggregated_reports_move_an_agent_no_more_than_a_new_judges_scores(seed:
                              aggregated=(ReportedScore(author="target", round=1, score=10.0),))
         for i in range(20)
     ]  # fmt: skip
-    lone = [ScoreEvidence(key=f"lone{i:03d}", at=6_000.0 + i, agent_id="target",
-                          task_type="code", score=10.0, judge="lone") for i in range(20)]  # fmt: skip
+    lone = [
+        ScoreEvidence(key=f"lone{i:03d}", at=6_000.0 + i, agent_id="target", task_type="code",
+                      score=10.0, judge="lone")
+        for i in range(20)
+    ]  # fmt: skip
     for attack in (alone, lone):
         states, fleet = fold([*events, *attack])
         moved = skill_view(states["target"], fleet, "code", NOW, RULES).skill - start.skill
