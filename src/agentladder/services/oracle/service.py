@@ -41,6 +41,7 @@ from agentladder.domain.probation import (
 )
 from agentladder.domain.profile import AgentProfile, new_profile
 from agentladder.domain.rules import Complexity, OracleRules
+from agentladder.domain.text import check_visible
 from agentladder.domain.xp import XPLine
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock, iso
@@ -239,6 +240,7 @@ class Oracle:
             raise InvalidInput("xp", xp, "must be an integer >= 0 (XP is never taken away)")
         if not event_id.strip() or len(event_id) > CONTRACT_ID_MAX:
             raise InvalidInput("event_id", event_id, "must be 1 to 256 characters, not blank")
+        check_visible(event_id, "event_id")
         await self.check_known(agent_id)
         key = f"award:{event_id}"
         payload = {"event": event_name, "xp": xp, "event_id": event_id}
