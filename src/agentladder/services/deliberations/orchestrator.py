@@ -46,6 +46,7 @@ from agentladder.services.deliberations.side_effects import (
     apply_judgments,
     apply_ranking,
     apply_skill,
+    judged_type,
     with_backoff,
 )
 from agentladder.services.oracle.mentors import Mentors
@@ -185,6 +186,7 @@ class Orchestrator:
         self._admitted += 1
         try:
             record = await self.prepare(request)
+            await self.oracle.admit_task_type(judged_type(record.task_type), record.agents)
             await self._save(record)
         except BaseException:
             self._admitted -= 1
@@ -369,6 +371,7 @@ class Orchestrator:
                 raise PayloadConflict(f"deliberation {external.deliberation_id}")
             return existing, True
         record = reported_record(external, self._now())
+        await self.oracle.admit_task_type(judged_type(record.task_type), record.agents)
         await self._save(record)
         self._spawn(self._side_effects(record))
         return record, False
