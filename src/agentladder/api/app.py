@@ -24,6 +24,7 @@ from agentladder.api.routes import (
     agent_tasks,
     agents,
     dashboard,
+    dashboard_agent,
     dashboard_routing,
     deliberations,
     health,
@@ -54,7 +55,7 @@ def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> No
     install_error_handlers(app)
     for module in (
         health, agent_tasks, agents, deliberations, oracle, oracle_batch, skills, routing,
-        dashboard, dashboard_routing,
+        dashboard, dashboard_agent, dashboard_routing,
     ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
