@@ -136,3 +136,37 @@ def test_a_deliberation_past_a_bound_is_refused_before_it_is_stored(store_url: s
             await services.close()
 
     asyncio.run(main())
+
+
+def test_a_deliberation_request_past_a_bound_is_refused_before_it_runs(store_url: str) -> None:
+    """POST /deliberation's service (submit) and the command line's (run): a deliberation
+    in a task type one too many for a named agent is refused naming that agent, and no
+    record is stored; in a type the agent has, it is accepted."""
+    from agentladder.config import parse_settings
+    from agentladder.domain.deliberation import DeliberationRequest
+
+    settings = parse_settings({
+        "agents": [{"name": n, "backend": {"kind": "simulated", "quality": 7.0}}
+                   for n in ("sim_a", "sim_b")],
+        "oracle": RULES.model_dump(include={"max_task_types_per_agent", "max_task_types"}),
+    })  # fmt: skip
+
+    async def main() -> None:
+        services = await build_services(settings, store_url=store_url, clock=FixedClock())
+        try:
+            for n in range(3):
+                await services.oracle.submit_for_judgment(_judgment("sim_a", f"c{n}", f"t{n}"))
+            asked = {"user_query": "q", "agent_names": ["sim_a", "sim_b"], "scope": "quick"}
+            new = DeliberationRequest.model_validate({**asked, "task_type": "t9"})
+            for attempt in (services.orchestrator.submit, services.orchestrator.run):
+                with pytest.raises(TooManyTaskTypes, match="agent 'sim_a'"):
+                    await attempt(new)
+            assert list(await services.store.list_deliberations()) == []
+            known = DeliberationRequest.model_validate({**asked, "task_type": "t1"})
+            record = await services.orchestrator.run(known)
+            assert record.status.value == "completed"
+        finally:
+            await services.orchestrator.settle()
+            await services.close()
+
+    asyncio.run(main())

@@ -119,7 +119,17 @@ class Orchestrator:
         return self.clock.now().timestamp()
 
     async def prepare(self, request: DeliberationRequest) -> DeliberationRecord:
-        """The record of a new deliberation: who takes part; ``TooFewAgents`` otherwise."""
+        """The record of a new deliberation: who takes part; ``TooFewAgents`` otherwise, and
+        ``TooManyTaskTypes`` when judging them in its task type would pass a bound."""
+        record = await self._selection(request)
+        try:
+            await self.oracle.admit_task_type(judged_type(record.task_type), record.agents)
+        except BaseException:
+            self._allowances.pop(record.id, None)
+            raise
+        return record
+
+    async def _selection(self, request: DeliberationRequest) -> DeliberationRecord:
         if request.select is not None:
             return await routed_record(
                 self.routing, request, deliberation_id=self.new_id(),
@@ -186,7 +196,6 @@ class Orchestrator:
         self._admitted += 1
         try:
             record = await self.prepare(request)
-            await self.oracle.admit_task_type(judged_type(record.task_type), record.agents)
             await self._save(record)
         except BaseException:
             self._admitted -= 1
