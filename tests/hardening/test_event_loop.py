@@ -38,7 +38,6 @@ agents:
 api:
   shutdown_grace_s: 1
 """
-AT = time.time()
 
 
 def _profile(agent: str, n: int) -> AgentProfile:
@@ -50,15 +49,16 @@ def _profile(agent: str, n: int) -> AgentProfile:
     return AgentProfile(id=agent, xp=10 * TYPES, specializations=specs)
 
 
-def _skill(agent: str, n: int) -> AgentSkill:
+def _skill(agent: str, n: int, at: float) -> AgentSkill:
     base = new_skill(agent, SkillRules())
-    types = {f"t{n}-{t}": Estimate(mean=5.0 + t % 5, var=0.5, n=3, at=AT) for t in range(TYPES)}
+    types = {f"t{n}-{t}": Estimate(mean=5.0 + t % 5, var=0.5, n=3, at=at) for t in range(TYPES)}
     return AgentSkill(agent_id=agent, overall=base.overall, evaluator=base.evaluator, types=types)
 
 
 async def _crowd(path: Path) -> None:
     """A store whose agents hold 10,000 task types between them, written as one profile
     and one skill state per agent (what 10,000 judgments would leave)."""
+    at = time.time()
     store = await open_store(f"sqlite:///{path}")
     try:
         for n in range(AGENTS):
@@ -73,8 +73,8 @@ async def _crowd(path: Path) -> None:
                 states: object, fleet: FleetSkill, agent: str = agent, n: int = n
             ) -> SkillCommit:
                 seeded = SkillEvent(key=f"seed:{n}", kind="judgment", payload="{}",
-                                    payload_hash="seed", at=AT)  # fmt: skip
-                return SkillCommit(seeded, {agent: _skill(agent, n)}, None)
+                                    payload_hash="seed", at=at)  # fmt: skip
+                return SkillCommit(seeded, {agent: _skill(agent, n, at)}, None)
 
             await store.apply_skill(f"seed:{n}", [agent], fold)
     finally:
