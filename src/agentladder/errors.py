@@ -4,6 +4,7 @@
 
     AgentladderError
     ├── InvalidInput          bad input, one line: ``field: reason (value)`` (a ValueError)
+    │   └── TooManyTaskTypes  a task type past a configured bound (per agent, per store)
     ├── NotFound              an agent, profile, deliberation or key that does not exist
     ├── Conflict              a write that disagrees with what is stored
     │   ├── RevisionConflict  a compare-and-set lost against a newer revision
@@ -40,6 +41,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "TooFewAgents",
+    "TooManyTaskTypes",
     "shown_value",
 ]
 
@@ -62,6 +64,14 @@ class InvalidInput(AgentladderError, ValueError):
         self.value = value
         self.reason = reason
         super().__init__(f"{field}: {reason} ({shown_value(value)})")
+
+
+class TooManyTaskTypes(InvalidInput):
+    """A new task type past ``oracle.max_task_types_per_agent`` or ``max_task_types``;
+    ``field`` is always ``task_type``."""
+
+    def __init__(self, value: str, reason: str) -> None:
+        super().__init__("task_type", value, reason)
 
 
 class NotFound(AgentladderError, LookupError):

@@ -91,7 +91,7 @@ async def run_import(
             if item.request is None:
                 summary.note(item.where, ItemStatus.REFUSED, item.error)
         requests = [item.request for item in ready if item.request is not None]
-        outcomes = await submit_many(oracle, requests, results=False)
+        outcomes = await submit_many(oracle, requests)
         for item, outcome in zip(ready, outcomes, strict=True):
             summary.note(item.where, outcome.status, outcome.error)
         summary.seconds = time.perf_counter() - started

@@ -17,13 +17,14 @@ from collections.abc import Awaitable, Callable
 
 from agentladder.domain.deliberation_record import (
     DeliberationRecord,
+    ProposalRecord,
     SideEffect,
     SideEffectState,
     charged_cost,
 )
 from agentladder.domain.ranking import RankingOutcome, rank_deliberation
 from agentladder.domain.stats import AgentPerformanceStats
-from agentladder.errors import AlreadyApplied
+from agentladder.errors import AlreadyApplied, TooManyTaskTypes
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.service import Oracle
 from agentladder.services.skill.evidence import from_record
@@ -31,10 +32,15 @@ from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.retry import retry_on_conflict
 
-__all__ = ["apply_judgments", "apply_ranking", "apply_skill", "with_backoff"]
+__all__ = ["apply_judgments", "apply_ranking", "apply_skill", "judged_type", "with_backoff"]
 
 log = logging.getLogger(__name__)
 DEFAULT_TASK_TYPE = "deliberation"
+
+
+def judged_type(task_type: str | None) -> str:
+    """The task type a deliberation's participants are judged in."""
+    return task_type or DEFAULT_TASK_TYPE
 
 
 async def with_backoff(
@@ -103,24 +109,41 @@ def succeeded(score: float | None, min_score: float | None) -> bool:
 async def apply_judgments(
     oracle: Oracle, record: DeliberationRecord, success_min_score: float | None = None
 ) -> None:
-    """Judge each participant's work in the deliberation (idempotent per agent)."""
+    """Judge each participant's work in the deliberation (idempotent per agent). A
+    participant whose judgment would pass a bound on task types (another write took the
+    last place since the deliberation was accepted) is left unjudged, with a warning:
+    retrying would never succeed."""
     for agent in record.agents:
         proposals = [p for r in record.rounds for p in r.proposals if p.agent_id == agent]
         score = record.scores.get(agent)
-        await oracle.submit_for_judgment(
-            evidence=False,  # the skill model has this deliberation's peer scores already
-            request=JudgmentRequest(
-                agent_id=agent,
-                contract_id=f"{record.id}.{agent}",
-                task_type=record.task_type or DEFAULT_TASK_TYPE,
-                score=score,
-                success=succeeded(score, success_min_score),
-                retries=sum(max(0, p.attempts - 1) for p in proposals),
-                duration_ms=sum(p.latency_ms for p in proposals),
-                cost=charged_cost(record, agent),  # its own calls (docs/costs.md)
-                complexity=record.complexity,
-            ),
-        )
+        try:
+            await _judge_one(oracle, record, agent, proposals, score, success_min_score)
+        except TooManyTaskTypes as refused:
+            log.warning("deliberation %s: %s not judged: %s", record.id, agent, refused)
+
+
+async def _judge_one(
+    oracle: Oracle,
+    record: DeliberationRecord,
+    agent: str,
+    proposals: list[ProposalRecord],
+    score: float | None,
+    success_min_score: float | None,
+) -> None:
+    await oracle.submit_for_judgment(
+        evidence=False,  # the skill model has this deliberation's peer scores already
+        request=JudgmentRequest(
+            agent_id=agent,
+            contract_id=f"{record.id}.{agent}",
+            task_type=judged_type(record.task_type),
+            score=score,
+            success=succeeded(score, success_min_score),
+            retries=sum(max(0, p.attempts - 1) for p in proposals),
+            duration_ms=sum(p.latency_ms for p in proposals),
+            cost=charged_cost(record, agent),  # its own calls (docs/costs.md)
+            complexity=record.complexity,
+        ),
+    )
 
 
 async def apply_skill(skill: SkillService, record: DeliberationRecord) -> None:
