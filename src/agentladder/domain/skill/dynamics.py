@@ -102,7 +102,7 @@ def dynamics(
     q = lay.q0 + lay.pair_agent
     lv = lay.l0 + lay.pair_type
     start_mean = mean[q] + mean[lv]
-    start_var = type_spread + np.diag(sol.cov)[q] + np.diag(sol.cov)[lv]
+    start_var = type_spread + sol.var[q] + sol.var[lv]
     order = msg.order
     still_m, still_v, move_m, move_v, drop, rise, path_m, path_v = run_chains(
         msg.chains, start_mean, start_var, m_mean[order], m_var[order], rules

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from agentladder.domain.skill.dynamics import Dynamics, MessageLayout, dynamics, message_layout
 from agentladder.domain.skill.observations import Observations
 from agentladder.domain.skill.rules import SkillRules
+from agentladder.domain.skill.sweep import solve_large
 from agentladder.domain.skill.system import Layout, Solution, Weighted, solve_system
 
 __all__ = ["FitResult", "fit_observations", "layout_of"]
@@ -57,6 +58,7 @@ class FitResult:
     iterations: int
     messages: MessageLayout
     dynamics: Dynamics
+    exact: bool
 
 
 def layout_of(obs: Observations) -> Layout:
@@ -177,6 +179,8 @@ def _censor(obs: Observations, st: _State, sol: Solution, expected: Floats,
         st.extra[at] = sd[at] ** 2 * np.maximum(0.0, 1.0 - ratio * (ratio - z))
 
 
+_SWEEPS = 100
+"""Most Gauss-Seidel sweeps per round of a large fleet's fit (``sweep.py``)."""
 _MAX_NOISE = 25.0
 """The noisiest a source is taken to be (sd 5: half the scale); beyond, its scores say
 nothing anyway, and its estimate would only drift."""
@@ -266,7 +270,7 @@ def _honesty(obs: Observations, lay: Layout, st: _State, w: Weighted, log_mix: F
 def _spreads(lay: Layout, st: _State, sol: Solution, rules: SkillRules) -> None:
     """The spreads' EM steps, each with its prior worth ``hyper_weight`` observations."""
     prior_w = rules.hyper_weight
-    diag = np.diag(sol.cov)
+    diag = sol.var
     mean = sol.mean
     if lay.groups:
         squares = float(np.sum(sol.offset**2 + sol.offset_var))
@@ -279,8 +283,8 @@ def _spreads(lay: Layout, st: _State, sol: Solution, rules: SkillRules) -> None:
     q = lay.q0 + lay.pair_agent
     lv = lay.l0 + lay.pair_type
     resid = mean[p] - mean[q] - mean[lv]
-    cov = sol.cov
-    var = diag[p] + diag[q] + diag[lv] - 2 * cov[p, q] - 2 * cov[p, lv] + 2 * cov[q, lv]
+    cross = sol.cross
+    var = diag[p] + diag[q] + diag[lv] - 2 * cross(p, q) - 2 * cross(p, lv) + 2 * cross(q, lv)
     squares = float(np.sum(resid**2 + np.maximum(var, 0.0)))
     st.type_spread = (prior_w * rules.type_spread**2 + squares) / (prior_w + lay.pairs)
 
@@ -293,10 +297,16 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
     sol: Solution | None = None
     rounds = 0
     moved = math.inf
+    exact = lay.size <= rules.exact_limit
     while True:
         rounds += 1
         w = _weights(obs, lay, st, sol, rules)
-        new = solve_system(lay, w)
+        if exact:
+            new = solve_system(lay, w)
+        else:
+            start = np.zeros(lay.size) if sol is None else sol.mean
+            offsets = np.zeros(lay.groups) if sol is None else sol.offset
+            new = solve_large(lay, w, start, offsets, _SWEEPS, rules.fit_tolerance)
         if sol is not None:
             moved = float(np.max(np.abs(new.mean - sol.mean), initial=0.0))
         sol = new
@@ -314,6 +324,7 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
         honesty=st.honesty, clean=st.clean, weight=w.weight, value=w.value + st.deviation,
         type_spread=math.sqrt(st.type_spread), leniency=math.sqrt(st.leniency),
         difficulty=math.sqrt(st.difficulty), iterations=rounds, messages=msg, dynamics=dyn,
+        exact=exact,
     )  # fmt: skip
 
 

@@ -35,6 +35,7 @@ from agentladder.domain.skill.state import (
     new_source,
     replace,
 )
+from agentladder.domain.skill.system import Solution
 
 __all__ = ["Snapshot", "snapshot_of"]
 
@@ -49,27 +50,45 @@ class Snapshot:
     fleet: FleetSkill
 
 
-def _source_state(fit: FitResult, s: int) -> SourceState:
-    lay, mean, cov = fit.lay, fit.solution.mean, fit.solution.cov
+def _cross(sol: Solution, i: int, j: int) -> float:
+    return float(sol.cross(np.array([i]), np.array([j]))[0])
+
+
+class _Counts:
+    """How many scores each source and each (source, task type) gave, and each source's
+    (source, task type) columns."""
+
+    def __init__(self, fit: FitResult) -> None:
+        lay = fit.lay
+        scored = fit.obs.source >= 0
+        self.source = np.bincount(fit.obs.source[scored], minlength=lay.sources)
+        self.source_type = np.bincount(lay.cols[scored, 2] - lay.v0, minlength=lay.source_types)
+        self.columns: dict[int, list[int]] = defaultdict(list)
+        for v, s in enumerate(lay.st_source):
+            self.columns[int(s)].append(v)
+
+
+def _source_state(fit: FitResult, s: int, counts: _Counts) -> SourceState:
+    lay, sol = fit.lay, fit.solution
+    mean, var = sol.mean, sol.var
     b = lay.b0 + s
     types = {}
     obs_types = fit.obs.types
-    counts = np.bincount(fit.obs.source[fit.obs.source >= 0], minlength=lay.sources)
-    for v in np.nonzero(lay.st_source == s)[0]:
-        col = lay.v0 + int(v)
-        n_here = int(np.sum(fit.lay.cols[:, 2] == col))
+    for v in counts.columns[s]:
+        col = lay.v0 + v
+        n_here = int(counts.source_type[v])
         types[obs_types[int(lay.st_type[v])]] = SourceType(
             bias_mean=float(mean[b] + mean[col]),
-            bias_var=float(max(cov[b, b] + cov[col, col] + 2 * cov[b, col], _MIN_VAR)),
+            bias_var=float(max(var[b] + var[col] + 2 * _cross(sol, b, col), _MIN_VAR)),
             noise_var=float(fit.noise[v]),
             n=n_here,
         )
     return SourceState(
         bias_mean=float(mean[b]),
-        bias_var=float(max(cov[b, b], _MIN_VAR)),
+        bias_var=float(max(var[b], _MIN_VAR)),
         noise_var=float(fit.source_noise[s]),
         honesty=float(fit.honesty[s]),
-        n=int(counts[s]),
+        n=int(counts.source[s]),
         types=types,
     )
 
@@ -77,9 +96,9 @@ def _source_state(fit: FitResult, s: int) -> SourceState:
 def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: float) -> Snapshot:
     """The states of every agent and of the fleet after the fit of the log up to ``seq``."""
     obs, lay, sol = fit.obs, fit.lay, fit.solution
-    mean, cov = sol.mean, sol.cov
+    mean, own = sol.mean, sol.var
     dyn, msg = fit.dynamics, fit.messages
-    counts = np.bincount(obs.pair, minlength=lay.pairs)
+    per_pair = np.bincount(obs.pair, minlength=lay.pairs)
     last = np.full(lay.pairs, -np.inf)
     np.maximum.at(last, msg.pair, msg.at)
     shown: dict[int, Estimate] = {}
@@ -89,27 +108,30 @@ def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: fl
         delta_mean = float(dyn.moving_mean[p] - dyn.still_mean[p])
         delta_var = float(dyn.moving_var[p] - dyn.still_var[p])
         centre = float(mean[p]) + delta_mean
-        var = max(float(cov[p, p]) + delta_var, _MIN_VAR)
+        var = max(float(own[p]) + delta_var, _MIN_VAR)
         corrections[p] = delta_mean
         shown[p] = Estimate(
-            mean=centre, var=var, n=int(counts[p]), at=float(last[p]),
+            mean=centre, var=var, n=int(per_pair[p]), at=float(last[p]),
             drop=float(dyn.drop[p]), rise=float(dyn.rise[p]), base_mean=centre, base_var=var,
         )  # fmt: skip
     if rules.history:
         for m in msg.order:  # in time order within each pair
             p = int(msg.pair[m])
             shift = float(mean[p] - dyn.still_mean[p])
-            var = max(float(cov[p, p] + dyn.path_var[m] - dyn.still_var[p]), _MIN_VAR)
+            var = max(float(own[p] + dyn.path_var[m] - dyn.still_var[p]), _MIN_VAR)
             paths[p].append((float(msg.at[m]), float(dyn.path_mean[m]) + shift, math.sqrt(var)))
-    states = _agents(fit, rules, shown, corrections, paths)
+    counts = _Counts(fit)
+    states = _agents(fit, rules, shown, corrections, paths, counts)
     for s, name in enumerate(obs.sources):  # agents seen only as evaluators
         agent = name.removeprefix("agent:").split("#")[0]
         if name.startswith("agent:") and agent not in states:
             epoch = len(obs.changes.get(agent, []))
             if name == agent_source(agent, epoch):
                 base = new_skill(agent, rules)
-                states[agent] = replace(base, evaluator=_source_state(fit, s), model_changes=epoch)
-    return Snapshot(states, _fleet(fit, rules, seq, events, at))
+                states[agent] = replace(
+                    base, evaluator=_source_state(fit, s, counts), model_changes=epoch
+                )
+    return Snapshot(states, _fleet(fit, rules, seq, events, at, counts))
 
 
 def _agents(
@@ -118,9 +140,10 @@ def _agents(
     shown: dict[int, Estimate],
     corrections: dict[int, float],
     paths: dict[int, list[tuple[float, float, float]]],
+    counts: _Counts,
 ) -> dict[str, AgentSkill]:
     obs, lay, sol = fit.obs, fit.lay, fit.solution
-    mean, cov = sol.mean, sol.cov
+    mean, own = sol.mean, sol.var
     types = obs.types
     n_types = len(types)
     spread = fit.type_spread**2
@@ -137,29 +160,23 @@ def _agents(
         ability_shift = sum(w * corrections[p] for w, p in zip(weights, mine, strict=True)) / sum(
             weights
         )
-        combo = np.zeros(lay.size)
-        extra = 0.0
-        for t in range(n_types):
-            p_seen = seen.get(t)
-            if p_seen is None:
-                combo[q] += 1.0 / n_types
-                combo[lay.l0 + t] += 1.0 / n_types
-                extra += spread / n_types**2
-            else:
-                combo[p_seen] += 1.0 / n_types
-        centre = float(combo @ mean)
-        var = float(combo @ cov @ combo) + extra
+        # overall: the mean over the fleet's task types, unseen ones as predicted
         unseen = n_types - len(seen)
+        support = [*mine, q, *(lay.l0 + t for t in range(n_types) if t not in seen)]
+        coefs = [1.0 / n_types] * len(mine) + [unseen / n_types] + [1.0 / n_types] * unseen
+        index, weight = np.array(support, dtype=np.int64), np.array(coefs)
+        centre = float(weight @ mean[index])
+        var = sol.quadratic_at(index, weight) + unseen * spread / n_types**2
         centre += (sum(corrections[p] for p in mine) + unseen * ability_shift) / n_types
-        var += sum(shown[p].var - cov[p, p] for p in mine) / n_types**2
+        var += sum(shown[p].var - own[p] for p in mine) / n_types**2
         last = max((shown[p].at or 0.0) for p in mine)
         count = int(sum(shown[p].n for p in mine))
         overall = Estimate(mean=centre, var=max(var, _MIN_VAR), n=count, at=last,
                            base_mean=centre, base_var=max(var, _MIN_VAR))  # fmt: skip
-        general = Estimate(mean=float(mean[q] + ability_shift), var=float(max(cov[q, q], _MIN_VAR)))
+        general = Estimate(mean=float(mean[q] + ability_shift), var=float(max(own[q], _MIN_VAR)))
         epoch = len(obs.changes.get(agent, []))
         found = source_at.get(agent_source(agent, epoch))
-        evaluator = new_source(rules) if found is None else _source_state(fit, found)
+        evaluator = new_source(rules) if found is None else _source_state(fit, found, counts)
         out[agent] = AgentSkill(
             agent_id=agent,
             overall=overall,
@@ -188,19 +205,21 @@ def _history(
     return tuple(points[-rules.history :])
 
 
-def _fleet(fit: FitResult, rules: SkillRules, seq: int, events: int, at: float) -> FleetSkill:
+def _fleet(
+    fit: FitResult, rules: SkillRules, seq: int, events: int, at: float, counts: _Counts
+) -> FleetSkill:
     obs, lay, sol = fit.obs, fit.lay, fit.solution
     per_type = np.bincount(lay.pair_type, minlength=lay.types)
     levels = {
         t: Estimate(
             mean=float(sol.mean[lay.l0 + i]),
-            var=float(max(sol.cov[lay.l0 + i, lay.l0 + i], _MIN_VAR)),
+            var=float(max(sol.var[lay.l0 + i], _MIN_VAR)),
             n=int(per_type[i]),
         )
         for i, t in enumerate(obs.types)
     }
     sources = {
-        name: _source_state(fit, s)
+        name: _source_state(fit, s, counts)
         for s, name in enumerate(obs.sources)
         if not name.startswith("agent:")
     }
@@ -214,7 +233,7 @@ def _fleet(fit: FitResult, rules: SkillRules, seq: int, events: int, at: float) 
             observations=len(obs),
             at=at,
             rules=rules.digest(),
-            exact=True,
+            exact=fit.exact,
             iterations=fit.iterations,
         ),
     )

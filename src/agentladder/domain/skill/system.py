@@ -90,15 +90,36 @@ class Weighted:
 
 @dataclass(frozen=True)
 class Solution:
-    """The posterior of the unknowns (mean, covariance) and of each deliberation's offset
-    (mean, variance), each observation's fitted value and its variance."""
+    """The posterior of the unknowns (mean, variance, and the whole covariance when the
+    system was solved exactly) and of each deliberation's offset (mean, variance), each
+    observation's fitted value and its variance."""
 
     mean: Floats
-    cov: Floats
+    var: Floats
+    cov: Floats | None
     offset: Floats
     offset_var: Floats
     fitted: Floats
     fitted_var: Floats
+
+    def cross(self, i: Ints, j: Ints) -> Floats:
+        """The covariances of unknowns ``i`` and ``j`` (pairwise; 0 where not exact)."""
+        if self.cov is None:
+            return np.where(i == j, self.var[i], 0.0)
+        return self.cov[i, j]
+
+    def quadratic_at(self, index: Ints, weight: Floats) -> float:
+        """The variance of the combination of unknowns ``index`` with ``weight``."""
+        if self.cov is None:
+            return float(np.sum(weight * weight * self.var[index]))
+        return float(weight @ self.cov[np.ix_(index, index)] @ weight)
+
+    def quadratic(self, combo: Floats) -> float:
+        """The variance of a linear combination of the unknowns (as if independent where
+        the covariance is not exact)."""
+        if self.cov is None:
+            return float(np.sum(combo * combo * self.var))
+        return float(combo @ self.cov @ combo)
 
 
 def _entries(lay: Layout, weight: Floats) -> tuple[Ints, Ints, Floats]:
@@ -242,4 +263,5 @@ def _read_back(lay: Layout, w: Weighted, mean: Floats, cov: Floats) -> Solution:
             cross += np.where(found, cb[at], 0.0)
         fitted = fitted + np.where(grouped, offset[gk], 0.0)
         fitted_var = fitted_var + np.where(grouped, offset_var[gk] - 2.0 * cross / a[gk], 0.0)
-    return Solution(mean, cov, offset, offset_var, fitted, np.maximum(fitted_var, 0.0))
+    return Solution(mean, np.diag(cov).copy(), cov, offset, offset_var, fitted,
+                    np.maximum(fitted_var, 0.0))  # fmt: skip
