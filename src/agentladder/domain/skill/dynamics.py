@@ -14,7 +14,7 @@ import numpy.typing as npt
 from agentladder.domain.skill.chain import Chains, chains_of, run_chains
 from agentladder.domain.skill.observations import Observations
 from agentladder.domain.skill.rules import SkillRules
-from agentladder.domain.skill.system import Layout, Solution
+from agentladder.domain.skill.terms import Layout, Solution
 
 __all__ = ["Dynamics", "MessageLayout", "dynamics", "message_layout"]
 

@@ -27,10 +27,12 @@ import numpy as np
 import numpy.typing as npt
 
 from agentladder.domain.skill.dynamics import Dynamics, MessageLayout, dynamics, message_layout
+from agentladder.domain.skill.large import solve_large
 from agentladder.domain.skill.observations import Observations
+from agentladder.domain.skill.pattern import pattern_of
 from agentladder.domain.skill.rules import SkillRules
-from agentladder.domain.skill.sweep import solve_large
-from agentladder.domain.skill.system import Layout, Solution, Weighted, solve_system
+from agentladder.domain.skill.system import solve_system
+from agentladder.domain.skill.terms import Layout, Solution, Weighted
 
 __all__ = ["FitResult", "fit_observations", "layout_of"]
 
@@ -179,8 +181,7 @@ def _censor(obs: Observations, st: _State, sol: Solution, expected: Floats,
         st.extra[at] = sd[at] ** 2 * np.maximum(0.0, 1.0 - ratio * (ratio - z))
 
 
-_SWEEPS = 100
-"""Most Gauss-Seidel sweeps per round of a large fleet's fit (``sweep.py``)."""
+_TRACE = False
 _MAX_NOISE = 25.0
 """The noisiest a source is taken to be (sd 5: half the scale); beyond, its scores say
 nothing anyway, and its estimate would only drift."""
@@ -298,17 +299,18 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
     rounds = 0
     moved = math.inf
     exact = lay.size <= rules.exact_limit
+    pattern = pattern_of(lay)
     while True:
         rounds += 1
         w = _weights(obs, lay, st, sol, rules)
         if exact:
-            new = solve_system(lay, w)
+            new = solve_system(lay, pattern, w)
         else:
-            start = np.zeros(lay.size) if sol is None else sol.mean
-            offsets = np.zeros(lay.groups) if sol is None else sol.offset
-            new = solve_large(lay, w, start, offsets, _SWEEPS, rules.fit_tolerance)
+            new = solve_large(lay, pattern, w, np.zeros(lay.size) if sol is None else sol.mean)
         if sol is not None:
             moved = float(np.max(np.abs(new.mean - sol.mean), initial=0.0))
+            if _TRACE:
+                print(rounds, moved, flush=True)
         sol = new
         said = w.value + st.deviation  # what each observation says, time and all
         dyn = dynamics(obs, lay, msg, sol, _chain_weight(obs, lay, st, w), said,

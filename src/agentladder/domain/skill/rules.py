@@ -96,8 +96,9 @@ class SkillRules(BaseModel):
         default=60, ge=1, le=1000, description="most rounds of the fit's re-weighting"
     )
     fit_tolerance: float = Field(
-        default=1e-7, gt=0.0, description="the fit stops when no estimate moves more than this"
-    )
+        default=5e-4, gt=0.0,
+        description="the fit stops when no estimate moves more than this in a round",
+    )  # fmt: skip
     exact_limit: int = Field(
         default=3000, ge=0,
         description="unknowns up to which the fit's uncertainty is exact; approximate above",

@@ -35,7 +35,7 @@ from agentladder.domain.skill.state import (
     new_source,
     replace,
 )
-from agentladder.domain.skill.system import Solution
+from agentladder.domain.skill.terms import Solution
 
 __all__ = ["Snapshot", "snapshot_of"]
 

@@ -21,184 +21,19 @@ task type; with one judge, that judge's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Layout", "Solution", "Weighted", "solve_system"]
+from agentladder.domain.skill.pattern import Pattern, group_sums, matrix_values
+from agentladder.domain.skill.terms import Layout, Solution, Weighted
+
+__all__ = ["anchors", "read_back", "solve_system"]
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 
 
-@dataclass(frozen=True)
-class Layout:
-    """Where each kind of unknown starts, and each observation's unknowns: ``cols`` (k, 3)
-    holds its skill, leniency and type leniency columns (-1 where it has none)."""
-
-    pairs: int
-    agents: int
-    types: int
-    sources: int
-    source_types: int
-    pair_agent: Ints
-    pair_type: Ints
-    st_source: Ints
-    st_type: Ints
-    cols: Ints
-    group: Ints
-    groups: int
-
-    @property
-    def q0(self) -> int:
-        return self.pairs
-
-    @property
-    def l0(self) -> int:
-        return self.pairs + self.agents
-
-    @property
-    def b0(self) -> int:
-        return self.l0 + self.types
-
-    @property
-    def v0(self) -> int:
-        return self.b0 + self.sources
-
-    @property
-    def size(self) -> int:
-        return self.v0 + self.source_types
-
-
-@dataclass(frozen=True)
-class Weighted:
-    """One round's inputs: each observation's weight and (working) value, each source's
-    weight in the scale's anchor, and the priors' spreads (variances)."""
-
-    weight: Floats
-    value: Floats
-    anchor: Floats
-    type_spread: float
-    ability: float
-    level: float
-    level_mean: float
-    leniency: float
-    type_leniency: float
-    difficulty: float
-
-
-@dataclass(frozen=True)
-class Solution:
-    """The posterior of the unknowns (mean, variance, and the whole covariance when the
-    system was solved exactly) and of each deliberation's offset (mean, variance), each
-    observation's fitted value and its variance."""
-
-    mean: Floats
-    var: Floats
-    cov: Floats | None
-    offset: Floats
-    offset_var: Floats
-    fitted: Floats
-    fitted_var: Floats
-
-    def cross(self, i: Ints, j: Ints) -> Floats:
-        """The covariances of unknowns ``i`` and ``j`` (pairwise; 0 where not exact)."""
-        if self.cov is None:
-            return np.where(i == j, self.var[i], 0.0)
-        return self.cov[i, j]
-
-    def quadratic_at(self, index: Ints, weight: Floats) -> float:
-        """The variance of the combination of unknowns ``index`` with ``weight``."""
-        if self.cov is None:
-            return float(np.sum(weight * weight * self.var[index]))
-        return float(weight @ self.cov[np.ix_(index, index)] @ weight)
-
-    def quadratic(self, combo: Floats) -> float:
-        """The variance of a linear combination of the unknowns (as if independent where
-        the covariance is not exact)."""
-        if self.cov is None:
-            return float(np.sum(combo * combo * self.var))
-        return float(combo @ self.cov @ combo)
-
-
-def _entries(lay: Layout, weight: Floats) -> tuple[Ints, Ints, Floats]:
-    """Each (observation, unknown) with its weight: the rows of the design."""
-    k = np.repeat(np.arange(len(weight)), 3)
-    cols = lay.cols.ravel()
-    keep = cols >= 0
-    return k[keep], cols[keep], np.repeat(weight, 3)[keep]
-
-
-def _group_sums(
-    lay: Layout, weight: Floats, value: Floats
-) -> tuple[Floats, Floats, Ints, Ints, Floats]:
-    """Per deliberation: the weights' sum (plus the offset's prior precision added by the
-    caller) and the weighted values' sum; and its design vector as (group, unknown,
-    value) entries sorted by group."""
-    grouped = lay.group >= 0
-    g = lay.group[grouped]
-    total = np.bincount(g, weights=weight[grouped], minlength=lay.groups)
-    wy = np.bincount(g, weights=(weight * value)[grouped], minlength=lay.groups)
-    k, col, w = _entries(lay, weight)
-    in_group = lay.group[k] >= 0
-    gk = lay.group[k][in_group]
-    key = gk * lay.size + col[in_group]
-    uniq, inverse = np.unique(key, return_inverse=True)
-    vals = np.bincount(inverse, weights=w[in_group], minlength=len(uniq))
-    return (total.astype(np.float64), wy.astype(np.float64), (uniq // lay.size).astype(np.int64),
-            (uniq % lay.size).astype(np.int64), vals.astype(np.float64))  # fmt: skip
-
-
-def _pairs_within(group: Ints) -> tuple[Ints, Ints]:
-    """Every ordered pair (i, j) of entries of one group (entries sorted by group)."""
-    counts = np.bincount(group)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    m = counts[group]
-    first = np.repeat(np.arange(len(group)), m)
-    offsets = np.arange(len(first)) - np.repeat(np.cumsum(m) - m, m)
-    second = starts[group[first]] + offsets
-    return first, second
-
-
-def _precision(lay: Layout, w: Weighted) -> tuple[Floats, Floats]:
-    """The precision matrix and precision-times-mean of the unknowns (offsets integrated
-    out)."""
-    n = lay.size
-    flat = np.zeros(n * n)
-    h = np.zeros(n)
-    k, col, weight = _entries(lay, w.weight)
-    # the design's own products, observation by observation
-    first, second = _pairs_within(k)
-    flat += np.bincount(col[first] * n + col[second], weights=weight[first], minlength=n * n)
-    h += np.bincount(col, weights=weight * w.value[k], minlength=n)
-    # the pooling of each skill around its agent's ability and its type's level
-    p = np.arange(lay.pairs)
-    trio = np.stack([p, lay.q0 + lay.pair_agent, lay.l0 + lay.pair_type], axis=1)
-    sign = np.array([1.0, -1.0, -1.0])
-    rows = np.repeat(trio, 3, axis=1).ravel()
-    cols = np.tile(trio, (1, 3)).ravel()
-    vals = np.tile(np.outer(sign, sign).ravel(), lay.pairs) / w.type_spread
-    flat += np.bincount(rows * n + cols, weights=vals, minlength=n * n)
-    precision = flat.reshape(n, n)
-    diag = np.zeros(n)
-    diag[lay.q0 : lay.l0] = 1.0 / w.ability
-    diag[lay.l0 : lay.b0] = 1.0 / w.level
-    diag[lay.b0 : lay.v0] = 1.0 / w.leniency
-    diag[lay.v0 :] = 1.0 / w.type_leniency
-    precision[np.diag_indices(n)] += diag
-    h[lay.l0 : lay.b0] += w.level_mean / w.level
-    if lay.groups:
-        total, wy, eg, ej, ev = _group_sums(lay, w.weight, w.value)
-        a = total + 1.0 / w.difficulty
-        i, j = _pairs_within(eg)
-        flat = precision.ravel()
-        flat -= np.bincount(ej[i] * n + ej[j], weights=ev[i] * ev[j] / a[eg[i]], minlength=n * n)
-        h -= np.bincount(ej, weights=ev * wy[eg] / a[eg], minlength=n)
-    return precision, h
-
-
-def _anchors(lay: Layout, anchor: Floats) -> Floats:
+def anchors(lay: Layout, anchor: Floats) -> Floats:
     """One row per task type with scores: the anchor-weighted leniencies there."""
     rows = np.zeros((lay.types, lay.size))
     total = np.bincount(lay.st_type, weights=anchor, minlength=lay.types)
@@ -210,24 +45,27 @@ def _anchors(lay: Layout, anchor: Floats) -> Floats:
     return rows[total > 0.0]
 
 
-def solve_system(lay: Layout, w: Weighted) -> Solution:
+def solve_system(lay: Layout, pattern: Pattern, w: Weighted) -> Solution:
     """The exact posterior under the anchors (a dense solve: the caller bounds the size)."""
-    precision, h = _precision(lay, w)
+    n = lay.size
+    data, h = matrix_values(pattern, lay, w)
+    precision = np.zeros((n, n))
+    precision[pattern.slot_row, pattern.slot_col] = data
     factor = np.linalg.cholesky(precision)
     inverse = np.linalg.inv(factor)
     cov = inverse.T @ inverse
     mean = cov @ h
-    anchors = _anchors(lay, w.anchor)
-    if len(anchors):
-        hc = cov @ anchors.T
-        inner = anchors @ hc
-        mean = mean - hc @ np.linalg.solve(inner, anchors @ mean)
+    rows = anchors(lay, w.anchor)
+    if len(rows):
+        hc = cov @ rows.T
+        inner = rows @ hc
+        mean = mean - hc @ np.linalg.solve(inner, rows @ mean)
         cov = cov - hc @ np.linalg.solve(inner, hc.T)
         cov = (cov + cov.T) / 2.0
-    return _read_back(lay, w, mean, cov)
+    return read_back(lay, pattern, w, mean, cov)
 
 
-def _read_back(lay: Layout, w: Weighted, mean: Floats, cov: Floats) -> Solution:
+def read_back(lay: Layout, pattern: Pattern, w: Weighted, mean: Floats, cov: Floats) -> Solution:
     """Offsets, fitted values and their variances from the unknowns' posterior."""
     cols = lay.cols
     has = cols >= 0
@@ -241,10 +79,11 @@ def _read_back(lay: Layout, w: Weighted, mean: Floats, cov: Floats) -> Solution:
     offset = np.zeros(lay.groups)
     offset_var = np.zeros(lay.groups)
     if lay.groups:
-        total, wy, eg, ej, ev = _group_sums(lay, w.weight, w.value)
+        total, wy, ev = group_sums(pattern, lay, w)
+        eg, ej = pattern.group_of, pattern.column_of
         a = total + 1.0 / w.difficulty
         offset = (wy - np.bincount(eg, weights=ev * mean[ej], minlength=lay.groups)) / a
-        first, second = _pairs_within(eg)
+        first, second = pattern.group_first, pattern.group_second
         # (cov b_g) at each entry of its group, and b_g' cov b_g
         cb = np.bincount(first, weights=cov[ej[first], ej[second]] * ev[second], minlength=len(ej))
         quad = np.bincount(eg, weights=ev * cb, minlength=lay.groups)

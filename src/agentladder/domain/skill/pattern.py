@@ -1,0 +1,167 @@
+"""Where the fit's precision matrix has entries, worked out once per fit: every round only
+recomputes their values (the observations' weights change, the pattern does not).
+
+Observations with the same columns (one agent's judgments by one judge at one task type)
+share one design product; a deliberation's offset, integrated out, adds the products of
+its design vector's entries; each skill's pooling around its agent's ability and its task
+type's level adds a 3 x 3 block. ``slot`` maps every such product to its entry of the
+matrix (compressed sparse rows); ``flat`` to its place in the dense matrix when that is
+small enough to hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from agentladder.domain.skill.terms import Layout, Weighted
+
+__all__ = ["Pattern", "group_sums", "matrix_values", "pairs_within", "pattern_of"]
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+
+def pairs_within(group: Ints) -> tuple[Ints, Ints]:
+    """Every ordered pair (i, j) of entries of one group (entries sorted by group)."""
+    counts = np.bincount(group)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    m = counts[group]
+    first = np.repeat(np.arange(len(group)), m)
+    offsets = np.arange(len(first)) - np.repeat(np.cumsum(m) - m, m)
+    second = starts[group[first]] + offsets
+    return first.astype(np.int64), second.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """The fixed structure of one fit's system.
+
+    - ``combo``: each observation's column combination; ``combo_cols`` (c, 3) its columns
+      (-1: none); ``design_first``/``design_second``: the column pairs of each
+      combination's product, as positions in ``combo_entry`` (combination, column);
+    - ``group_entry``: each grouped (observation, column) entry's (group, column) entry,
+      whose groups and columns are ``group_of``, ``column_of``; ``group_first``/
+      ``group_second``: the pairs of (group, column) entries within each group;
+    - ``rows``, ``cols``: every product's matrix position, in the order values are made;
+    - ``slot``: its index in the compressed matrix (``indptr``, ``indices``)."""
+
+    size: int
+    combo: Ints
+    combo_cols: Ints
+    entry_combo: Ints
+    entry_col: Ints
+    design_first: Ints
+    design_second: Ints
+    obs_entry_k: Ints
+    obs_entry_col: Ints
+    group_entry: Ints
+    group_of: Ints
+    column_of: Ints
+    group_first: Ints
+    group_second: Ints
+    pool_rows: Ints
+    pool_cols: Ints
+    pool_sign: Floats
+    rows: Ints
+    cols: Ints
+    slot: Ints
+    indptr: Ints
+    indices: Ints
+    slot_row: Ints
+    slot_col: Ints
+
+
+def pattern_of(lay: Layout) -> Pattern:
+    """The structure of the system of ``lay``."""
+    n = lay.size
+    combos, combo = np.unique(lay.cols, axis=0, return_inverse=True)
+    combo = combo.reshape(-1).astype(np.int64)
+    c_index = np.repeat(np.arange(len(combos)), 3)
+    c_cols = combos.ravel()
+    keep = c_cols >= 0
+    entry_combo, entry_col = c_index[keep].astype(np.int64), c_cols[keep].astype(np.int64)
+    design_first, design_second = pairs_within(entry_combo)
+    k = np.repeat(np.arange(len(lay.cols)), 3)
+    o_cols = lay.cols.ravel()
+    o_keep = o_cols >= 0
+    obs_k, obs_col = k[o_keep].astype(np.int64), o_cols[o_keep].astype(np.int64)
+    grouped = lay.group[obs_k] >= 0
+    key = lay.group[obs_k][grouped] * n + obs_col[grouped]
+    uniq, inverse = np.unique(key, return_inverse=True)
+    group_entry = np.full(len(obs_k), -1, dtype=np.int64)
+    group_entry[grouped] = inverse.reshape(-1)
+    group_of, column_of = (uniq // n).astype(np.int64), (uniq % n).astype(np.int64)
+    group_first, group_second = pairs_within(group_of) if len(uniq) else (uniq, uniq)
+    p = np.arange(lay.pairs)
+    trio = np.stack([p, lay.q0 + lay.pair_agent, lay.l0 + lay.pair_type], axis=1)
+    sign = np.array([1.0, -1.0, -1.0])
+    pool_rows = np.repeat(trio, 3, axis=1).ravel().astype(np.int64)
+    pool_cols = np.tile(trio, (1, 3)).ravel().astype(np.int64)
+    pool_sign = np.tile(np.outer(sign, sign).ravel(), lay.pairs)
+    rows = np.concatenate([
+        entry_col[design_first], pool_rows, np.arange(n), column_of[group_first],
+    ]).astype(np.int64)  # fmt: skip
+    cols = np.concatenate([
+        entry_col[design_second], pool_cols, np.arange(n), column_of[group_second],
+    ]).astype(np.int64)  # fmt: skip
+    flat = rows * n + cols
+    positions, slot = np.unique(flat, return_inverse=True)
+    indices = (positions % n).astype(np.int64)
+    indptr = np.searchsorted(positions // n, np.arange(n + 1)).astype(np.int64)
+    return Pattern(
+        size=n, combo=combo, combo_cols=combos.astype(np.int64), entry_combo=entry_combo,
+        entry_col=entry_col, design_first=design_first, design_second=design_second,
+        obs_entry_k=obs_k, obs_entry_col=obs_col, group_entry=group_entry, group_of=group_of,
+        column_of=column_of, group_first=group_first.astype(np.int64),
+        group_second=group_second.astype(np.int64), pool_rows=pool_rows, pool_cols=pool_cols,
+        pool_sign=pool_sign, rows=rows, cols=cols, slot=slot.reshape(-1).astype(np.int64),
+        indptr=indptr, indices=indices, slot_row=(positions // n).astype(np.int64),
+        slot_col=indices,
+    )  # fmt: skip
+
+
+def group_sums(pattern: Pattern, lay: Layout, w: Weighted) -> tuple[Floats, Floats, Floats]:
+    """Per deliberation: its weights' sum and weighted values' sum; per (deliberation,
+    column) entry its design vector's value (``pattern.group_of``, ``column_of``)."""
+    grouped = lay.group >= 0
+    g = lay.group[grouped]
+    total = np.bincount(g, weights=w.weight[grouped], minlength=lay.groups)
+    wy = np.bincount(g, weights=(w.weight * w.value)[grouped], minlength=lay.groups)
+    entries = pattern.group_entry >= 0
+    weights = w.weight[pattern.obs_entry_k][entries]
+    ev = np.bincount(pattern.group_entry[entries], weights=weights, minlength=len(pattern.group_of))
+    return total.astype(np.float64), wy.astype(np.float64), ev.astype(np.float64)
+
+
+def matrix_values(pattern: Pattern, lay: Layout, w: Weighted) -> tuple[Floats, Floats]:
+    """The precision matrix's entries (in ``slot`` order: ``indices``, ``indptr``) and the
+    precision-times-mean vector, for this round's weights."""
+    n = pattern.size
+    combo_weight = np.bincount(pattern.combo, weights=w.weight, minlength=len(pattern.combo_cols))
+    design = combo_weight[pattern.entry_combo[pattern.design_first]]
+    pool = pattern.pool_sign / w.type_spread
+    diag = np.zeros(n)
+    diag[lay.q0 : lay.l0] = 1.0 / w.ability
+    diag[lay.l0 : lay.b0] = 1.0 / w.level
+    diag[lay.b0 : lay.v0] = 1.0 / w.leniency
+    diag[lay.v0 :] = 1.0 / w.type_leniency
+    k = pattern.obs_entry_k
+    h = np.bincount(pattern.obs_entry_col, weights=(w.weight * w.value)[k], minlength=n).astype(
+        np.float64
+    )
+    h[lay.l0 : lay.b0] += w.level_mean / w.level
+    parts = [design, pool, diag]
+    if lay.groups:
+        total, wy, ev = group_sums(pattern, lay, w)
+        a = total + 1.0 / w.difficulty
+        eg = pattern.group_of
+        first, second = pattern.group_first, pattern.group_second
+        parts.append(-ev[first] * ev[second] / a[eg[first]])
+        h -= np.bincount(pattern.column_of, weights=ev * wy[eg] / a[eg], minlength=n)
+    else:
+        parts.append(np.zeros(0))
+    data = np.bincount(pattern.slot, weights=np.concatenate(parts), minlength=len(pattern.indices))
+    return data.astype(np.float64), h.astype(np.float64)

@@ -1,0 +1,104 @@
+"""The terms of the fit's system: where each unknown is (``Layout``), what one round
+weighs (``Weighted``), and what a solve gives back (``Solution``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Layout", "Solution", "Weighted"]
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each kind of unknown starts, and each observation's unknowns: ``cols`` (k, 3)
+    holds its skill, leniency and type leniency columns (-1 where it has none)."""
+
+    pairs: int
+    agents: int
+    types: int
+    sources: int
+    source_types: int
+    pair_agent: Ints
+    pair_type: Ints
+    st_source: Ints
+    st_type: Ints
+    cols: Ints
+    group: Ints
+    groups: int
+
+    @property
+    def q0(self) -> int:
+        return self.pairs
+
+    @property
+    def l0(self) -> int:
+        return self.pairs + self.agents
+
+    @property
+    def b0(self) -> int:
+        return self.l0 + self.types
+
+    @property
+    def v0(self) -> int:
+        return self.b0 + self.sources
+
+    @property
+    def size(self) -> int:
+        return self.v0 + self.source_types
+
+
+@dataclass(frozen=True)
+class Weighted:
+    """One round's inputs: each observation's weight and (working) value, each source's
+    weight in the scale's anchor, and the priors' spreads (variances)."""
+
+    weight: Floats
+    value: Floats
+    anchor: Floats
+    type_spread: float
+    ability: float
+    level: float
+    level_mean: float
+    leniency: float
+    type_leniency: float
+    difficulty: float
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The posterior of the unknowns (mean, variance, and the whole covariance when the
+    system was solved exactly) and of each deliberation's offset (mean, variance), each
+    observation's fitted value and its variance."""
+
+    mean: Floats
+    var: Floats
+    cov: Floats | None
+    offset: Floats
+    offset_var: Floats
+    fitted: Floats
+    fitted_var: Floats
+
+    def cross(self, i: Ints, j: Ints) -> Floats:
+        """The covariances of unknowns ``i`` and ``j`` (pairwise; 0 where not exact)."""
+        if self.cov is None:
+            return np.where(i == j, self.var[i], 0.0)
+        return self.cov[i, j]
+
+    def quadratic_at(self, index: Ints, weight: Floats) -> float:
+        """The variance of the combination of unknowns ``index`` with ``weight``."""
+        if self.cov is None:
+            return float(np.sum(weight * weight * self.var[index]))
+        return float(weight @ self.cov[np.ix_(index, index)] @ weight)
+
+    def quadratic(self, combo: Floats) -> float:
+        """The variance of a linear combination of the unknowns (as if independent where
+        the covariance is not exact)."""
+        if self.cov is None:
+            return float(np.sum(combo * combo * self.var))
+        return float(combo @ self.cov @ combo)
