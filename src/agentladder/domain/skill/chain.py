@@ -105,6 +105,8 @@ class Chains:
     added: Floats
     at: Floats
     late: Floats
+    by_rank: Ints
+    bounds: Ints
 
 
 def chains_of(
@@ -135,7 +137,11 @@ def chains_of(
         before = np.searchsorted(np.asarray(times), t[low:high], side="right")
         added[low:high] += np.diff(np.concatenate(([before[0]], before))) * jump
         late[index] = (len(times) - before[-1]) * jump
-    return Chains(p.astype(np.int64), rank.astype(np.int64), added, t, late), order
+    depth = int(rank.max()) + 1 if len(rank) else 0
+    by_rank = np.argsort(rank, kind="stable").astype(np.int64)
+    bounds = np.searchsorted(rank[by_rank], np.arange(depth + 1)).astype(np.int64)
+    chains = Chains(p.astype(np.int64), rank.astype(np.int64), added, t, late, by_rank, bounds)
+    return chains, order
 
 
 def run_chains(
@@ -152,10 +158,8 @@ def run_chains(
     drop, rise = np.zeros(n_pairs), np.zeros(n_pairs)
     path_m, path_v = np.zeros(len(mean)), np.zeros(len(mean))
     threshold, half = rules.change_threshold, rules.change_threshold / 2.0
-    depth = int(chains.rank.max()) + 1 if len(chains.rank) else 0
-    by_rank = np.argsort(chains.rank, kind="stable")
-    bounds = np.searchsorted(chains.rank[by_rank], np.arange(depth + 1))
-    for r in range(depth):
+    by_rank, bounds = chains.by_rank, chains.bounds
+    for r in range(len(bounds) - 1):
         m = by_rank[bounds[r] : bounds[r + 1]]
         p = chains.pair[m]
         sv = 1.0 / (1.0 / still_v[p] + 1.0 / var[m])

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from agentladder.domain.skill.dynamics import Dynamics, MessageLayout, dynamics, message_layout
 from agentladder.domain.skill.large import solve_large
 from agentladder.domain.skill.observations import Observations
-from agentladder.domain.skill.pattern import pattern_of
+from agentladder.domain.skill.pattern import Pattern, pattern_of
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.system import solve_system
 from agentladder.domain.skill.terms import Layout, Solution, Weighted
@@ -128,6 +128,7 @@ class _State:
         self.type_spread = rules.type_spread**2
         self.leniency = rules.leniency_sd**2
         self.difficulty = rules.difficulty_sd**2
+        self.spread_history: list[tuple[float, float, float]] = []
         self.value = obs.value.copy()
         self.extra = np.zeros(k)
         self.deviation = np.zeros(k)  # of each observation's skill from its pair's one value
@@ -181,7 +182,6 @@ def _censor(obs: Observations, st: _State, sol: Solution, expected: Floats,
         st.extra[at] = sd[at] ** 2 * np.maximum(0.0, 1.0 - ratio * (ratio - z))
 
 
-_TRACE = False
 _MAX_NOISE = 25.0
 """The noisiest a source is taken to be (sd 5: half the scale); beyond, its scores say
 nothing anyway, and its estimate would only drift."""
@@ -191,8 +191,8 @@ _HONESTY_FROM = 3
 dishonest sources has not already pulled."""
 
 
-def _learn(obs: Observations, lay: Layout, st: _State, sol: Solution, w: Weighted,
-           deviation: Floats, rules: SkillRules, rounds: int) -> None:  # fmt: skip
+def _learn(obs: Observations, lay: Layout, pattern: Pattern, st: _State, sol: Solution,
+           w: Weighted, deviation: Floats, rules: SkillRules, rounds: int) -> None:  # fmt: skip
     """One EM step: noise, clean-score chances, honesty, the spreads."""
     scored = obs.source >= 0
     st_of = np.where(scored, lay.cols[:, 2] - lay.v0, 0)
@@ -229,7 +229,7 @@ def _learn(obs: Observations, lay: Layout, st: _State, sol: Solution, w: Weighte
     if rounds >= _HONESTY_FROM:
         # judged on the scores as given: a score at 0 or 10 taken at its bound, not as the
         # model would continue it (which would excuse a source that gives only 0 and 10)
-        _honesty(obs, lay, st, w, mixed(residual(obs.value))[1], scored, src, rules)
+        _honesty(obs, lay, pattern, st, w, mixed(residual(obs.value))[1], scored, src, rules)
     n_s = np.bincount(src[scored], weights=st.clean[scored], minlength=lay.sources)
     sums = np.bincount(src[scored], weights=(st.clean * e2)[scored], minlength=lay.sources)
     st.source_noise = (rules.noise_weight * rules.noise_sd**2 + sums) / (rules.noise_weight + n_s)
@@ -242,8 +242,9 @@ def _learn(obs: Observations, lay: Layout, st: _State, sol: Solution, w: Weighte
     _spreads(lay, st, sol, rules)
 
 
-def _honesty(obs: Observations, lay: Layout, st: _State, w: Weighted, log_mix: Floats,
-             scored: npt.NDArray[np.bool_], src: Ints, rules: SkillRules) -> None:  # fmt: skip
+def _honesty(obs: Observations, lay: Layout, pattern: Pattern, st: _State, w: Weighted,
+             log_mix: Floats, scored: npt.NDArray[np.bool_], src: Ints,
+             rules: SkillRules) -> None:  # fmt: skip
     """Each source's chance that its scores follow the quality, from the checkable ones."""
     if not scored.any():
         return
@@ -256,9 +257,8 @@ def _honesty(obs: Observations, lay: Layout, st: _State, w: Weighted, log_mix: F
     log_alt = -0.5 * (_LOG_2PI + np.log(spread[src])) - 0.5 * d * d / spread[src]
     log_alt = np.logaddexp(log_alt, math.log(rules.outlier_share * 0.1))
     # checkable: as far as other sources' evidence determines the observed pair
-    key = src * lay.pairs + obs.pair
-    keys, inverse = np.unique(key[scored], return_inverse=True)
-    own = _sums(inverse, w.weight[scored], len(keys))[inverse]
+    lean = pattern.lean_of  # each observation's (skill, source): the same partition
+    own = _sums(lean, w.weight, len(pattern.lean_pair))[lean][scored]
     pooled = 1.0 / (st.type_spread + rules.ability_sd**2)
     total = _sums(obs.pair, w.weight, lay.pairs)[obs.pair[scored]] + pooled
     check = np.clip(1.0 - own / total, 0.0, 1.0)
@@ -288,6 +288,26 @@ def _spreads(lay: Layout, st: _State, sol: Solution, rules: SkillRules) -> None:
     var = diag[p] + diag[q] + diag[lv] - 2 * cross(p, q) - 2 * cross(p, lv) + 2 * cross(q, lv)
     squares = float(np.sum(resid**2 + np.maximum(var, 0.0)))
     st.type_spread = (prior_w * rules.type_spread**2 + squares) / (prior_w + lay.pairs)
+    st.spread_history.append((st.type_spread, st.leniency, st.difficulty))
+    if len(st.spread_history) == 3:
+        st.type_spread, st.leniency, st.difficulty = _aitken(st.spread_history)
+        st.spread_history.clear()
+
+
+def _aitken(history: list[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """Aitken's extrapolation of three successive EM steps of the spreads: a variance
+    component's EM creeps towards its limit geometrically (slowest near a spread of zero,
+    or where two spreads explain the same thing), so jump to the limit of the geometric
+    series, where the steps are geometric (ratio in 0 to 0.95), at most by a factor 4."""
+    out = []
+    for x0, x1, last in zip(*history, strict=True):
+        d1, d2 = x1 - x0, last - x1
+        ratio = d2 / d1 if d1 != 0.0 else 0.0
+        limit = last
+        if 0.0 < ratio < 0.95:
+            limit = min(4.0 * last, max(last / 4.0, last + d2 * ratio / (1.0 - ratio)))
+        out.append(limit)
+    return out[0], out[1], out[2]
 
 
 def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
@@ -299,18 +319,18 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
     rounds = 0
     moved = math.inf
     exact = lay.size <= rules.exact_limit
-    pattern = pattern_of(lay)
+    pattern = pattern_of(lay, dense=exact)
+    across = None
     while True:
         rounds += 1
         w = _weights(obs, lay, st, sol, rules)
         if exact:
             new = solve_system(lay, pattern, w)
         else:
-            new = solve_large(lay, pattern, w, np.zeros(lay.size) if sol is None else sol.mean)
+            start = np.zeros(lay.size) if sol is None else sol.mean
+            new, across = solve_large(lay, pattern, w, start, across)
         if sol is not None:
             moved = float(np.max(np.abs(new.mean - sol.mean), initial=0.0))
-            if _TRACE:
-                print(rounds, moved, flush=True)
         sol = new
         said = w.value + st.deviation  # what each observation says, time and all
         dyn = dynamics(obs, lay, msg, sol, _chain_weight(obs, lay, st, w), said,
@@ -320,7 +340,7 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
         if done:
             break
         st.deviation = dyn.deviation(msg)[msg.of]
-        _learn(obs, lay, st, sol, w, st.deviation, rules, rounds)
+        _learn(obs, lay, pattern, st, sol, w, st.deviation, rules, rounds)
     return FitResult(
         obs=obs, lay=lay, solution=sol, noise=st.noise, source_noise=st.source_noise,
         honesty=st.honesty, clean=st.clean, weight=w.weight, value=w.value + st.deviation,

@@ -16,7 +16,7 @@ import numpy.typing as npt
 import scipy.sparse.linalg as sparse_linalg
 from scipy import sparse
 
-from agentladder.domain.skill.pattern import Pattern, group_sums, matrix_values
+from agentladder.domain.skill.pattern import Pattern, group_sums, prior_diagonal, right_side
 from agentladder.domain.skill.system import anchors
 from agentladder.domain.skill.terms import Layout, Solution, Weighted
 
@@ -44,15 +44,7 @@ class _Index:
         self.g = np.where(self.grouped, lay.group, 0)
 
 
-def _solve(matrix: sparse.csr_matrix, rhs: Floats, start: Floats, scale: Floats) -> Floats:
-    """``matrix⁻¹ rhs`` by preconditioned conjugate gradients."""
-    found, _ = sparse_linalg.cg(
-        matrix, rhs, x0=start, rtol=_RTOL, maxiter=_MAX_STEPS, M=sparse.diags(scale)
-    )
-    return np.asarray(found, dtype=np.float64)
-
-
-def _variances(lay: Layout, w: Weighted, ix: _Index) -> tuple[Floats, Floats]:
+def _variances(lay: Layout, w: Weighted, ix: _Index, pattern: Pattern) -> tuple[Floats, Floats]:
     """Approximate marginal variances of the unknowns and of the offsets."""
     weight = w.weight
     sc, gr = ix.scored, ix.grouped
@@ -74,11 +66,9 @@ def _variances(lay: Layout, w: Weighted, ix: _Index) -> tuple[Floats, Floats]:
     lean = np.where(sc, var[ix.b] + var[ix.v], 0.0)
     if lay.groups:
         lean = lean + np.where(gr, offset_var[ix.g], 0.0)
-    key = ix.p * max(lay.size, 1) + np.where(sc, ix.b, -1) + 1
-    uniq, inverse = np.unique(key, return_inverse=True)
-    grouped_w = _sums(inverse, weight, len(uniq))
-    per_pair_lean = _sums(inverse, weight * lean, len(uniq)) / np.maximum(grouped_w, 1e-300)
-    pair_of = (uniq // max(lay.size, 1)).astype(np.int64)
+    inverse, pair_of = pattern.lean_of, pattern.lean_pair
+    grouped_w = _sums(inverse, weight, len(pair_of))
+    per_pair_lean = _sums(inverse, weight * lean, len(pair_of)) / np.maximum(grouped_w, 1e-300)
     leaned = _sums(pair_of, grouped_w * grouped_w * per_pair_lean, lay.pairs) / (d * d)
     prior = (inv / d) ** 2 * (var[lay.q0 + lay.pair_agent] + var[lay.l0 + lay.pair_type])
     var[: lay.pairs] = own + leaned + prior + _common(lay, w, ix, a)[lay.pair_type]
@@ -100,29 +90,88 @@ def _common(lay: Layout, w: Weighted, ix: _Index, a: Floats) -> Floats:
     return 1.0 / info
 
 
-def solve_large(lay: Layout, pattern: Pattern, w: Weighted, start: Floats) -> Solution:
-    """Means by conjugate gradients from ``start`` under the anchors; approximate
-    variances."""
+class _Operator:
+    """The precision matrix as products, never formed: the design's part ``Xᵀ W X`` (one
+    row per column combination), the pooling's, the priors' diagonal, less the offsets'
+    part ``Bᵀ A⁻¹ B`` (one row per deliberation)."""
+
+    def __init__(self, lay: Layout, pattern: Pattern, w: Weighted,
+                 groups: tuple[Floats, Floats, Floats] | None) -> None:  # fmt: skip
+        n = lay.size
+        combos = len(pattern.combo_cols)
+        self.combo_weight = _sums(pattern.combo, w.weight, combos)
+        ones = np.ones(len(pattern.entry_col))
+        self.design = sparse.csr_matrix(
+            (ones, (pattern.entry_combo, pattern.entry_col)), shape=(combos, n)
+        )
+        pool = sparse.csr_matrix(
+            (pattern.pool_sign / w.type_spread, (pattern.pool_rows, pattern.pool_cols)),
+            shape=(n, n),
+        )
+        self.pool = pool
+        self.prior = prior_diagonal(lay, w)
+        diagonal = _sums(pattern.entry_col, self.combo_weight[pattern.entry_combo], n)
+        diagonal += pool.diagonal() + self.prior
+        self.offsets: sparse.csr_matrix | None = None
+        self.inverse_a = np.zeros(0)
+        if groups is not None:
+            total, _, ev = groups
+            self.inverse_a = 1.0 / (total + 1.0 / w.difficulty)
+            self.offsets = sparse.csr_matrix(
+                (ev, (pattern.group_of, pattern.column_of)), shape=(lay.groups, n)
+            )
+            diagonal -= _sums(pattern.column_of, ev * ev * self.inverse_a[pattern.group_of], n)
+        self.diagonal = diagonal
+        self.size = n
+
+    def __call__(self, x: Floats) -> Floats:
+        out = self.design.T @ (self.combo_weight * (self.design @ x))
+        out = out + self.pool @ x + self.prior * x
+        if self.offsets is not None:
+            out = out - self.offsets.T @ (self.inverse_a * (self.offsets @ x))
+        return np.asarray(out, dtype=np.float64)
+
+    def solve(self, rhs: Floats, start: Floats) -> Floats:
+        """``H⁻¹ rhs`` by Jacobi-preconditioned conjugate gradients from ``start``."""
+        n = self.size
+        operator = sparse_linalg.LinearOperator((n, n), matvec=self, dtype=np.float64)
+        scale = sparse_linalg.LinearOperator(
+            (n, n), matvec=lambda x: x / self.diagonal, dtype=np.float64
+        )
+        found, _ = sparse_linalg.cg(operator, rhs, x0=start, rtol=_RTOL, maxiter=_MAX_STEPS,
+                                    M=scale)  # fmt: skip
+        return np.asarray(found, dtype=np.float64)
+
+
+def solve_large(lay: Layout, pattern: Pattern, w: Weighted, start: Floats,
+                across: Floats | None = None) -> tuple[Solution, Floats | None]:  # fmt: skip
+    """Means by conjugate gradients from ``start`` under the anchors (the anchors'
+    directions ``H⁻¹ Cᵀ`` from ``across``, the last round's: returned for the next);
+    approximate variances."""
     n = lay.size
-    data, h = matrix_values(pattern, lay, w)
-    matrix = sparse.csr_matrix((data, pattern.indices, pattern.indptr), shape=(n, n))
-    scale = 1.0 / matrix.diagonal()
-    theta = _solve(matrix, h, start, scale)
+    groups = group_sums(pattern, lay, w) if lay.groups else None
+    operator = _Operator(lay, pattern, w, groups)
+    theta = operator.solve(right_side(pattern, lay, w, groups), start)
     constraints = anchors(lay, w.anchor)
+    directions = None
     if len(constraints):
-        across = np.stack([_solve(matrix, c, np.zeros(n), scale) for c in constraints], axis=1)
-        theta = theta - across @ np.linalg.solve(constraints @ across, constraints @ theta)
+        if across is None or across.shape != (n, len(constraints)):
+            across = np.zeros((n, len(constraints)))
+        directions = np.stack(
+            [operator.solve(c, across[:, i]) for i, c in enumerate(constraints)], axis=1
+        )
+        theta = theta - directions @ np.linalg.solve(constraints @ directions, constraints @ theta)
     ix = _Index(lay)
     offset = np.zeros(lay.groups)
-    if lay.groups:
-        total, wy, ev = group_sums(pattern, lay, w)
+    if groups is not None:
+        total, wy, ev = groups
         eg, ej = pattern.group_of, pattern.column_of
         a = total + 1.0 / w.difficulty
         offset = (wy - np.bincount(eg, weights=ev * theta[ej], minlength=lay.groups)) / a
-    var, offset_var = _variances(lay, w, ix)
+    var, offset_var = _variances(lay, w, ix, pattern)
     fitted = theta[ix.p] + np.where(ix.scored, theta[ix.b] + theta[ix.v], 0.0)
     fitted_var = var[ix.p] + np.where(ix.scored, var[ix.b] + var[ix.v], 0.0)
     if lay.groups:
         fitted = fitted + np.where(ix.grouped, offset[ix.g], 0.0)
         fitted_var = fitted_var + np.where(ix.grouped, offset_var[ix.g], 0.0)
-    return Solution(theta, var, None, offset, offset_var, fitted, fitted_var)
+    return Solution(theta, var, None, offset, offset_var, fitted, fitted_var), directions

@@ -18,7 +18,10 @@ import numpy.typing as npt
 
 from agentladder.domain.skill.terms import Layout, Weighted
 
-__all__ = ["Pattern", "group_sums", "matrix_values", "pairs_within", "pattern_of"]
+__all__ = [
+    "Pattern", "group_sums", "matrix_values", "pairs_within", "pattern_of", "prior_diagonal",
+    "right_side",
+]  # fmt: skip
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -72,13 +75,24 @@ class Pattern:
     indices: Ints
     slot_row: Ints
     slot_col: Ints
+    lean_of: Ints
+    lean_pair: Ints
 
 
-def pattern_of(lay: Layout) -> Pattern:
-    """The structure of the system of ``lay``."""
+def _combos(cols: Ints, n: int) -> tuple[Ints, Ints]:
+    """The distinct rows of ``cols`` (k, 3; entries -1 to n-1) and each row's index."""
+    base = n + 1
+    key = (cols[:, 0] + 1) * base * base + (cols[:, 1] + 1) * base + (cols[:, 2] + 1)
+    uniq, inverse = np.unique(key, return_inverse=True)
+    combos = np.stack([uniq // (base * base), (uniq // base) % base, uniq % base], axis=1) - 1
+    return combos.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+
+
+def pattern_of(lay: Layout, dense: bool = True) -> Pattern:
+    """The structure of the system of ``lay``; the dense matrix's slots only when
+    ``dense`` (a large fleet's system is never formed: ``large.py``)."""
     n = lay.size
-    combos, combo = np.unique(lay.cols, axis=0, return_inverse=True)
-    combo = combo.reshape(-1).astype(np.int64)
+    combos, combo = _combos(lay.cols, n)
     c_index = np.repeat(np.arange(len(combos)), 3)
     c_cols = combos.ravel()
     keep = c_cols >= 0
@@ -101,16 +115,24 @@ def pattern_of(lay: Layout) -> Pattern:
     pool_rows = np.repeat(trio, 3, axis=1).ravel().astype(np.int64)
     pool_cols = np.tile(trio, (1, 3)).ravel().astype(np.int64)
     pool_sign = np.tile(np.outer(sign, sign).ravel(), lay.pairs)
-    rows = np.concatenate([
-        entry_col[design_first], pool_rows, np.arange(n), column_of[group_first],
-    ]).astype(np.int64)  # fmt: skip
-    cols = np.concatenate([
-        entry_col[design_second], pool_cols, np.arange(n), column_of[group_second],
-    ]).astype(np.int64)  # fmt: skip
-    flat = rows * n + cols
-    positions, slot = np.unique(flat, return_inverse=True)
-    indices = (positions % n).astype(np.int64)
-    indptr = np.searchsorted(positions // n, np.arange(n + 1)).astype(np.int64)
+    # each observation's (skill, source) pair: how much a skill leans on one source
+    source_col = np.where(lay.cols[:, 1] >= 0, lay.cols[:, 1], -1)
+    lean_key = lay.cols[:, 0] * (n + 1) + source_col + 1
+    lean_uniq, lean_inverse = np.unique(lean_key, return_inverse=True)
+    lean_of = lean_inverse.reshape(-1).astype(np.int64)
+    lean_pair = (lean_uniq // (n + 1)).astype(np.int64)
+    none = np.zeros(0, dtype=np.int64)
+    rows = cols = slot = indptr = indices = positions = none
+    if dense:
+        rows = np.concatenate([
+            entry_col[design_first], pool_rows, np.arange(n), column_of[group_first],
+        ]).astype(np.int64)  # fmt: skip
+        cols = np.concatenate([
+            entry_col[design_second], pool_cols, np.arange(n), column_of[group_second],
+        ]).astype(np.int64)  # fmt: skip
+        positions, slot = np.unique(rows * n + cols, return_inverse=True)
+        indices = (positions % n).astype(np.int64)
+        indptr = np.searchsorted(positions // n, np.arange(n + 1)).astype(np.int64)
     return Pattern(
         size=n, combo=combo, combo_cols=combos.astype(np.int64), entry_combo=entry_combo,
         entry_col=entry_col, design_first=design_first, design_second=design_second,
@@ -119,7 +141,7 @@ def pattern_of(lay: Layout) -> Pattern:
         group_second=group_second.astype(np.int64), pool_rows=pool_rows, pool_cols=pool_cols,
         pool_sign=pool_sign, rows=rows, cols=cols, slot=slot.reshape(-1).astype(np.int64),
         indptr=indptr, indices=indices, slot_row=(positions // n).astype(np.int64),
-        slot_col=indices,
+        slot_col=indices, lean_of=lean_of, lean_pair=lean_pair,
     )  # fmt: skip
 
 
@@ -136,32 +158,47 @@ def group_sums(pattern: Pattern, lay: Layout, w: Weighted) -> tuple[Floats, Floa
     return total.astype(np.float64), wy.astype(np.float64), ev.astype(np.float64)
 
 
-def matrix_values(pattern: Pattern, lay: Layout, w: Weighted) -> tuple[Floats, Floats]:
-    """The precision matrix's entries (in ``slot`` order: ``indices``, ``indptr``) and the
-    precision-times-mean vector, for this round's weights."""
-    n = pattern.size
-    combo_weight = np.bincount(pattern.combo, weights=w.weight, minlength=len(pattern.combo_cols))
-    design = combo_weight[pattern.entry_combo[pattern.design_first]]
-    pool = pattern.pool_sign / w.type_spread
-    diag = np.zeros(n)
+def prior_diagonal(lay: Layout, w: Weighted) -> Floats:
+    """The priors' precisions on the diagonal (abilities, levels, leniencies)."""
+    diag = np.zeros(lay.size)
     diag[lay.q0 : lay.l0] = 1.0 / w.ability
     diag[lay.l0 : lay.b0] = 1.0 / w.level
     diag[lay.b0 : lay.v0] = 1.0 / w.leniency
     diag[lay.v0 :] = 1.0 / w.type_leniency
+    return diag
+
+
+def right_side(pattern: Pattern, lay: Layout, w: Weighted, groups: tuple[Floats, Floats, Floats]
+               | None) -> Floats:  # fmt: skip
+    """The precision-times-mean vector, for this round's weights (offsets integrated out
+    with ``groups``: ``group_sums``)."""
+    n = pattern.size
     k = pattern.obs_entry_k
-    h = np.bincount(pattern.obs_entry_col, weights=(w.weight * w.value)[k], minlength=n).astype(
-        np.float64
-    )
+    weights = (w.weight * w.value)[k]
+    h: Floats = np.bincount(pattern.obs_entry_col, weights=weights, minlength=n).astype(np.float64)
     h[lay.l0 : lay.b0] += w.level_mean / w.level
-    parts = [design, pool, diag]
-    if lay.groups:
-        total, wy, ev = group_sums(pattern, lay, w)
+    if groups is not None:
+        total, wy, ev = groups
+        a = total + 1.0 / w.difficulty
+        eg = pattern.group_of
+        h -= np.bincount(pattern.column_of, weights=ev * wy[eg] / a[eg], minlength=n)
+    return h
+
+
+def matrix_values(pattern: Pattern, lay: Layout, w: Weighted) -> tuple[Floats, Floats]:
+    """The precision matrix's entries (in ``slot`` order: ``indices``, ``indptr``) and the
+    precision-times-mean vector, for this round's weights."""
+    combo_weight = np.bincount(pattern.combo, weights=w.weight, minlength=len(pattern.combo_cols))
+    design = combo_weight[pattern.entry_combo[pattern.design_first]]
+    pool = pattern.pool_sign / w.type_spread
+    parts = [design, pool, prior_diagonal(lay, w)]
+    groups = group_sums(pattern, lay, w) if lay.groups else None
+    h = right_side(pattern, lay, w, groups)
+    if groups is not None:
+        total, _, ev = groups
         a = total + 1.0 / w.difficulty
         eg = pattern.group_of
         first, second = pattern.group_first, pattern.group_second
         parts.append(-ev[first] * ev[second] / a[eg[first]])
-        h -= np.bincount(pattern.column_of, weights=ev * wy[eg] / a[eg], minlength=n)
-    else:
-        parts.append(np.zeros(0))
     data = np.bincount(pattern.slot, weights=np.concatenate(parts), minlength=len(pattern.indices))
     return data.astype(np.float64), h.astype(np.float64)
