@@ -205,13 +205,20 @@ def oracle_verify(
         console.print(
             f"[green]ok[/]: {report.agents_checked} profiles equal the replay of "
             f"{report.events_replayed} events; {report.skill_agents_checked} skill states "
-            f"equal the replay of {report.skill_events_replayed} skill events"
-        )
+            f"equal the fit of {report.skill_events_replayed} skill events"
+            + (f" ({report.skill_fit_pending} since the last fit, by their filter steps)"
+               if report.skill_fit_pending else "")
+        )  # fmt: skip
     else:
         for agent_id, fields in report.differences.items():
             for name, (stored, rebuilt) in fields.items():
                 console.print(f"[red]{agent_id}[/] {name}: stored {stored!r}, replay {rebuilt!r}")
         for agent_id in report.skill_differences:
             console.print(f"[red]{agent_id}[/] skill: the stored state differs from the replay")
+        if report.skill_rules_changed:
+            console.print(
+                "[red]skill[/]: the states were fitted with other skill rules than the"
+                " configured ones; run `agentladder skill rebuild` to fit them anew"
+            )
     if not report.ok:
         raise typer.Exit(code=1)

@@ -1,7 +1,9 @@
-"""``agentladder skills``: the evidence model's board, with intervals and tiers."""
+"""``agentladder skills``: the evidence model's board, with intervals and tiers; and
+``agentladder skill rebuild``: the fit of the whole skill log, now."""
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 import typer
@@ -10,8 +12,13 @@ from rich.table import Table
 from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
 from agentladder.cli.stores import DbOpt, store_url
+from agentladder.services.container import Services
+from agentladder.services.skill.service import FitReport
 
-__all__ = ["skills"]
+__all__ = ["skill_rebuild", "skills"]
+
+skill_app = typer.Typer(help="The evidence model's states.", no_args_is_help=True)
+app.add_typer(skill_app, name="skill")
 
 
 @app.command()
@@ -28,8 +35,8 @@ def skills(
     if as_json:
         _print_json({"task_type": task_type, "entries": [r.model_dump(mode="json") for r in rows]})
         return
-    title = f"Skill{' at ' + task_type if task_type else ' overall'} (95% intervals; tier 1 "
-    table = Table(title=title + "overlaps the best)")
+    title = f"Skill{' at ' + task_type if task_type else ' overall'} (95% intervals; tier 1: "
+    table = Table(title=title + "not separated from the best)")
     for column in ("tier", "agent", "skill", "interval", "sd", "observations", ""):
         table.add_column(column)
     for r in rows:
@@ -38,3 +45,26 @@ def skills(
             f"{r.sd:.2f}", str(r.observations), "provisional" if r.provisional else "",
         )  # fmt: skip
     console.print(table)
+
+
+@skill_app.command("rebuild")
+def skill_rebuild(
+    config: ConfigOpt = None, store: StoreOpt = None, db: DbOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Fit the whole skill log now and replace every state (after a change of skill rules)."""
+    started = time.perf_counter()
+    report, count = _with_services(config, store_url(store, db), _rebuild)
+    took = time.perf_counter() - started
+    if as_json:
+        _print_json({"events": report.events, "seq": report.seq, "agents": count,
+                     "seconds": round(took, 3)})  # fmt: skip
+        return
+    console.print(
+        f"[green]rebuilt[/]: {report.events} skill events fitted, {count} agents' states"
+        f" replaced ({took:.1f} s)"
+    )
+
+
+async def _rebuild(services: Services) -> tuple[FitReport, int]:
+    report = await services.skill.fit(force=True)
+    return report, len(await services.store.list_skills())

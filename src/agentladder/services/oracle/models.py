@@ -113,8 +113,17 @@ class VerifyReport(BaseModel):
     skill_differences: list[str] = Field(
         default_factory=list, description="agents (and '(fleet)') whose skill state differs"
     )
+    skill_rules_changed: bool = Field(
+        default=False,
+        description="the skill states were fitted with other rules than the configured ones:"
+        " `agentladder skill rebuild` makes them current",
+    )
+    skill_fit_pending: int = Field(
+        default=0, description="skill events applied since the last fit (folded on by filter steps)"
+    )
 
     @property
     def ok(self) -> bool:
-        """True when every stored profile, ledger and skill state equals its replay."""
-        return not self.differences and not self.skill_differences
+        """True when every stored profile, ledger and skill state equals its replay (the
+        skill states fitted with the configured rules)."""
+        return not self.differences and not self.skill_differences and not self.skill_rules_changed

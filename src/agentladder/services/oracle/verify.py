@@ -51,4 +51,6 @@ async def verify_store(
         skill_agents_checked=skills.agents_checked,
         skill_events_replayed=skills.events_replayed,
         skill_differences=skills.differences,
+        skill_rules_changed=skills.rules_changed,
+        skill_fit_pending=skills.fit_pending,
     )
