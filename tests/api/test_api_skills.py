@@ -88,3 +88,23 @@ def test_reported_scores_are_refused_with_the_field_named(api: Any) -> None:
         assert await services.store.get_deliberation("bad0") is None
 
     api(body)
+
+
+def test_the_board_says_whose_scale_each_task_type_is_on(api: Any) -> None:
+    """Judgments of one judge, fitted: GET /skills names that judge as the whole scale of
+    the task type (its leniency cannot be told from the agents' skill)."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        for index, (agent, score) in enumerate([("sim_a", 8.0), ("sim_b", 5.0)] * 3):
+            judgment = {"agent_id": agent, "contract_id": f"c{index}", "task_type": "qa",
+                        "score": score}  # fmt: skip
+            sent = await client.post("/oracle/judgments", json=judgment, headers=bearer(ORCH))
+            assert sent.status_code == 200, sent.text
+        await services.skill.fit()
+        board = (await client.get("/skills", params={"task_type": "qa"})).json()
+        assert board["scale"] == [
+            {"task_type": "qa", "sources": [{"source": "judge:oracle", "share": 1.0}]}
+        ]
+        assert [e["agent_id"] for e in board["entries"]] == ["sim_a", "sim_b"]
+
+    api(body)

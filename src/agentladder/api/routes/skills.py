@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.api.deps import ServicesDep
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
@@ -35,11 +35,30 @@ class SkillOut(BaseModel):
     tier: int | None = None
 
 
+class ScaleSource(BaseModel):
+    """One source of scores and its share of a task type's scale."""
+
+    source: str = Field(description="agent:<id>, judge:<name> or aggregate")
+    share: float = Field(description="its share of the evidence at the task type (0-1)")
+
+
+class ScaleOut(BaseModel):
+    """What a task type's skills are measured against: the evidence-weighted average score
+    of its sources (with one judge, that judge's scale), as of the last fit."""
+
+    task_type: str
+    sources: list[ScaleSource] = Field(description="the largest shares, at most three")
+
+
 class SkillBoardOut(BaseModel):
     """``GET /skills``: the board of one task type, or overall."""
 
     task_type: str | None
     entries: list[SkillOut]
+    scale: list[ScaleOut] = Field(
+        default_factory=list,
+        description="the scale of each task type the board covers (every one, overall)",
+    )
 
 
 class AgentSkillsOut(BaseModel):
@@ -63,7 +82,13 @@ async def skills(
 ) -> SkillBoardOut:
     """Agents by skill, best first; tiers mark the order the evidence supports."""
     board = await services.skill.board(task_type, limit)
-    return SkillBoardOut(task_type=task_type, entries=[skill_out(e) for e in board])
+    fleet = await services.store.get_fleet_skill()
+    scales = [
+        ScaleOut(task_type=t, sources=[ScaleSource(source=n, share=s) for n, s in shares])
+        for t, shares in sorted(fleet.scales.items())
+        if task_type is None or t == task_type
+    ]
+    return SkillBoardOut(task_type=task_type, entries=[skill_out(e) for e in board], scale=scales)
 
 
 @router.get("/agents/{agent_id}/skills", response_model=AgentSkillsOut)

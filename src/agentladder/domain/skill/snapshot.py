@@ -218,6 +218,18 @@ def _fleet(
         )
         for i, t in enumerate(obs.types)
     }
+    scored = obs.source >= 0
+    st_weight = np.bincount(lay.cols[scored, 2] - lay.v0, weights=fit.weight[scored],
+                            minlength=lay.source_types)  # fmt: skip
+    scales: dict[str, tuple[tuple[str, float], ...]] = {}
+    for t, task_type in enumerate(obs.types):
+        here = np.flatnonzero(lay.st_type == t)
+        total = float(st_weight[here].sum())
+        if total <= 0.0:
+            continue
+        ranked = sorted(((float(st_weight[v]) / total, obs.sources[int(lay.st_source[v])])
+                         for v in here), reverse=True)[:3]  # fmt: skip
+        scales[task_type] = tuple((name, round(share, 4)) for share, name in ranked)
     sources = {
         name: _source_state(fit, s, counts)
         for s, name in enumerate(obs.sources)
@@ -226,6 +238,7 @@ def _fleet(
     return FleetSkill(
         levels=levels,
         sources=sources,
+        scales=scales,
         spreads=Spreads(fit.type_spread, fit.leniency, fit.difficulty),
         fit=FitInfo(
             seq=seq,

@@ -162,13 +162,16 @@ class FitInfo:
 @dataclass(frozen=True, slots=True)
 class FleetSkill:
     """What the fleet shares, as of the last fit: each task type's level (its agents' mean
-    skill), the judges' and other non-agent sources' records, the learned spreads, and the
-    fit's own record. Empty before the first fit."""
+    skill), the judges' and other non-agent sources' records, the learned spreads, the
+    fit's own record, and each task type's scale: the sources whose evidence-weighted
+    average score it is, with their shares (the three largest). Empty before the first
+    fit."""
 
     levels: dict[str, Estimate] = field(default_factory=dict)
     sources: dict[str, SourceState] = field(default_factory=dict)
     spreads: Spreads | None = None
     fit: FitInfo | None = None
+    scales: dict[str, tuple[tuple[str, float], ...]] = field(default_factory=dict)
 
     def level(self, task_type: str, rules: SkillRules) -> tuple[float, float]:
         """A task type's level (mean, variance): the prior before the fit has seen it."""
