@@ -61,7 +61,10 @@ SCENARIOS = (
     Scenario("12 agents, a lenient third (+1.5)", agents=12, noise=0.5, lenient_group=1 / 3),
     Scenario("12 agents, each evaluator its own noise", agents=12, own_noise=True),
 )  # fmt: skip
-NOW = 10_000_000.0
+NOW = 2_000_100.0
+"""When the estimates are read: just after the worlds' evidence (``fidelity_judged``'s
+judgments from 1,000,000 s, the extra evidence from 2,000,000 s), so that inactivity does
+not widen them."""
 
 
 def rules() -> SkillRules:
@@ -164,6 +167,11 @@ def shuffles() -> list[str]:
     return missed
 
 
+def _last(world: JudgedWorld) -> float:
+    """The time of the world's latest evidence: when it is read."""
+    return max(e.at for e in world.evidence)
+
+
 def _judged_truth(world: JudgedWorld, fleet_types: list[str]) -> dict[str | None, dict[str, float]]:
     shift = shifted(world.scored, fleet_types)
     truth: dict[str | None, dict[str, float]] = {
@@ -192,7 +200,7 @@ def judged(seeds: int) -> list[str]:
                 world = judged_world(seed, 8, count, judges)
                 states, fleet = fitted(world.evidence, rules())
                 truth = _judged_truth(world, sorted(fleet.levels))
-                got = measure(states, fleet, world.agents, truth, NOW, rules())
+                got = measure(states, fleet, world.agents, truth, _last(world), rules())
                 given: dict[str, list[float]] = {}
                 for e in world.evidence:
                     if isinstance(e, ScoreEvidence) and e.score is not None:
@@ -226,7 +234,7 @@ def one_of_several(seeds: int) -> list[str]:
         world = judged_world(seed, 12, 600, [Judge("j", 1.5)], one_type_each=True)
         states, fleet = fitted(world.evidence, rules())
         truth = _judged_truth(world, sorted(fleet.levels))
-        found.append(measure(states, fleet, world.agents, truth, NOW, rules()))
+        found.append(measure(states, fleet, world.agents, truth, _last(world), rules()))
     overall = _pooled([f["coverage"] for f in found])
     typed = _pooled([f["coverage_type"] for f in found])
     print(f"  12 agents, each judged at one of 3 types: coverage overall {overall:.3f},"

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentladder.domain.skill import FleetSkill, SkillRules, skill_board, skill_view
-from agentladder.domain.skill.board import SkillEntry, tiers
+from agentladder.domain.skill.board import SkillEntry, separated, tiers
 from agentladder.domain.skill.state import AgentSkill, Estimate, new_skill
 
 RULES = SkillRules()
@@ -127,3 +127,24 @@ def test_an_estimate_past_ten_reads_ten_with_an_interval_that_is_not_inverted() 
     state = _state("over", 10.01, 1e-6, 10.01, 1e-6)
     entry = skill_view(state, FleetSkill(), "code", NOW, RULES)
     assert 9.99 <= entry.low <= entry.skill <= entry.high <= 10.0
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.floats(0.0, 10.0), st.floats(0.01, 3.0)), min_size=1, max_size=30))
+def test_two_agents_in_different_tiers_are_always_separated(
+    values: list[tuple[float, float]],
+) -> None:
+    """Any board: tiers count up down the list, and every pair in different tiers is
+    separated by the evidence (difference at least 1.96 sd of the difference)."""
+    entries = sorted(
+        (_entry(f"a{i:02d}", s, s - sd, s + sd).model_copy(update={"sd": sd})
+         for i, (s, sd) in enumerate(values)),
+        key=lambda e: (-e.skill, e.agent_id),
+    )  # fmt: skip
+    grouped = tiers(entries)
+    order = [grouped[e.agent_id] for e in entries]
+    assert order == sorted(order)
+    for i, upper in enumerate(entries):
+        for lower in entries[i + 1 :]:
+            if grouped[upper.agent_id] != grouped[lower.agent_id]:
+                assert separated(upper, lower, RULES.interval_z), (upper, lower)

@@ -7,10 +7,10 @@ widens with the days since its latest evidence (``drift_sd_per_day``).
 A leaderboard never claims an order it cannot support: two agents are in different tiers
 only when the evidence separates them, i.e. their difference is at least ``interval_z``
 times its sd (the sds taken as independent, which overstates the difference's uncertainty
-when two estimates share evidence: the board errs on the side of fewer tiers). Tier 1 is
-the best agent and every agent it does not separate from itself; tier 2 the same among the
-rest, and so on; an agent listed below one of tier k is in tier k or later. An estimate
-whose sd is above ``provisional_sd`` is marked provisional.
+when two estimates share evidence: the board errs on the side of fewer tiers). Tiers are
+runs of the board listed by skill, cut only where every agent above the cut is separated
+from every agent below it, so one wide interval low on the board can hold several tiers
+together. An estimate whose sd is above ``provisional_sd`` is marked provisional.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from agentladder.domain.skill.chain import DAY_S
@@ -102,12 +103,7 @@ def skill_board(
     ]
     entries.sort(key=lambda e: (-e.skill, e.agent_id))
     grouped = tiers(entries, rules.interval_z)
-    tiered = []
-    floor = 1
-    for entry in entries:  # listed by skill, so a tier never goes back up the list
-        floor = max(floor, grouped[entry.agent_id])
-        tiered.append(entry.model_copy(update={"tier": floor}))
-    return tiered
+    return [e.model_copy(update={"tier": grouped[e.agent_id]}) for e in entries]
 
 
 def separated(upper: SkillEntry, lower: SkillEntry, z: float) -> bool:
@@ -118,20 +114,36 @@ def separated(upper: SkillEntry, lower: SkillEntry, z: float) -> bool:
 
 
 def tiers(entries: list[SkillEntry], z: float = 1.959963984540054) -> dict[str, int]:
-    """Each entry's tier: the first entry left and every one left it does not separate from
-    itself, then the same among the rest. Every pass takes at least the first entry (also
-    when its values are not numbers), so it ends after at most one pass per entry."""
+    """Each entry's tier, the entries listed best first: a new tier starts between two
+    neighbours of the list only where every entry above is separated from every entry
+    below (a pair in different tiers is always separated; one wide interval low on the
+    list can hold several tiers together). Values that are not numbers separate nothing.
+    Quadratic in the entries, vectorized a block of rows at a time."""
+    count = len(entries)
+    if count == 0:
+        return {}
+    skill = np.array([e.skill for e in entries], dtype=np.float64)
+    var = np.array([e.sd * e.sd for e in entries], dtype=np.float64)
+    # reach[i]: the lowest position held together with some entry above or at i
+    reach = np.arange(count)
+    for start in range(0, count, _BLOCK):
+        below = np.arange(start, min(count, start + _BLOCK))
+        with np.errstate(invalid="ignore", over="ignore"):
+            apart = skill[None, :] - skill[below, None] >= z * np.sqrt(
+                var[None, :] + var[below, None]
+            )
+        upper = np.arange(count)[None, :] < below[:, None]
+        held = upper & ~apart  # entries above each row that it is not separated from
+        top = np.where(held.any(axis=1), held.argmax(axis=1), below)
+        np.maximum.at(reach, top, below)
     grouped: dict[str, int] = {}
-    tier = 0
-    rest = entries
-    while rest:
-        tier += 1
-        best, others = rest[0], rest[1:]
-        grouped[best.agent_id] = tier
-        rest = []
-        for entry in others:
-            if separated(best, entry, z):
-                rest.append(entry)
-            else:
-                grouped[entry.agent_id] = tier
+    tier, furthest = 1, 0
+    for position, entry in enumerate(entries):
+        if position > furthest:  # nothing above is held together with anything here
+            tier += 1
+        furthest = max(furthest, int(reach[position]))
+        grouped[entry.agent_id] = tier
     return grouped
+
+
+_BLOCK = 512
