@@ -5,7 +5,9 @@ limits of ``api:`` (``api/protocol.py``), proxy headers believed only from
 
 from __future__ import annotations
 
+import signal
 import socket
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -16,7 +18,7 @@ from agentladder.api.protocol import ProtocolLimits, guarded_protocol
 from agentladder.config import Settings
 from agentladder.errors import AgentladderError
 
-__all__ = ["OneLineStartup", "run_server"]
+__all__ = ["OneLineStartup", "SignalledServer", "run_server"]
 
 
 class OneLineStartup:
@@ -43,6 +45,21 @@ class OneLineStartup:
         await self.app(scope, receive, told)
 
 
+class SignalledServer(uvicorn.Server):
+    """uvicorn's server, telling the app which signal stopped it (``app.state.stop_signal``:
+    ``SIGINT`` for Ctrl-C), so that what the shutdown interrupts names its real cause."""
+
+    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+        super().__init__(config)
+        self.app_state = app.state
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """Remember the first signal, then stop as uvicorn does."""
+        if getattr(self.app_state, "stop_signal", None) is None:
+            self.app_state.stop_signal = signal.Signals(sig).name
+        super().handle_exit(sig, frame)
+
+
 def run_server(
     app: FastAPI, settings: Settings, sock: socket.socket, *, debug: bool = False
 ) -> None:
@@ -60,4 +77,4 @@ def run_server(
         "forwarded_allow_ips": trusted or None,
         "http": guarded_protocol(limits),
     }
-    uvicorn.Server(uvicorn.Config(wrapped, **options)).run(sockets=[sock])
+    SignalledServer(uvicorn.Config(wrapped, **options), app).run(sockets=[sock])

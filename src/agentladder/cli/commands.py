@@ -283,18 +283,43 @@ def agent(
 @config_app.command("check")
 def config_check(
     path: Annotated[Path, typer.Argument(help="The YAML configuration file to check.")],
+    probe: Annotated[
+        bool,
+        typer.Option(
+            "--probe",
+            help="Also call each agent's endpoint once with a tiny request; exit 1 if any fails.",
+        ),
+    ] = False,
 ) -> None:
-    """Validate a configuration file and summarize it; exit 1 with the bad field named."""
+    """Validate a configuration file and summarize it (with each agent's API key variable);
+    exit 1 with the bad field named. With --probe, one line per agent: ok, or what failed."""
     from agentladder.cli import startup  # noqa: PLC0415
+    from agentladder.providers.preflight import missing_keys, probe_agents  # noqa: PLC0415
 
     settings = load_settings(path)
     startup.check_store_url(settings.store)  # parsed, not connected to
     console.print(f"[green]ok[/]: {len(settings.agents)} agents, store {settings.store}")
+    missing = missing_keys(settings)
     for agent in settings.agents:
         console.print(
             f"  {agent.name}: {agent.provider_id or '-'} / {agent.model_name or '-'}, "
             f"{agent.estimated_cost_per_round:.4f} per round"
+            + (f"; warning: {missing[agent.name]}" if agent.name in missing else ""),
+            highlight=False,
         )
+    if not probe:
+        return
+    console.print(f"probing {len(settings.agents)} agents (one tiny request each):")
+    probes = asyncio.run(probe_agents(settings))
+    for found in probes:
+        mark = "[green]ok[/]" if found.ok else "[red]FAILED[/]"
+        console.print(f"  {found.agent}: {mark}: {found.detail}", soft_wrap=True, highlight=False)
+    failed = [found.agent for found in probes if not found.ok]
+    if failed:
+        console.print(
+            f"{len(failed)} of {len(probes)} agents failed the probe: {', '.join(failed)}"
+        )
+        raise typer.Exit(code=1)
 
 
 def main() -> None:

@@ -163,6 +163,14 @@ def judge(
     retries: Annotated[int, typer.Option(min=0)] = 0,
     cost: Annotated[float, typer.Option(min=0)] = 0.0,
     budget: Annotated[float | None, typer.Option(min=0)] = None,
+    new_agent: Annotated[
+        bool,
+        typer.Option(
+            "--new-agent",
+            help="The agent is new: judge it though nobody configured, registered or judged it"
+            " before (else such an id is refused as a likely typo).",
+        ),
+    ] = False,
     config: ConfigOpt = None,
     store: StoreOpt = None,
     db: DbOpt = None,
@@ -172,7 +180,7 @@ def judge(
     """Submit one judged task to the Oracle and show the itemized award."""
     request = JudgmentRequest(
         agent_id=agent_id, contract_id=contract_id, score=score, task_type=task_type,
-        success=not failed, retries=retries, cost=cost, budget=budget,
+        success=not failed, retries=retries, cost=cost, budget=budget, new_agent=new_agent,
     )  # fmt: skip
     result = _with_services(
         config, store_url(store, db), lambda s: s.oracle.submit_for_judgment(request),

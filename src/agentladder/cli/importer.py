@@ -106,6 +106,12 @@ def import_results(
             )
         if summary.problems_left_out:
             err.print(f"... and {summary.problems_left_out} more problems", soft_wrap=True)
+        if summary.new_agents:
+            more = summary.new_agents_left_out
+            typer.echo(
+                f"new agents ({len(summary.new_agents) + more}): {', '.join(summary.new_agents)}"
+                + (f" and {more} more" if more else "")
+            )
         typer.echo(
             f"imported {summary.imported}, duplicate {summary.duplicate}, conflicting "
             f"{summary.conflicting}, refused {summary.refused} in {summary.seconds:.1f} s "

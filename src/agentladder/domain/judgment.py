@@ -39,6 +39,10 @@ class Judgment(BaseModel):
     complexity: Complexity | None = None
     provider: str = Field(default="", max_length=MODEL_FIELD_MAX)
     model: str = Field(default="", max_length=MODEL_FIELD_MAX)
+    history: bool = Field(
+        default=False,
+        description="past work (an import): XP and skill as usual, but no probation",
+    )
 
     @field_validator("contract_id")
     @classmethod

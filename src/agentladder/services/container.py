@@ -1,8 +1,9 @@
 """All services of one agentladder instance, built from its configuration.
 
 ``build_services(settings)`` opens the store, registers the configured agents the server
-asks itself (and heartbeats for them), builds their providers, and, on a NATS store,
-listens for heartbeats on NATS and asks ``remote: true`` agents over NATS.
+asks itself (and heartbeats for them), builds their providers (an agent whose API key
+variable is missing is down from the start: ``providers/preflight.py``), and, on a NATS
+store, listens for heartbeats on NATS and asks ``remote: true`` agents over NATS.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from agentladder.config import Settings
 from agentladder.domain.agents import AgentConfig
 from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
+from agentladder.providers.preflight import missing_keys
 from agentladder.services.agents.http import HttpAgentProvider, TaskBoard
 from agentladder.services.agents.nats import NatsAgentProvider, serve_heartbeats
 from agentladder.services.agents.registry import Registry
@@ -83,12 +85,20 @@ class Services:
 
         self._background = [asyncio.ensure_future(beat()), asyncio.ensure_future(recovering())]
 
-    async def close(self) -> None:
-        """Stop background work, close providers, connections and the store."""
+    async def close(self, cause: str = "the service stopped") -> int:
+        """Stop background work, close providers, connections and the store; how many
+        deliberations in flight were interrupted (each stored failed, ``interrupted:
+        <cause>``, with its calls and their cost; said in one line when any)."""
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        await self.orchestrator.close()
+        interrupted = await self.orchestrator.close(cause)
+        if interrupted:
+            log.warning(
+                "%s: interrupted %d deliberation%s in flight, stored as failed (interrupted)"
+                " with the calls made and their cost", cause, interrupted,
+                "" if interrupted == 1 else "s",
+            )  # fmt: skip
         if self.lease is not None:  # what this instance leaves is taken over at once
             await self.lease.stop()
         for provider in self.providers.values():
@@ -101,6 +111,7 @@ class Services:
         except Exception:  # a dead connection must not keep the store open
             log.exception("closing the NATS connection of the agents failed")
         await self.store.close()
+        return interrupted
 
 
 async def build_services(
@@ -149,6 +160,8 @@ async def build_services(
     for name in over_http:  # without NATS, remote agents poll their tasks over HTTP
         providers[name] = HttpAgentProvider(board, name, timeout_s=settings.orchestrator.timeout_s)
     health = HealthMonitor(settings.routing, clock)
+    for name, why in missing_keys(settings).items():  # it cannot make a single call
+        health.pin(name, why)
     routing = RoutingService(
         store=store, registry=registry, skill=skill, oracle_rules=settings.oracle,
         health=health, rules=settings.routing,

@@ -6,6 +6,10 @@ evidence), applied in few store writes (``Store.apply_oracle_many``, then
 A judgment without a score, when a judge is configured, is judged and submitted alone,
 in its place in the order. A store failure fails the whole call; what was applied before
 it stays applied, and a repeat finds it (each item is idempotent by its contract).
+
+An item naming an agent the Oracle does not know is refused (naming the closest known
+ids) unless it says ``new_agent`` (``services/oracle/known.py``); once an item of a new
+agent is accepted, the later items of that agent are of a known one.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from typing import Any
 
 from agentladder.domain.judgment import Judgment
 from agentladder.domain.skill.evidence import Evidence, ScoreEvidence
-from agentladder.errors import AgentladderError, InvalidInput, PayloadConflict
+from agentladder.errors import AgentladderError, PayloadConflict
 from agentladder.services.clock import iso
+from agentladder.services.oracle.known import known_ids, refusal, unknown_among
 from agentladder.services.oracle.models import JudgmentRequest, JudgmentResult, fingerprint
 from agentladder.services.oracle.service import Oracle, judgment_key, repeated_result
 from agentladder.services.skill.evidence import judgment_evidence
@@ -72,15 +77,23 @@ async def submit_many(
     ``results=False`` leaves out the results (an import counts statuses only)."""
     out: list[Submitted] = []
     run: list[JudgmentRequest] = []
+    unknown: set[str] = set()
+    if not oracle.rules.accept_unregistered:
+        named = {r.agent_id for r in requests if not r.new_agent}
+        unknown = await unknown_among(oracle.store, oracle.agents, named)
+    known = await known_ids(oracle.store, oracle.agents) if unknown else []
+    accepted: set[str] = set()  # new agents of this batch, known from their first item
     for request in requests:
-        if not oracle.rules.accept_unregistered:
-            try:
-                await oracle.check_known(request.agent_id)
-            except InvalidInput as error:  # nobody registered it, and that is refused
-                out.extend(await _applied(oracle, run, results))
-                run = []
-                out.append(Submitted(ItemStatus.REFUSED, error=str(error)))
-                continue
+        agent = request.agent_id
+        new = agent in unknown and agent not in accepted
+        if new and not request.new_agent and (known or accepted):  # a likely typo: refused
+            out.extend(await _applied(oracle, run, results))
+            run = []
+            error = refusal(agent, [*known, *sorted(accepted)])
+            out.append(Submitted(ItemStatus.REFUSED, error=str(error)))
+            continue
+        if new:  # said to be new, or the first agent of a store that knows none
+            accepted.add(agent)
         if request.score is None and oracle.judge is not None:
             out.extend(await _applied(oracle, run, results))
             run = []
