@@ -127,7 +127,7 @@ def agent_out(
     )
 
 
-_AGENT_START = re.compile(rb'\{"name":"([A-Za-z0-9_.-]+)"')
+_AGENT = re.compile(rb'\{"name":"([A-Za-z0-9_.-]+)".*?"stats":\{[^{}]*\}(?=\})', re.DOTALL)
 _NO_CALLS_JSON = NO_CALLS.model_dump_json().encode()
 
 
@@ -138,15 +138,16 @@ def health_json(health: Callable[[str], AgentHealth | None], agent_id: str) -> b
 
 
 def with_health(body: bytes, health: Callable[[str], AgentHealth | None]) -> bytes:
-    """A listing of agents' objects as the store encodes them (each starting with
-    ``{"name":"...``, a sequence no JSON string can hold unescaped), each given its
-    ``"health"`` first."""
+    """A listing of agents' objects as the store encodes them (``store/listing.py``:
+    ``{"name":"...`` up to ``"stats":{...}}``; no JSON string holds such a sequence
+    unescaped, and the stats hold no braces), each given its ``"health"`` last, as
+    ``AgentOut`` encodes it."""
 
     def add(found: re.Match[bytes]) -> bytes:
         agent = found.group(1).decode()
-        return b'{"health":' + health_json(health, agent) + b"," + found.group(0)[1:]
+        return found.group(0) + b',"health":' + health_json(health, agent)
 
-    return _AGENT_START.sub(add, body)
+    return _AGENT.sub(add, body)
 
 
 def stats_out(agent_id: str, stats: AgentPerformanceStats) -> AgentStatsOut:

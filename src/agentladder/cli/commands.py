@@ -306,6 +306,7 @@ def config_check(
             f"{agent.estimated_cost_per_round:.4f} per round"
             + (f"; warning: {missing[agent.name]}" if agent.name in missing else ""),
             highlight=False,
+            soft_wrap=True,
         )
     if not probe:
         return
@@ -317,7 +318,8 @@ def config_check(
     failed = [found.agent for found in probes if not found.ok]
     if failed:
         console.print(
-            f"{len(failed)} of {len(probes)} agents failed the probe: {', '.join(failed)}"
+            f"{len(failed)} of {len(probes)} agents failed the probe: {', '.join(failed)}",
+            soft_wrap=True,
         )
         raise typer.Exit(code=1)
 

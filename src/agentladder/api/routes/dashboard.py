@@ -18,6 +18,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel
 
+from agentladder.api.agent_calls import evaluations_of, latency_series
 from agentladder.api.deps import ServicesDep
 from agentladder.api.schemas import AgentOut, agent_out
 from agentladder.domain.deliberation import Scope
@@ -36,6 +37,7 @@ from agentladder.domain.skill.state import OVERALL, AgentSkill
 from agentladder.domain.stats import latency_p50, latency_p90, task_success_ratio
 from agentladder.errors import NotFound
 from agentladder.services.container import Services
+from agentladder.services.deliberations.side_effects import outcomes_of
 from agentladder.services.oracle.service import Oracle
 from agentladder.store.records import LeaderboardRow
 
@@ -77,12 +79,14 @@ class AgentRow(BaseModel):
     model: str
     description: str
     tags: tuple[str, ...]
-    status: str
+    status: str  # its heartbeat: online or offline
+    health: str = "ok"  # its provider calls: ok, degraded or down
+    health_why: str = ""
     rank: int
     level: Level
     xp: int
-    avg_score: float
-    latency_p50_ms: float | None
+    avg_score: float | None  # none before a deliberation in which it was scored
+    latency_p50_ms: float | None  # none while no call of it answered
     latency_p90_ms: float | None
     success_ratio: float | None
     cost_per_round: float
@@ -125,12 +129,16 @@ async def _profiles(services: Services) -> dict[str, AgentProfile]:
 def _row(agent: AgentOut, profile: AgentProfile | None, oracle: Oracle) -> AgentRow:
     stats = agent.stats
     label, why = _probation_mark(_probation(profile, oracle))
+    answered = stats.tasks_completed > 0  # else its latencies are its failures'
     return AgentRow(
         name=agent.name, provider=agent.provider_id, model=agent.model_name,
         description=agent.description, tags=agent.capability_tags, status=agent.status.value,
+        health=agent.health.status.value, health_why=agent.health.reason,
         rank=stats.rank, level=profile.level if profile else Level.ROOKIE,
-        xp=profile.xp if profile else 0, avg_score=stats.avg_score,
-        latency_p50_ms=latency_p50(stats), latency_p90_ms=latency_p90(stats),
+        xp=profile.xp if profile else 0,
+        avg_score=stats.avg_score if stats.deliberations_completed else None,
+        latency_p50_ms=latency_p50(stats) if answered else None,
+        latency_p90_ms=latency_p90(stats) if answered else None,
         success_ratio=task_success_ratio(stats),
         cost_per_round=agent.estimated_cost_per_round, probation=label, probation_why=why,
     )  # fmt: skip
@@ -139,7 +147,11 @@ def _row(agent: AgentOut, profile: AgentProfile | None, oracle: Oracle) -> Agent
 async def _rows(services: Services, profiles: dict[str, AgentProfile]) -> list[AgentRow]:
     stats = await services.store.list_stats()
     agents = [
-        agent_out(view, found.value if (found := stats.get(view.agent_id)) else None)
+        agent_out(
+            view,
+            found.value if (found := stats.get(view.agent_id)) else None,
+            services.health.tracked(view.agent_id),
+        )
         for view in await services.registry.list()
     ]
     return [_row(agent, profiles.get(agent.name), services.oracle) for agent in agents]
@@ -240,7 +252,7 @@ def skill_series(skill: AgentSkill | None) -> dict[str, Any]:
 def settled(record: DeliberationRecord) -> bool:
     """Failed, or completed with its ranking, judgments and skill evidence applied (or
     skipped)."""
-    done = (SideEffectState.APPLIED, SideEffectState.SKIPPED)
+    done = (SideEffectState.APPLIED, SideEffectState.SKIPPED, SideEffectState.ABANDONED)
     effects = all(e.state in done for e in (record.ranking, record.judgments, record.skill))
     return record.status is DeliberationStatus.FAILED or (
         record.status is DeliberationStatus.COMPLETED and effects
@@ -281,7 +293,9 @@ async def agent_page(request: Request, services: ServicesDep, agent_id: str) -> 
         (None, []) if skills is None else await services.skill.of_agent(agent_id)
     )
     recent = await services.orchestrator.list(limit=AGENT_SCAN)
-    mine = [r for r in recent if agent_id in r.agents][:AGENT_DELIBERATIONS]
+    involved = [r for r in recent if agent_id in r.agents]
+    mine = involved[:AGENT_DELIBERATIONS]
+    calls = latency_series(agent_id, involved)
     return _page(
         request, "agent.html", agent_id=agent_id, row=row, profile=profile,
         deliberations=mine, scanned=len(recent),
@@ -289,8 +303,11 @@ async def agent_page(request: Request, services: ServicesDep, agent_id: str) -> 
         overall_skill=overall_skill, typed_skills=typed_skills,
         skill_series=skill_series(skills),
         stats=None if found is None else found.value,
+        health=services.health.health(agent_id),
+        evaluations=evaluations_of(agent_id, involved),
         xp_series=await xp_series(services, agent_id, start=start, end=now),
-        latency_series=[list(range(1, len(latencies) + 1)), latencies],
+        latency_split=calls is not None,
+        latency_series=calls or [list(range(1, len(latencies) + 1)), latencies],
     )  # fmt: skip
 
 
@@ -323,4 +340,7 @@ async def deliberation_page(
 ) -> HTMLResponse:
     """One deliberation: rounds, proposals, evaluations, scores, ranking and judgments."""
     record = await services.orchestrator.get(deliberation_id)
-    return _page(request, "deliberation.html", record=record, settled=settled(record))
+    return _page(
+        request, "deliberation.html", record=record, settled=settled(record),
+        outcomes=outcomes_of(record) if record.rounds else {},
+    )  # fmt: skip

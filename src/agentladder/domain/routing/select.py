@@ -72,6 +72,7 @@ class Candidate:
     cost: float  # math.inf: it declared no prices (an agent known by its evidence only)
     latencies_ms: tuple[float, ...] = ()  # its recent latency window; p90 for the picks
     online: bool = True
+    registered: bool = True  # False: known by its evidence alone (it never heartbeated)
     reachable: bool = True
     down: str | None = None  # why its health is down now
     share: float = 1.0  # degraded: the share of calls it answers (skill, sd, low scaled)
@@ -232,6 +233,8 @@ def _detail(
     last: Candidate | None,
 ) -> str:
     if code is ExclusionCode.OFFLINE:
+        if not c.registered:
+            return "never heartbeated: known by its evidence only (online_only)"
         return "no heartbeat within 3 heartbeat intervals"
     if code is ExclusionCode.UNREACHABLE:
         return "this server has no way to ask it"

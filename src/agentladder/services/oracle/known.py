@@ -23,7 +23,15 @@ from agentladder.domain.agents import AgentConfig
 from agentladder.errors import UnknownAgent
 from agentladder.store.base import Store
 
-__all__ = ["CUTOFF", "MAX_SUGGESTIONS", "closest", "declared", "known_ids", "refusal", "unknown_among"]
+__all__ = [
+    "CUTOFF",
+    "MAX_SUGGESTIONS",
+    "closest",
+    "declared",
+    "known_ids",
+    "refusal",
+    "unknown_among",
+]
 
 MAX_SUGGESTIONS = 3
 CUTOFF = 0.75

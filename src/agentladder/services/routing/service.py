@@ -81,19 +81,17 @@ class RoutingService:
         *,
         online_only: bool = True,
     ) -> RoutingTable:
-        """Every registered agent as a candidate at ``task_type`` (overall when None);
-        ``reachable``: the agents this server can ask (None: all). Without
-        ``online_only`` (the caller runs the work itself), also every agent known by its
-        evidence alone (a skill state, no registration: imported history), and a
-        registered agent with evidence counts as available whatever its heartbeat."""
+        """Every registered agent, and every agent known by its evidence alone (a skill
+        state, no registration: imported history), as a candidate at ``task_type``
+        (overall when None); ``reachable``: the agents this server can ask (None: all).
+        With ``online_only``, only agents heartbeating now are available (the others are
+        left out as offline); without it (the caller runs the work itself), an agent with
+        evidence is available whatever its heartbeat."""
         views = await self.registry.list()
         ids = [view.agent_id for view in views]
-        if online_only:
-            skills = await self.store.get_skills(ids)
-        else:
-            skills = {state.agent_id: state for state in await self.store.list_skills()}
-            registered = set(ids)
-            ids += sorted(agent for agent in skills if agent not in registered)
+        skills = {state.agent_id: state for state in await self.store.list_skills()}
+        registered = set(ids)
+        ids += sorted(agent for agent in skills if agent not in registered)
         fleet, stats, profiles = await asyncio.gather(
             self.store.get_fleet_skill(),
             self.store.get_many_stats(ids),
@@ -126,7 +124,8 @@ class RoutingService:
                     else round_cost(config.input_price_per_mtok, config.output_price_per_mtok)
                 ),
                 latencies_ms=() if performance is None else performance.value.recent_latencies_ms,
-                online=online, reachable=reachable is None or agent in reachable,
+                online=online, registered=view is not None,
+                reachable=reachable is None or agent in reachable,
                 down=down, share=share,
                 rank=0 if performance is None else performance.value.rank,
                 level=level, max_complexity=allowed[level],
