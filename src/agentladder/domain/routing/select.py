@@ -38,10 +38,10 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agentladder.domain.levels import LEVELS, Level
+from agentladder.domain.levels import LEVELS
 from agentladder.domain.privileges import allows_complexity
 from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.routing.spec import (
@@ -52,58 +52,13 @@ from agentladder.domain.routing.spec import (
     Routing,
     Strategy,
 )
-from agentladder.domain.rules import Complexity, MaxComplexity
+from agentladder.domain.routing.table import Candidate, RoutingTable, routing_table
+from agentladder.domain.rules import Complexity
 from agentladder.domain.stats import window_percentile
 
 __all__ = ["Candidate", "RoutingTable", "route", "routing_table"]
 
 Z95 = 1.959963984540054
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """One agent as routing sees it at one task type."""
-
-    agent_id: str
-    skill: float
-    sd: float
-    low: float
-    observations: int
-    cost: float  # math.inf: it declared no prices (an agent known by its evidence only)
-    latencies_ms: tuple[float, ...] = ()  # its recent latency window; p90 for the picks
-    online: bool = True
-    registered: bool = True  # False: known by its evidence alone (it never heartbeated)
-    reachable: bool = True
-    down: str | None = None  # why its health is down now
-    share: float = 1.0  # degraded: the share of calls it answers (skill, sd, low scaled)
-    rank: int = 0
-    level: Level = Level.ROOKIE
-    max_complexity: MaxComplexity = MaxComplexity.ANY
-    tags: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class RoutingTable:
-    """The agents in each strategy's order (ties by agent id)."""
-
-    by_low: tuple[Candidate, ...]
-    by_cost: tuple[Candidate, ...]
-    by_upper: tuple[tuple[float, Candidate], ...]  # (skill + tail sd * sd), highest first
-    tail_sd: float
-
-    def __len__(self) -> int:
-        return len(self.by_low)
-
-
-def routing_table(candidates: Iterable[Candidate], tail_sd: float = 4.0) -> RoutingTable:
-    """Index the candidates for ``route``."""
-    every = sorted(candidates, key=lambda c: c.agent_id)
-    return RoutingTable(
-        by_low=tuple(sorted(every, key=lambda c: -c.low)),
-        by_cost=tuple(sorted(every, key=lambda c: (c.cost, -c.low))),
-        by_upper=tuple(sorted(((c.skill + tail_sd * c.sd, c) for c in every), key=lambda u: -u[0])),
-        tail_sd=tail_sd,
-    )
 
 
 Check = Callable[[Candidate], ExclusionCode | None]

@@ -24,11 +24,9 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from agentladder.config import AgentSettings, OrchestratorSettings
-from agentladder.domain.agents import AgentConfig
 from agentladder.domain.attribution import outcomes
-from agentladder.domain.deliberation import DeliberationRequest, select_agents
+from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.deliberation_record import (
-    COST_BASIS,
     DeliberationRecord,
     DeliberationStatus,
     SideEffect,
@@ -38,12 +36,14 @@ from agentladder.domain.deliberation_record import (
 from agentladder.domain.external import ExternalDeliberation, reported_record, reported_rounds
 from agentladder.domain.privileges import TaskAllowance
 from agentladder.domain.scoring import deliberation_scores
-from agentladder.errors import Busy, InvalidInput, NotFound, PayloadConflict, TooFewAgents
+from agentladder.errors import Busy, InvalidInput, NotFound, PayloadConflict
 from agentladder.providers.base import ProposeRequest, Provider
 from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.deliberations.calls import ProviderCalls
-from agentladder.services.deliberations.rounds import Participant, RoundRunner
+from agentladder.services.deliberations.named import named_record
+from agentladder.services.deliberations.named import participants as named_participants
+from agentladder.services.deliberations.rounds import RoundRunner
 from agentladder.services.deliberations.routed import routed_record
 from agentladder.services.deliberations.side_effects import (
     apply_judgments,
@@ -137,37 +137,11 @@ class Orchestrator:
                 self.routing, request, deliberation_id=self.new_id(),
                 reachable=self.providers, created_at=self._now(), runner=self.instance_id,
             )  # fmt: skip
-        names = request.agent_names or ()
-        # Three batched reads of the named agents only, at once.
-        online, stats, every_allowance = await asyncio.gather(
-            self.registry.online_among(names),
-            self.store.get_many_stats(names),
-            self.oracle.task_allowances(names, request.task_type, request.complexity),
-        )
-        ranks = {agent: 0 if agent not in stats else stats[agent].value.rank for agent in names}
-        allowances = {agent: every_allowance[agent] for agent in names if agent in online}
-        allowed = None
-        if request.complexity is not None:
-            allowed = {agent: a.allowed for agent, a in allowances.items()}
-        reachable = {agent: agent in self.providers for agent in names}
-        selection = select_agents(
-            request, online=online, ranks=ranks, allowed=allowed, reachable=reachable
-        )
-        if not selection.enough:
-            raise TooFewAgents(
-                list(selection.qualified), [e.model_dump(mode="json") for e in selection.excluded]
-            )
-        record = DeliberationRecord(
-            id=self.new_id(),
-            request=request,
-            task_type=request.task_type,
-            complexity=request.complexity,
-            agents=list(selection.qualified),
-            excluded=list(selection.excluded),
-            created_at=self._now(),
+        record, allowances = await named_record(
+            request, registry=self.registry, store=self.store, oracle=self.oracle,
+            providers=self.providers, deliberation_id=self.new_id(), created_at=self._now(),
             runner=self.instance_id,
-            cost_basis=COST_BASIS,
-        )
+        )  # fmt: skip
         self._allowances[record.id] = allowances  # read once, used when it runs
         return record
 
@@ -253,30 +227,6 @@ class Orchestrator:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _participants(
-        self, record: DeliberationRecord, request: DeliberationRequest
-    ) -> list[Participant]:
-        known = self._allowances.pop(record.id, {})
-        missing = [agent for agent in record.agents if agent not in known]
-        if missing:
-            known.update(
-                await self.oracle.task_allowances(missing, request.task_type, request.complexity)
-            )
-        remote = [agent for agent in record.agents if agent not in self.agents]
-        registrations = await self.store.get_many_registrations(remote) if remote else {}
-        out = []
-        for agent in record.agents:
-            allowance = known[agent]
-            declared: AgentConfig | None = self.agents.get(agent)
-            if declared is None and agent in registrations:
-                declared = registrations[agent].config
-            if declared is None:
-                raise NotFound("agent", agent)
-            out.append(
-                Participant(config=declared, provider=self.providers[agent], allowance=allowance)
-            )
-        return out
-
     async def _execute(self, record: DeliberationRecord) -> None:
         """Wait for one of the ``max_running`` slots, then run."""
         self._waiting.add(record.id)
@@ -316,7 +266,10 @@ class Orchestrator:
         self._active[record.id] = record  # served from memory while it runs
         runner: RoundRunner | None = None
         try:
-            participants = await self._participants(record, request)
+            participants = await named_participants(
+                record, request, self._allowances.pop(record.id, {}), oracle=self.oracle,
+                store=self.store, agents=self.agents, providers=self.providers,
+            )  # fmt: skip
             runner = RoundRunner(
                 timeout_s=self.timeout_s, examples=self.mentors.examples(request.task_type),
                 calls=self.calls, health=self.health,
