@@ -154,6 +154,11 @@ def test_failing_calls_make_an_agent_down_until_the_clock_passes_its_end() -> No
         listed = {a["name"]: a for a in (await client.get("/agents")).json()["agents"]}
         assert listed["sim_c"]["health"]["status"] == "down"
         assert listed["sim_a"]["health"]["status"] == "ok"
+        for query in ("", "?limit=2"):
+            page = (await client.get(f"/agents/directory{query}")).json()["agents"]
+            healths = {a["name"]: a["health"]["status"] for a in page}
+            assert healths.get("sim_c", "down") == "down"
+            assert set(healths.values()) <= {"ok", "down"}
         metrics = (await client.get("/metrics")).text
         assert "agentladder_agents_cooling_down 1.0" in metrics
         assert 'agentladder_agents_health{status="down"} 1.0' in metrics
