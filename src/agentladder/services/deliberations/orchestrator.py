@@ -370,6 +370,9 @@ class Orchestrator:
                 raise PayloadConflict(f"deliberation {external.deliberation_id}")
             return existing, True
         record = reported_record(external, self._now())
+        record.outcomes = outcomes(
+            record.agents, record.rounds, record.scores, self.settings.success_min_score
+        )
         await self._save(record)
         self._spawn(self._side_effects(record))
         return record, False
