@@ -120,7 +120,7 @@ async def measure(services: Services, agents: list[str], run: int, board: bool) 
     types = load.TASK_TYPES
     transport = httpx.ASGITransport(app=create_app(services), client=("127.0.0.1", 5000))
     out: Samples = {}
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
 
         async def http_board(i: int) -> None:
             response = await client.get("/oracle/leaderboard", params={"limit": 100})

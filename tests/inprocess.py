@@ -34,7 +34,8 @@ def call_app(
         )
         transport = httpx.ASGITransport(app=create_app(services), client=("127.0.0.1", 5000))
         try:
-            async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            local = "http://localhost"  # a Host the app answers to (api/hosts.py)
+            async with httpx.AsyncClient(transport=transport, base_url=local) as client:
                 await body(client, services)
         finally:
             await services.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -26,7 +27,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentladder.domain.agents import AgentConfig, parse_agents
+from agentladder.domain.agents import AgentConfig, AgentName, parse_agents
 from agentladder.domain.probation import SentinelSettings
 from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.rules import OracleRules
@@ -46,6 +47,15 @@ __all__ = [
 ]
 
 DEFAULT_STORE = "sqlite:///agentladder.db"
+_HOST = re.compile(r"\.?[A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63})*\.?")
+
+
+def _ip_literal(entry: str) -> bool:
+    try:
+        ipaddress.ip_address(entry.removeprefix("[").removesuffix("]"))
+    except ValueError:
+        return False
+    return True
 
 
 class OrchestratorSettings(BaseModel):
@@ -123,7 +133,7 @@ class TokenSettings(BaseModel):
     role: Literal["admin", "orchestrator", "agent"]
     token: str | None = Field(default=None, min_length=16)
     token_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    agent_id: str | None = None
+    agent_id: AgentName | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> TokenSettings:
@@ -145,6 +155,12 @@ class ApiSettings(BaseModel):
         description="Addresses or networks of the proxies whose X-Forwarded-For and"
         " X-Forwarded-Proto are believed (none by default: proxy headers are ignored);"
         " needs tokens.",
+    )
+    allowed_hosts: tuple[str, ...] = Field(
+        default=(),
+        description="Host names (or IP addresses) requests may name besides the loopback"
+        " names and the listening address; '.example.com' for a domain and its subdomains,"
+        " '*' for any (api.md, \"Allowed hosts\").",
     )
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_buffered_bytes: int = Field(
@@ -188,6 +204,17 @@ class ApiSettings(BaseModel):
         description="On SIGTERM, how long requests in flight may finish before they are"
         " cancelled (an agent's long poll, a client that stopped reading).",
     )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            if entry != "*" and not _HOST.fullmatch(entry) and not _ip_literal(entry):
+                raise ValueError(
+                    f"{entry!r} is not a host name, '.domain', an IP address or '*' (no scheme,"
+                    " no port)"
+                )
+        return value
 
     @field_validator("trusted_proxies")
     @classmethod

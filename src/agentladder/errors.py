@@ -4,7 +4,8 @@
 
     AgentladderError
     ├── InvalidInput          bad input, one line: ``field: reason (value)`` (a ValueError)
-    │   └── UnknownAgent      an agent id nobody knows (a typo?), with the closest known ids
+    │   ├── UnknownAgent      an agent id nobody knows (a typo?), with the closest known ids
+    │   └── TooManyTaskTypes  a task type past a configured bound (per agent, per store)
     ├── NotFound              an agent, profile, deliberation or key that does not exist
     ├── Conflict              a write that disagrees with what is stored
     │   ├── RevisionConflict  a compare-and-set lost against a newer revision
@@ -41,6 +42,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "TooFewAgents",
+    "TooManyTaskTypes",
     "UnknownAgent",
     "shown_value",
 ]
@@ -73,6 +75,14 @@ class UnknownAgent(InvalidInput):
     def __init__(self, agent_id: str, suggestions: list[str], reason: str) -> None:
         self.suggestions = suggestions
         super().__init__("agent_id", agent_id, reason)
+
+
+class TooManyTaskTypes(InvalidInput):
+    """A new task type past ``oracle.max_task_types_per_agent`` or ``max_task_types``;
+    ``field`` is always ``task_type``."""
+
+    def __init__(self, value: str, reason: str) -> None:
+        super().__init__("task_type", value, reason)
 
 
 class NotFound(AgentladderError, LookupError):

@@ -80,7 +80,8 @@ def _cut_short(server: Server, path: str) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         headers = "".join(f"{k}: {v}\r\n" for k, v in _auth(path).items())
         sock.sendall(
-            f"POST {path} HTTP/1.1\r\nhost: x\r\n{headers}content-length: 1000\r\n\r\n".encode()
+            f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n{headers}"  # an allowed Host
+            "content-length: 1000\r\n\r\n".encode()
             + b'{"name": "sim_a", "desc'
         )
         sock.shutdown(socket.SHUT_WR)

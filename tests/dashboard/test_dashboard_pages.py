@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from agentladder.api.routes.dashboard import xp_series
+from agentladder.api.routes.dashboard_agent import xp_series
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.services.clock import FixedClock
 from agentladder.services.container import Services
@@ -160,5 +160,41 @@ def test_who_to_use_marks_the_frontier_and_health() -> None:
         imported = imported[: imported.index("</tr>")]
         assert "known by evidence" in imported
         assert 'title="it declared no prices"' in imported
+
+    run(body)
+
+
+def test_pages_show_a_page_of_task_types_and_link_the_others() -> None:
+    """sim_a judged in 70 task types (more judgments in the first ones): its page lists the
+    50 with the most evidence and links ?types=50, which lists the other 20; the index
+    shows the boards of 12 task types, links the next 12, and ?types=60 the last 10."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        for n in range(70):
+            for repeat in range(1 + (n < 5)):
+                request = JudgmentRequest(
+                    agent_id="sim_a", contract_id=f"c{n}-{repeat}", task_type=f"type{n:02d}",
+                    score=8.0,
+                )  # fmt: skip
+                await services.oracle.submit_for_judgment(request)
+        first = (await client.get("/dashboard/agents/sim_a")).text
+        specs = first[first.index('id="specializations"') :]
+        rows = re.findall(r"<tr><td>(type\d\d)</td>", specs)
+        assert len(rows) == 50
+        assert rows[:5] == [f"type{n:02d}" for n in range(5)]  # the most judged first
+        assert "Task types 1\u201350 of 70" in first
+        assert 'href="?types=50"' in first
+        rest = (await client.get("/dashboard/agents/sim_a?types=50")).text
+        more = re.findall(r"<tr><td>(type\d\d)</td>", rest[rest.index('id="specializations"') :])
+        assert len(more) == 20
+        assert not set(more) & set(rows)
+        index = (await client.get("/dashboard")).text
+        boards = re.findall(r'data-board="(type\d\d)"', index)
+        assert len(boards) == 12
+        assert 'href="?types=12"' in index
+        last = (await client.get("/dashboard?types=60")).text
+        assert len(re.findall(r'data-board="(type\d\d)"', last)) == 10
+        assert 'href="?types=48"' in last
+        assert (await client.get("/dashboard?types=-1")).status_code == 422
 
     run(body)

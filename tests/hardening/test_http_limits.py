@@ -52,7 +52,7 @@ def _stall(server: Server, count: int, token: str | None) -> list[socket.socket]
     """``count`` connections each sending ~0.94 MiB of a declared 1 MiB body, then
     stopping (as much as the kernel takes without blocking)."""
     auth = f"authorization: Bearer {token}\r\n" if token else ""
-    head = (f"POST /oracle/judgments HTTP/1.1\r\nhost: x\r\ncontent-type: application/json"
+    head = (f"POST /oracle/judgments HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json"
             f"\r\ncontent-length: {MIB}\r\n{auth}\r\n").encode()  # fmt: skip
     body = b'{"agent_id": "' + b"a" * (MIB * 94 // 100)
     sockets = []
@@ -135,8 +135,8 @@ def test_slow_clients_are_disconnected_and_connections_capped(tmp_path: Path) ->
     server = start_server(tmp_path, CONFIG)
     try:
         baseline = _descriptors(server)
-        heads = b"POST /oracle/judgments HTTP/1.1\r\nhost: x\r\n"
-        bodies = (f"POST /oracle/judgments HTTP/1.1\r\nhost: x\r\nauthorization: Bearer"
+        heads = b"POST /oracle/judgments HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+        bodies = (f"POST /oracle/judgments HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer"
                   f" {ADMIN}\r\ncontent-type: application/json\r\ncontent-length: 1000"
                   "\r\n\r\n{").encode()  # fmt: skip
         sockets = []

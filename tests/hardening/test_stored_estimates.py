@@ -23,19 +23,21 @@ agents:
   - name: sim_a
     backend: {kind: simulated, quality: 7.0}
 """
-AT = time.time()  # now: inactivity does not widen the estimate
 
 
-def _over_ten(name: str, mean: float) -> AgentSkill:
-    """A state whose estimate lies past the scale's end with a tiny sd."""
+def _over_ten(name: str, mean: float, at: float) -> AgentSkill:
+    """A state whose estimate lies past the scale's end with a tiny sd, observed at ``at``
+    (now: inactivity does not widen it; taken when the test runs, not when the module is
+    imported, which in a long suite is minutes before, enough to widen the interval)."""
     base = new_skill(name, SkillRules())
-    estimate = Estimate(mean=mean, var=1e-6, n=40, at=AT)
+    estimate = Estimate(mean=mean, var=1e-6, n=40, at=at)
     return AgentSkill(
         agent_id=name, overall=estimate, evaluator=base.evaluator, types={"math": estimate}
     )
 
 
 async def _seed(path: Path) -> None:
+    at = time.time()
     store = await open_store(f"sqlite:///{path}")
     try:
         for n, (name, mean) in enumerate((("over", 10.01), ("steady", 7.0))):
@@ -44,8 +46,8 @@ async def _seed(path: Path) -> None:
                 states: Mapping[str, AgentSkill], fleet: FleetSkill, name: str = name,
                 mean: float = mean, key: str = f"seed:{n}",
             ) -> SkillCommit:  # fmt: skip
-                event = SkillEvent(key=key, kind="judgment", payload="{}", payload_hash="h", at=AT)
-                return SkillCommit(event, {name: _over_ten(name, mean)}, None)
+                event = SkillEvent(key=key, kind="judgment", payload="{}", payload_hash="h", at=at)
+                return SkillCommit(event, {name: _over_ten(name, mean, at)}, None)
 
             await store.apply_skill(f"seed:{n}", [name], fold)
     finally:

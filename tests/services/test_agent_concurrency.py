@@ -105,7 +105,7 @@ def test_over_http(concurrency: int, expected: str | None) -> None:
         services = await build_services(settings, store_url="memory://")
         transport = httpx.ASGITransport(app=create_app(services), client=("127.0.0.1", 5000))
         model, stop = HangingModel(), asyncio.Event()
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             agent = asyncio.ensure_future(
                 serve_agent_over_http(
                     client, AGENT, model, interval_s=5.0, stop=stop, concurrency=concurrency

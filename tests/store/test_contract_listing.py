@@ -20,8 +20,10 @@ NOW = 1_800_000_000.25
 ODD = {
     "odd.name-1": {
         "provider_id": 'quote " backslash \\ slash / ',
-        "model_name": "tab\there\nnewline \x01 \x7f \u2028 \u2029",
-        "description": '"status":"online","stats":{"rank":99}} \\" end\\',
+        "model_name": 'model "é" / ünïcode',
+        # controls and separators: free text holds them (an identifier may not: domain/text.py)
+        "description": '"status":"online","stats":{"rank":99}} \\" end\\'
+        + " tab\there\nnewline \x01 \x7f \u2028 \u2029",
         "capability_tags": ("sql", "é", "日本語", "🦀 crab"),
         "signing_schemes": ("ed25519",),
         "input_price_per_mtok": 0.1,

@@ -208,3 +208,17 @@ def test_apply_oracle_under_concurrency_loses_nothing(with_store: Any) -> None:
         assert stored.value == rebuilt
 
     with_store(body)
+
+
+def test_task_types_are_those_some_profile_specializes_in(with_store: Any) -> None:
+    """An empty store has none; after judgments of two agents, the union of their task
+    types, each once."""
+
+    async def body(store: Store) -> None:
+        assert await store.task_types() == frozenset()
+        for agent, contract, task_type in (("a1", "c1", "sql"), ("a1", "c2", "code"),
+                                           ("a2", "c1", "sql"), ("a2", "c2", "law")):  # fmt: skip
+            await award(store, judgment(agent, contract, task_type=task_type))
+        assert await store.task_types() == frozenset({"sql", "code", "law"})
+
+    with_store(body)

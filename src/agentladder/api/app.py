@@ -9,18 +9,22 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp
 
 from agentladder import __version__
 from agentladder.api.auth import TokenBook
 from agentladder.api.deps import CheckedJson
 from agentladder.api.docs_ui import install_docs
 from agentladder.api.errors import install_error_handlers
+from agentladder.api.headers import SecurityHeaders
+from agentladder.api.hosts import AllowedHosts, HostGuard
 from agentladder.api.limits import RequestGuard
 from agentladder.api.metrics import install_metrics
 from agentladder.api.routes import (
     agent_tasks,
     agents,
     dashboard,
+    dashboard_agent,
     dashboard_routing,
     deliberations,
     health,
@@ -39,18 +43,20 @@ __all__ = ["create_app", "create_served_app"]
 log = logging.getLogger(__name__)
 
 
-def _configure(app: FastAPI, settings: Settings) -> None:
-    """Errors, routes, the dashboard's static files, the request guard, the metrics.
+def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> None:
+    """Errors, routes, the dashboard's static files, the host and request guards, the
+    metrics. ``bound``: the address ``serve`` listens on (``api/hosts.py``).
 
     Every JSON body is checked (``deps.CheckedJson``: huge numbers, NaN, lone
     surrogates, depth): the orchestrator's writes declare it after their role check, the
-    agents' routes get it here. The metrics middleware is the outermost: the guard's
-    refusals count too.
+    agents' routes get it here. The metrics middleware is the outermost of the app's
+    own: the guard's refusals count too. The security headers (``api/headers.py``) wrap
+    everything, Starlette's answer to an unhandled error included.
     """
     install_error_handlers(app)
     for module in (
         health, agent_tasks, agents, deliberations, oracle, oracle_batch, skills, routing,
-        dashboard, dashboard_routing,
+        dashboard, dashboard_agent, dashboard_routing,
     ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
@@ -61,7 +67,14 @@ def _configure(app: FastAPI, settings: Settings) -> None:
         RequestGuard, max_body_bytes=api.max_body_bytes, body_timeout_s=api.body_timeout_s,
         max_buffered_bytes=api.max_buffered_bytes,
     )  # fmt: skip
+    app.add_middleware(HostGuard, allowed=AllowedHosts.of(api.allowed_hosts, bound))
     install_metrics(app)
+    built = app.build_middleware_stack
+
+    def secured() -> ASGIApp:  # outside Starlette's own 500 handler: its answers too
+        return SecurityHeaders(built())
+
+    app.build_middleware_stack = secured  # type: ignore[method-assign]
     generated = app.openapi
 
     def completed() -> dict[str, Any]:
@@ -89,8 +102,11 @@ def create_app(services: Services) -> FastAPI:
     return app
 
 
-def create_served_app(settings: Settings, store_url: str | None = None) -> FastAPI:
-    """The API for ``agentladder serve``: services built at startup, closed at shutdown."""
+def create_served_app(
+    settings: Settings, store_url: str | None = None, bound: str | None = None
+) -> FastAPI:
+    """The API for ``agentladder serve``: services built at startup, closed at shutdown;
+    ``bound`` is the address it listens on (a request naming it is allowed)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -121,5 +137,5 @@ def create_served_app(settings: Settings, store_url: str | None = None) -> FastA
         description="Reputation, ranking and trust for AI agents.",
         docs_url=None, redoc_url=None,  # served from local assets (api/docs_ui.py)
     )  # fmt: skip
-    _configure(app, settings)
+    _configure(app, settings, bound)
     return app

@@ -213,7 +213,7 @@ def install_error_handlers(app: FastAPI) -> None:
             )
         loc = [str(part) for part in first.get("loc", ()) if part != "body"]
         field = (".".join(loc) or "body")[:_MAX_ECHO]  # a 10,000-character key stays cut
-        message = f"{field}: {first.get('msg', 'invalid')}"
+        message = f"{field}: {str(first.get('msg', 'invalid')).removeprefix('Value error, ')}"
         return error_response(422, "invalid_input", message, field=field,
                               value=_safe(first.get("input")))  # fmt: skip
 

@@ -2,12 +2,13 @@
 
 Every operation lists only the statuses it can return (``docs/api.md``, "Errors"),
 in the one error shape. What holds for every request is in all of them: 400 for two
-``Authorization`` headers. Every write (POST) is authenticated before its body is read
-(401), checked for its role (403), bounded (413), must be JSON (415) and is validated
-(422). The rest is per operation: 404 where something named can be unknown, 409 where
-an id can come again with another payload, 429 for the long poll, 503 where the store is
-read (and for ``busy``). Refusals of the connection itself (408, 431, 503
-``too_many_connections``) come before any route and are documented under "Limits".
+``Authorization`` headers or a ``Host`` (a write's ``Origin``) not allowed. Every write
+(POST) is authenticated before its body is read (401), checked for its role (403),
+bounded (413), must be JSON (415) and is validated (422). The rest is per operation: 404
+where something named can be unknown, 409 where an id can come again with another
+payload, 429 for the long poll, 503 where the store is read (and for ``busy``). Refusals
+of the connection itself (408, 431, 503 ``too_many_connections``) come before any route
+and are documented under "Limits".
 A test checks that every operation of the app is listed here.
 """
 
@@ -17,7 +18,7 @@ __all__ = ["ERRORS", "ERROR_STATUSES"]
 
 ERROR_STATUSES = {
     "400": "bad_request: two Authorization headers; for a write, a body that is not JSON,"
-    " nested too deep or naming a key twice",
+    " nested too deep or naming a key twice; host_not_allowed, origin_not_allowed",
     "401": "unauthorized: no token, or an unknown one (with WWW-Authenticate: Bearer)",
     "403": "forbidden: the role may not, or an agent acting as another",
     "404": "not_found",

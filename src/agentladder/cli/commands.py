@@ -201,6 +201,7 @@ def serve(
     Exit codes: 1 invalid configuration or store URL, 2 bad command line, 3 the store
     cannot be used, 4 the address cannot be listened on (docs/cli.md)."""
     from agentladder.api.app import create_served_app  # noqa: PLC0415 (only serve needs it)
+    from agentladder.api.hosts import WILDCARDS  # noqa: PLC0415
     from agentladder.api.server import run_server  # noqa: PLC0415
     from agentladder.cli import startup  # noqa: PLC0415
 
@@ -233,8 +234,12 @@ def serve(
         console.print(f"[red]cannot start:[/] {error}", soft_wrap=True, highlight=False)
         raise typer.Exit(code=startup.exit_code(error)) from error
     console.print(f"agentladder {__version__} on http://{host}:{port} (store {url})")
+    if host.strip("[]") in WILDCARDS and not settings.api.allowed_hosts:
+        console.print("listening on every address: requests naming this machine by an IP"
+                      " address or localhost are answered; list its DNS names in"
+                      " api.allowed_hosts (docs/api.md)", soft_wrap=True)  # fmt: skip
     # a failure of the app's own start (its lifespan) is told by uvicorn, which exits 3
-    run_server(create_served_app(settings, store), settings, sock, debug=debug)
+    run_server(create_served_app(settings, store, host), settings, sock, debug=debug)
 
 
 def _demo_settings(config: Path | None, store: str | None, db: Path | None) -> Settings:

@@ -30,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentladder.domain.text import Visible
 from agentladder.errors import InvalidInput
 
 __all__ = [
@@ -101,11 +102,11 @@ AgentName = Annotated[
     AfterValidator(validate_agent_name),
     WithJsonSchema({"type": "string", "pattern": AGENT_NAME_SCHEMA_PATTERN}),
 ]
-_Tags = tuple[Annotated[str, AfterValidator(_not_blank)], ...]
+_Tags = tuple[Annotated[str, AfterValidator(_not_blank), Visible], ...]
 _Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 MODEL_FIELD_MAX = 128
 """The longest ``provider_id`` or ``model_name`` (the same bound as a judgment's)."""
-_ModelField = Annotated[str, Field(max_length=MODEL_FIELD_MAX)]
+_ModelField = Annotated[str, Field(max_length=MODEL_FIELD_MAX), Visible]
 
 
 class AgentConfig(BaseModel):

@@ -2,23 +2,24 @@
 
 The model validates every field and names the field and the value when it refuses one:
 scores from 0 to 10 (finite), non-negative durations, costs, budgets and limits, a task
-type matching ``[a-z0-9_.-]{1,64}``, a non-empty contract id without control characters.
+type matching ``[a-z0-9_.-]{1,64}``, a non-blank contract id, and a contract id, provider
+and model without invisible characters (``domain/text.py``).
 """
 
 from __future__ import annotations
 
-import re
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentladder.domain.agents import MODEL_FIELD_MAX, AgentName
 from agentladder.domain.rules import Complexity
+from agentladder.domain.text import Visible
 
 __all__ = ["CONTRACT_ID_MAX", "TASK_TYPE_PATTERN", "Judgment", "TaskPosition"]
 
 TASK_TYPE_PATTERN = r"^[a-z0-9_.-]{1,64}$"
 CONTRACT_ID_MAX = 256
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Judgment(BaseModel):
@@ -27,7 +28,7 @@ class Judgment(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     agent_id: AgentName
-    contract_id: str = Field(min_length=1, max_length=CONTRACT_ID_MAX)
+    contract_id: Annotated[str, Field(min_length=1, max_length=CONTRACT_ID_MAX), Visible]
     task_type: str = Field(default="general", pattern=TASK_TYPE_PATTERN)
     score: float | None = Field(default=None, ge=0.0, le=10.0)
     success: bool = True
@@ -37,8 +38,8 @@ class Judgment(BaseModel):
     budget: float | None = Field(default=None, ge=0.0)
     time_limit_ms: float | None = Field(default=None, ge=0.0)
     complexity: Complexity | None = None
-    provider: str = Field(default="", max_length=MODEL_FIELD_MAX)
-    model: str = Field(default="", max_length=MODEL_FIELD_MAX)
+    provider: Annotated[str, Field(max_length=MODEL_FIELD_MAX), Visible] = ""
+    model: Annotated[str, Field(max_length=MODEL_FIELD_MAX), Visible] = ""
     history: bool = Field(
         default=False,
         description="past work (an import): XP and skill as usual, but no probation",
@@ -46,11 +47,9 @@ class Judgment(BaseModel):
 
     @field_validator("contract_id")
     @classmethod
-    def _printable(cls, value: str) -> str:
-        if not value.strip() or _CONTROL.search(value):
-            raise ValueError(
-                f"contract_id must be non-blank and free of control characters, not {value!r}"
-            )
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
         return value
 
     @property

@@ -22,6 +22,7 @@ from agentladder.domain.judgment import Judgment, TaskPosition
 from agentladder.domain.probation import on_judgment, on_model_change, on_validation
 from agentladder.domain.profile import AgentProfile, new_profile
 from agentladder.domain.rules import OracleRules
+from agentladder.domain.text import STORED
 from agentladder.domain.xp import XPLine
 
 __all__ = ["ReplayStep", "differences", "replay"]
@@ -50,7 +51,7 @@ def replay(
     lines: list[XPLine] = []
     for step in steps:
         if step.kind == "judgment":
-            judgment = Judgment.model_validate(step.payload)
+            judgment = Judgment.model_validate(step.payload, context=STORED)
             current = profile or new_profile(agent_id, judgment.provider, judgment.model)
             award = apply_judgment(current, judgment, rules, step.at)
             profile = on_judgment(award.profile, judgment)
@@ -69,7 +70,7 @@ def replay(
                 lines.extend(XPLine(event=a.event, xp=a.xp) for a in unlocked)
         elif step.kind == "validation":
             if profile is not None:
-                judged = Judgment.model_validate(step.payload["judgment"])
+                judged = Judgment.model_validate(step.payload["judgment"], context=STORED)
                 position = TaskPosition.model_validate(step.payload["position"])
                 passed = bool(step.payload["passed"])
                 if not passed:

@@ -208,6 +208,16 @@ class OracleRules(BaseModel):
         " before without being told they are new; false: such a judgment is refused, 422"
         " naming agent_id and the closest known ids, unless it says new_agent",
     )
+    max_task_types_per_agent: int = Field(
+        default=1000, ge=1, le=1_000_000,
+        description="distinct task types one agent may be judged in; a judgment in one more"
+        " is refused, 422 naming task_type (docs/reliability.md)",
+    )  # fmt: skip
+    max_task_types: int = Field(
+        default=10_000, ge=1, le=10_000_000,
+        description="distinct task types the store may hold; a judgment or deliberation in"
+        " one more is refused, 422 naming task_type",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _tiers_ascending(self) -> OracleRules:

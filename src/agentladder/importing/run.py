@@ -115,7 +115,7 @@ async def run_import(
         named = {request.agent_id for request in requests} - seen
         new = await unknown_among(oracle.store, oracle.agents, named)
         seen |= named - new
-        outcomes = await submit_many(oracle, requests, results=False)
+        outcomes = await submit_many(oracle, requests)
         for item, request, outcome in zip(ready, requests, outcomes, strict=True):
             summary.note(item.where, outcome.status, outcome.error)
             if request.agent_id in new and outcome.status is ItemStatus.IMPORTED:

@@ -170,6 +170,9 @@ class Store(Protocol):
     async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """Top profiles by XP (ties: higher average score, then agent id), overall or per type."""
 
+    async def task_types(self) -> frozenset[str]:
+        """Every task type some agent was judged in (a specialization of some profile)."""
+
     # The registry.
     async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
         """Append the skill event ``fold`` builds and write the states it changes, all at

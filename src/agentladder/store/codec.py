@@ -1,4 +1,7 @@
-"""Decoding stored JSON into models; a bad value is a ``CorruptRecord`` naming its key."""
+"""Decoding stored JSON into models; a bad value is a ``CorruptRecord`` naming its key.
+
+Stored values are validated with ``STORED`` as the context: an identifier stored before
+the rule on invisible characters (``domain/text.py``) still reads."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from agentladder.domain.text import STORED
 from agentladder.errors import CorruptRecord
 
 __all__ = ["decode", "decode_as", "loads"]
@@ -18,7 +22,7 @@ T = TypeVar("T")
 def decode(model: type[M], data: str | bytes, key: str) -> M:
     """``model`` from its JSON ``data``; ``CorruptRecord(key, ...)`` when it cannot be read."""
     try:
-        return model.model_validate_json(data)
+        return model.model_validate_json(data, context=STORED)
     except ValidationError as error:
         raise CorruptRecord(key, f"{model.__name__} {_first(error)}") from None
 
@@ -26,7 +30,7 @@ def decode(model: type[M], data: str | bytes, key: str) -> M:
 def decode_as(adapter: TypeAdapter[T], data: str | bytes, key: str) -> T:
     """``decode`` for a type read through a pydantic ``TypeAdapter`` (a dataclass)."""
     try:
-        return adapter.validate_json(data)
+        return adapter.validate_json(data, context=STORED)
     except ValidationError as error:
         raise CorruptRecord(key, _first(error)) from None
 

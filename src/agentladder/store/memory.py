@@ -195,6 +195,10 @@ class MemoryStore:
         """Sorted in Python from every profile."""
         return leaderboard_rows((v.value for v in self._profiles.values()), task_type, limit)
 
+    async def task_types(self) -> frozenset[str]:
+        """From every profile."""
+        return frozenset(t for v in self._profiles.values() for t in v.value.specializations)
+
     async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
         """Fold and commit without awaiting in between: atomic under asyncio."""
         stored = self._skill_keys.get(key)

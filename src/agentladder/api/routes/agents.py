@@ -15,6 +15,7 @@ from agentladder.api.routes.skills import SkillOut, skill_out
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out, with_health
 from agentladder.domain.routing.health import Cooldown
 from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.domain.text import VisibleStr
 from agentladder.store.records import DirectoryQuery
 
 __all__ = ["router"]
@@ -66,8 +67,8 @@ async def list_agents(services: ServicesDep) -> Response:
 async def directory(
     services: ServicesDep,
     request: Request,
-    tag: str | None = None,
-    provider: str | None = None,
+    tag: Annotated[VisibleStr | None, Query()] = None,
+    provider: Annotated[VisibleStr | None, Query()] = None,
     min_rank: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     online: bool | None = None,
     sort: Literal["name", "rank", "avg_score", "cost"] = "name",

@@ -1,7 +1,8 @@
 """``/dashboard/routing``: who to use, per task type: skill with its interval against cost
 per round, the cost/quality frontier marked (``domain/routing/frontier.py``). The cost
 axis is logarithmic when the fleet's prices span ten times or more, the skill axis fitted
-to the intervals (``api/svg_axes.py``).
+to the intervals (``api/svg_axes.py``). A page of task types (``?types=OFFSET``, those
+with the most agents first) and overall; the charts are computed on a CPU thread.
 
 The agents are those ``POST /route`` chooses among: the registered ones and those known by
 their evidence alone (imported history: no heartbeat, no declared prices: listed, not
@@ -17,14 +18,17 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
 from agentladder.api.deps import ServicesDep
-from agentladder.api.routes.dashboard import POLL_MS, templates
+from agentladder.api.render import TypesOffset, TypesShown, page, types_shown
+from agentladder.api.routes.dashboard import evidence_weights
 from agentladder.api.svg_axes import Axis, cost_axis, skill_axis
 from agentladder.domain.registry import AgentStatus
 from agentladder.domain.routing.frontier import frontier
 from agentladder.domain.routing.health import AgentHealth, HealthStatus
 from agentladder.domain.skill.board import SkillEntry, skill_view
-from agentladder.domain.skill.state import new_skill
+from agentladder.domain.skill.rules import SkillRules
+from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
 from agentladder.services.agents.registry import AgentView
+from agentladder.services.offload import off_loop
 
 __all__ = ["router"]
 
@@ -87,16 +91,12 @@ def _money(value: float) -> str:
     return f"${value:.{max(0, -math.floor(math.log10(value)))}f}" if value > 0 else "$0"
 
 
-@router.get("/routing", response_class=HTMLResponse)
-async def who_to_use(request: Request, services: ServicesDep) -> HTMLResponse:
-    """Per task type: every agent's skill (95% interval) against its cost per round."""
-    views = {v.agent_id: v for v in await services.registry.list()}
-    skills = {state.agent_id: state for state in await services.store.list_skills()}
-    fleet = await services.store.get_fleet_skill()
+def _sections(
+    views: dict[str, AgentView], skills: dict[str, AgentSkill], fleet: FleetSkill,
+    types: list[str], health: dict[str, AgentHealth], now: float, rules: SkillRules,
+) -> tuple[list[TypeChoices], Axis, list[Tick]]:  # fmt: skip
+    """Each task type's chart and table, then overall (CPU work: on a CPU thread)."""
     ids = sorted(set(views) | set(skills))  # the registered, and those known by evidence
-    types = sorted({t for s in skills.values() for t in s.types} | set(fleet.levels))
-    now, rules = services.skill.now(), services.skill.rules
-    health = {agent: services.health.health(agent) for agent in ids}
     costs = [v.registration.config.estimated_cost_per_round for v in views.values()]
     x = cost_axis(costs, MARGIN, WIDTH - MARGIN)
     cost_ticks = [Tick(label=_money(v), at=at) for v, at in x.ticks()]
@@ -131,8 +131,26 @@ async def who_to_use(request: Request, services: ServicesDep) -> HTMLResponse:
                 task_type=task_type, agents=choices, frontier_points=line, skill_ticks=ticks
             )
         )
-    return templates.TemplateResponse(
-        request, "routing.html",
-        {"poll_ms": POLL_MS, "sections": sections, "width": WIDTH, "height": HEIGHT,
-         "margin": MARGIN, "cost_ticks": cost_ticks, "log_cost": x.log},
+    return sections, x, cost_ticks
+
+
+@router.get("/routing", response_class=HTMLResponse)
+async def who_to_use(
+    request: Request, services: ServicesDep, types: TypesOffset = 0
+) -> HTMLResponse:
+    """Per task type (a page of them) and overall: every agent's skill (95% interval)
+    against its estimated cost per round."""
+    views = {v.agent_id: v for v in await services.registry.list()}
+    skills = {state.agent_id: state for state in await services.store.list_skills()}
+    fleet = await services.store.get_fleet_skill()
+    weights = await off_loop(evidence_weights, {}, list(skills.values()), fleet)
+    shown: TypesShown = types_shown(weights, types)
+    health = {agent: services.health.health(agent) for agent in set(views) | set(skills)}
+    sections, x, cost_ticks = await off_loop(
+        _sections, views, skills, fleet, shown.types, health, services.skill.now(),
+        services.skill.rules,
+    )  # fmt: skip
+    return await page(
+        request, "routing.html", sections=sections, width=WIDTH, height=HEIGHT,
+        margin=MARGIN, cost_ticks=cost_ticks, log_cost=x.log, shown=shown,
     )  # fmt: skip

@@ -14,6 +14,7 @@ from agentladder.domain.agents import AgentName
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.privileges import Privileges, SamplingDecision
 from agentladder.domain.profile import AgentProfile
+from agentladder.domain.text import Visible
 from agentladder.services.oracle.models import JudgmentRequest, JudgmentResult, ValidationResult
 from agentladder.store.base import LedgerEntry
 from agentladder.store.records import LeaderboardRow
@@ -62,7 +63,7 @@ class ValidationIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_id: AgentName
-    contract_id: str = Field(min_length=1, max_length=256)
+    contract_id: Annotated[str, Field(min_length=1, max_length=256), Visible]
     passed: bool
     notes: str = Field(default="", max_length=10_000)
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.levels import Level
+from agentladder.domain.text import VisibleStr
 
 __all__ = ["ExclusionCode", "NotChosen", "Pick", "RouteSpec", "Routing", "Strategy"]
 
@@ -30,7 +31,7 @@ class RouteSpec(BaseModel):
 
     count: int = Field(ge=2, le=64, description="how many agents take part")
     task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
-    tags: tuple[str, ...] = Field(
+    tags: tuple[VisibleStr, ...] = Field(
         default=(), max_length=32, description="capability tags every chosen agent declares"
     )
     max_cost_per_round: float | None = Field(

@@ -108,7 +108,8 @@ class Registry:
         except ValidationError as error:
             detail = error.errors()[0]
             field = ".".join(str(p) for p in detail["loc"]) or "heartbeat"
-            raise InvalidInput(field, detail.get("input"), detail["msg"]) from None
+            reason = str(detail["msg"]).removeprefix("Value error, ")
+            raise InvalidInput(field, detail.get("input"), reason) from None
         if as_agent is not None and as_agent != config.name:
             self.refusals["impersonation"] += 1
             log.warning("refused heartbeat: %r heartbeating as %r", as_agent, config.name)

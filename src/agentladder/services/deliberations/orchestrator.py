@@ -36,6 +36,7 @@ from agentladder.domain.deliberation_record import (
 from agentladder.domain.external import ExternalDeliberation, reported_record, reported_rounds
 from agentladder.domain.privileges import TaskAllowance
 from agentladder.domain.scoring import deliberation_scores
+from agentladder.domain.text import STORED
 from agentladder.errors import Busy, InvalidInput, NotFound, PayloadConflict
 from agentladder.providers.base import ProposeRequest, Provider
 from agentladder.services.agents.registry import Registry
@@ -49,6 +50,7 @@ from agentladder.services.deliberations.side_effects import (
     apply_judgments,
     apply_ranking,
     apply_skill,
+    judged_type,
     with_backoff,
 )
 from agentladder.services.deliberations.unfinished import (
@@ -131,7 +133,17 @@ class Orchestrator:
         return self.clock.now().timestamp()
 
     async def prepare(self, request: DeliberationRequest) -> DeliberationRecord:
-        """The record of a new deliberation: who takes part; ``TooFewAgents`` otherwise."""
+        """The record of a new deliberation: who takes part; ``TooFewAgents`` otherwise, and
+        ``TooManyTaskTypes`` when judging them in its task type would pass a bound."""
+        record = await self._selection(request)
+        try:
+            await self.oracle.admit_task_type(judged_type(record.task_type), record.agents)
+        except BaseException:
+            self._allowances.pop(record.id, None)
+            raise
+        return record
+
+    async def _selection(self, request: DeliberationRequest) -> DeliberationRecord:
         if request.select is not None:
             return await routed_record(
                 self.routing, request, deliberation_id=self.new_id(),
@@ -365,7 +377,7 @@ class Orchestrator:
         """Rank a deliberation run elsewhere, once per id; (record, duplicate)."""
         found = await self.store.get_deliberation(external.deliberation_id)
         if found is not None:
-            existing = DeliberationRecord.model_validate(found.body)
+            existing = DeliberationRecord.model_validate(found.body, context=STORED)
             if existing.source != "external" or existing.rounds != reported_rounds(external):
                 raise PayloadConflict(f"deliberation {external.deliberation_id}")
             return existing, True
@@ -373,6 +385,7 @@ class Orchestrator:
         record.outcomes = outcomes(
             record.agents, record.rounds, record.scores, self.settings.success_min_score
         )
+        await self.oracle.admit_task_type(judged_type(record.task_type), record.agents)
         await self._save(record)
         self._spawn(self._side_effects(record))
         return record, False
@@ -415,7 +428,7 @@ class Orchestrator:
         doc = await self.store.get_deliberation(deliberation_id)
         if doc is None:
             raise NotFound("deliberation", deliberation_id)
-        return DeliberationRecord.model_validate(doc.body)
+        return DeliberationRecord.model_validate(doc.body, context=STORED)
 
     async def list(self, *, limit: int = 50, offset: int = 0) -> list[DeliberationRecord]:
         """Deliberations, newest first (up to 1001: a page of 1000 and one to tell whether
@@ -423,7 +436,7 @@ class Orchestrator:
         if not 1 <= limit <= 1001:
             raise InvalidInput("limit", limit, "must be an integer from 1 to 1001")
         docs = await self.store.list_deliberations(limit=limit, offset=offset)
-        return [DeliberationRecord.model_validate(doc.body) for doc in docs]
+        return [DeliberationRecord.model_validate(doc.body, context=STORED) for doc in docs]
 
 
 def stored_status(record: DeliberationRecord) -> str:

@@ -22,6 +22,7 @@ import logging
 from dataclasses import dataclass
 
 from agentladder.domain.deliberation_record import DeliberationRecord, DeliberationStatus
+from agentladder.domain.text import STORED
 from agentladder.services.deliberations.orchestrator import SETTLING, Orchestrator
 from agentladder.store.records import DeliberationDoc
 
@@ -70,7 +71,7 @@ async def recover(orchestrator: Orchestrator, *, now: float, grace_s: float = 60
     for doc in unsettled:
         if orchestrator.running(doc.id):
             continue
-        record = DeliberationRecord.model_validate(doc.body)
+        record = DeliberationRecord.model_validate(doc.body, context=STORED)
         if doc.status == SETTLING:
             if orchestrator.resume(record):
                 resumed += 1

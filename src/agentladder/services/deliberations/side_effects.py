@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from agentladder.domain.attribution import AgentOutcome, JudgmentCall, explain_promotion, outcomes
 from agentladder.domain.deliberation_record import (
     DeliberationRecord,
+    ProposalRecord,
     SideEffect,
     SideEffectState,
     charged_cost,
@@ -32,7 +33,7 @@ from agentladder.domain.deliberation_record import (
 from agentladder.domain.ranking import RankingOutcome, rank_deliberation
 from agentladder.domain.scoring import deliberation_scores
 from agentladder.domain.stats import AgentPerformanceStats
-from agentladder.errors import AlreadyApplied
+from agentladder.errors import AlreadyApplied, TooManyTaskTypes
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.service import Oracle
 from agentladder.services.skill.evidence import from_record
@@ -45,12 +46,18 @@ __all__ = [
     "apply_judgments",
     "apply_ranking",
     "apply_skill",
+    "judged_type",
     "outcomes_of",
     "with_backoff",
 ]
 
 log = logging.getLogger(__name__)
 DEFAULT_TASK_TYPE = "deliberation"
+
+
+def judged_type(task_type: str | None) -> str:
+    """The task type a deliberation's participants are judged in."""
+    return task_type or DEFAULT_TASK_TYPE
 
 
 async def with_backoff(
@@ -147,30 +154,45 @@ async def apply_judgments(
     oracle: Oracle, record: DeliberationRecord, success_min_score: float | None = None
 ) -> None:
     """Judge each participant's work in the deliberation (idempotent per agent), as its
-    outcome says: an agent that was only unscored (its evaluators failed) is not judged."""
+    outcome says: an agent that was only unscored (its evaluators failed) is not judged.
+    A participant whose judgment would pass a bound on task types (another write took the
+    last place since the deliberation was accepted) is left unjudged, with a warning:
+    retrying would never succeed."""
     found = outcomes_of(record, success_min_score)
     for agent in record.agents:
         outcome = found.get(agent)
         if outcome is None or outcome.judgment is JudgmentCall.NONE:
             continue
         proposals = [p for r in record.rounds for p in r.proposals if p.agent_id == agent]
-        score = record.scores.get(agent)
-        await oracle.submit_for_judgment(
-            evidence=False,  # the skill model has this deliberation's peer scores already
-            request=JudgmentRequest(
-                agent_id=agent,
-                contract_id=f"{record.id}.{agent}",
-                task_type=record.task_type or DEFAULT_TASK_TYPE,
-                score=score,
-                success=outcome.judgment is JudgmentCall.SUCCESS,
-                retries=sum(max(0, p.attempts - 1) for p in proposals),
-                duration_ms=sum(p.latency_ms for p in proposals),
-                cost=charged_cost(record, agent),  # its own calls (docs/costs.md)
-                complexity=record.complexity,
-                # a report names the agents it ranks: they are what it says, like an import
-                new_agent=record.source == "external",
-            ),
-        )
+        try:
+            await _judge_one(oracle, record, agent, proposals, outcome)
+        except TooManyTaskTypes as refused:
+            log.warning("deliberation %s: %s not judged: %s", record.id, agent, refused)
+
+
+async def _judge_one(
+    oracle: Oracle,
+    record: DeliberationRecord,
+    agent: str,
+    proposals: list[ProposalRecord],
+    outcome: AgentOutcome,
+) -> None:
+    await oracle.submit_for_judgment(
+        evidence=False,  # the skill model has this deliberation's peer scores already
+        request=JudgmentRequest(
+            agent_id=agent,
+            contract_id=f"{record.id}.{agent}",
+            task_type=judged_type(record.task_type),
+            score=record.scores.get(agent),
+            success=outcome.judgment is JudgmentCall.SUCCESS,
+            retries=sum(max(0, p.attempts - 1) for p in proposals),
+            duration_ms=sum(p.latency_ms for p in proposals),
+            cost=charged_cost(record, agent),  # its own calls (docs/costs.md)
+            complexity=record.complexity,
+            # a report names the agents it ranks: they are what it says, like an import
+            new_agent=record.source == "external",
+        ),
+    )
 
 
 async def apply_skill(skill: SkillService, record: DeliberationRecord) -> None:

@@ -4,28 +4,35 @@ evidence), applied in few store writes (``Store.apply_oracle_many``, then
 ``SkillService.observe_many``).
 
 A judgment without a score, when a judge is configured, is judged and submitted alone,
-in its place in the order. A store failure fails the whole call; what was applied before
-it stays applied, and a repeat finds it (each item is idempotent by its contract).
+in its place in the order. A judgment that would pass a bound on task types (its agent's,
+``oracle.max_task_types_per_agent``, or the store's, ``max_task_types``) is refused alone,
+the others applied. A store failure fails the whole call; what was applied before it stays
+applied, and a repeat finds it (each item is idempotent by its contract).
 
 An item naming an agent the Oracle does not know is refused (naming the closest known
 ids) unless it says ``new_agent`` (``services/oracle/known.py``); once an item of a new
 agent is accepted, the later items of that agent are of a known one.
+
+Each outcome is the item's status and the XP it earned, never the profile: an answer
+grows with the items sent, not with what the agents hold (the profile is one
+``GET /oracle/profiles/{agent_id}`` away).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from agentladder.domain.judgment import Judgment
 from agentladder.domain.skill.evidence import Evidence, ScoreEvidence
-from agentladder.errors import AgentladderError, PayloadConflict
+from agentladder.domain.task_types import check_agent_task_type
+from agentladder.errors import AgentladderError, InvalidInput, PayloadConflict
 from agentladder.services.clock import iso
 from agentladder.services.oracle.known import known_ids, refusal, unknown_among
-from agentladder.services.oracle.models import JudgmentRequest, JudgmentResult, fingerprint
-from agentladder.services.oracle.service import Oracle, judgment_key, repeated_result
+from agentladder.services.oracle.models import JudgmentRequest, fingerprint
+from agentladder.services.oracle.service import Oracle, judgment_key
 from agentladder.services.skill.evidence import judgment_evidence
 from agentladder.store.base import OracleItem
 from agentladder.store.records import OracleEvent
@@ -44,12 +51,19 @@ class ItemStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Submitted:
-    """One judgment's outcome: its status, its result (when asked for; a duplicate's is the
-    first result) and, for a conflict or a refusal, why."""
+    """One judgment's outcome: its status, the XP its award earned (task XP, and with the
+    achievements it unlocked; a duplicate's are the first award's) and, for a conflict or
+    a refusal, why."""
 
     status: ItemStatus
-    result: JudgmentResult | None = None
+    xp_awarded: int | None = None
+    total_xp: int | None = None
     error: str | None = None
+
+
+def _earned(status: ItemStatus, result: Mapping[str, Any]) -> Submitted:
+    """The outcome of an award from its stored (or returned) result."""
+    return Submitted(status, int(result["xp_awarded"]), int(result["total_xp"]))
 
 
 def _conflict(agent_id: str, contract_id: str) -> str:
@@ -70,13 +84,11 @@ def _judgment(oracle: Oracle, request: JudgmentRequest) -> Judgment:
     )
 
 
-async def submit_many(
-    oracle: Oracle, requests: Sequence[JudgmentRequest], *, results: bool = True
-) -> list[Submitted]:
-    """Each request as ``submit_for_judgment`` would take it, in order; one outcome each.
-    ``results=False`` leaves out the results (an import counts statuses only)."""
+async def submit_many(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> list[Submitted]:
+    """Each request as ``submit_for_judgment`` would take it, in order; one outcome each."""
     out: list[Submitted] = []
     run: list[JudgmentRequest] = []
+    types = await _task_types(oracle, requests)
     unknown: set[str] = set()
     if not oracle.rules.accept_unregistered:
         named = {r.agent_id for r in requests if not r.new_agent}
@@ -86,22 +98,35 @@ async def submit_many(
     for request in requests:
         agent = request.agent_id
         new = agent in unknown and agent not in accepted
-        if new and not request.new_agent and (known or accepted):  # a likely typo: refused
-            out.extend(await _applied(oracle, run, results))
+        try:
+            if new and not request.new_agent and (known or accepted):  # a likely typo
+                raise refusal(agent, [*known, *sorted(accepted)])
+            held = types.setdefault(agent, set())
+            limit = oracle.rules.max_task_types_per_agent
+            check_agent_task_type(agent, held, request.task_type, limit)
+            await oracle.task_types.admit([request.task_type])
+        except InvalidInput as error:
+            out.extend(await _applied(oracle, run))
             run = []
-            error = refusal(agent, [*known, *sorted(accepted)])
             out.append(Submitted(ItemStatus.REFUSED, error=str(error)))
             continue
         if new:  # said to be new, or the first agent of a store that knows none
             accepted.add(agent)
+        held.add(request.task_type)
         if request.score is None and oracle.judge is not None:
-            out.extend(await _applied(oracle, run, results))
+            out.extend(await _applied(oracle, run))
             run = []
             out.append(await _judged_alone(oracle, request))
         else:
             run.append(request)
-    out.extend(await _applied(oracle, run, results))
+    out.extend(await _applied(oracle, run))
     return out
+
+
+async def _task_types(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> dict[str, set[str]]:
+    """The task types each agent of the batch is judged in now (read once for all)."""
+    profiles = await oracle.store.get_many_profiles({r.agent_id for r in requests})
+    return {agent: set(found.value.specializations) for agent, found in profiles.items()}
 
 
 async def _judged_alone(oracle: Oracle, request: JudgmentRequest) -> Submitted:
@@ -114,45 +139,39 @@ async def _judged_alone(oracle: Oracle, request: JudgmentRequest) -> Submitted:
     except AgentladderError as error:
         return Submitted(ItemStatus.REFUSED, error=str(error))
     status = ItemStatus.DUPLICATE if result.duplicate else ItemStatus.IMPORTED
-    return Submitted(status, result)
+    return Submitted(status, result.xp_awarded, result.total_xp)
 
 
-async def _applied(
-    oracle: Oracle, requests: Sequence[JudgmentRequest], results: bool
-) -> list[Submitted]:
+async def _applied(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> list[Submitted]:
     if not requests:
         return []
     items: list[OracleItem] = []
     digests: list[str] = []
-    folds: list[list[Callable[[], JudgmentResult]]] = []
     for request in requests:
         digest = fingerprint(request)
         judgment = _judgment(oracle, request)
-        fold, folded = oracle.judgment_fold(judgment, None, digest, iso(oracle.clock.now()))
+        fold, _ = oracle.judgment_fold(judgment, None, digest, iso(oracle.clock.now()))
         items.append((judgment.agent_id, judgment_key(judgment.contract_id), fold))
         digests.append(digest)
-        folds.append(folded)
     applied = await oracle.store.apply_oracle_many(items)
     out: list[Submitted] = []
     evidence: list[Evidence] = []
     now = oracle.clock.now().timestamp()
-    for request, digest, folded, outcome in zip(requests, digests, folds, applied, strict=True):
+    for request, digest, outcome in zip(requests, digests, applied, strict=True):
         if outcome is None:
             raise TypeError(f"the fold of {request.agent_id}/{request.contract_id} wrote nothing")
         event = outcome.event
-        if outcome.created:
-            oracle.awards["judgment"] += 1
-            out.append(Submitted(ItemStatus.IMPORTED, folded[-1]() if results else None))
-        elif event.payload_hash != digest:
+        if event.payload_hash != digest:
             out.append(
                 Submitted(
                     ItemStatus.CONFLICT, error=_conflict(request.agent_id, request.contract_id)
                 )
             )
             continue
-        else:
-            result = repeated_result(event, outcome.profile, digest) if results else None
-            out.append(Submitted(ItemStatus.DUPLICATE, result))
+        if outcome.created:
+            oracle.awards["judgment"] += 1
+        status = ItemStatus.IMPORTED if outcome.created else ItemStatus.DUPLICATE
+        out.append(_earned(status, event.result))
         evidence.append(_evidence(event, request.success, now))
     if oracle.skill is not None and evidence:
         await oracle.skill.observe_many(evidence)

@@ -25,6 +25,7 @@ from agentladder.domain.privileges import SamplingDecision, sampling_decision
 from agentladder.domain.probation import SentinelSettings, on_validation, rate_for
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.rules import OracleRules
+from agentladder.domain.text import STORED
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import iso
 from agentladder.services.oracle.models import ValidationResult, fingerprint
@@ -79,7 +80,7 @@ class Sentinel:
             raise NotFound("judgment", f"{agent_id}/{contract_id}")
         key = f"validation:{contract_id}"
         digest = fingerprint({"passed": passed, "notes": notes})
-        judgment = Judgment.model_validate(judged.payload)
+        judgment = Judgment.model_validate(judged.payload, context=STORED)
         position = TaskPosition.model_validate(judged.result["position"])
         counted = not passed and judgment.success
         at = iso(self.oracle.clock.now())

@@ -41,6 +41,8 @@ from agentladder.domain.probation import (
 )
 from agentladder.domain.profile import AgentProfile, new_profile
 from agentladder.domain.rules import Complexity, OracleRules
+from agentladder.domain.task_types import check_agent_task_type
+from agentladder.domain.text import check_visible
 from agentladder.domain.xp import XPLine
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock, iso
@@ -52,6 +54,7 @@ from agentladder.services.oracle.models import (
     RawAwardResult,
     fingerprint,
 )
+from agentladder.services.oracle.task_types import TaskTypeBook
 from agentladder.services.skill.evidence import judgment_evidence
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import OracleApplied, OracleFold, Store
@@ -98,6 +101,7 @@ class Oracle:
         self.agents = dict(agents or {})
         self.judge = judge
         self.awards: Counter[str] = Counter()  # kind -> awards applied, for /metrics
+        self.task_types = TaskTypeBook(store, self.rules)  # the store's bound on task types
 
     async def get_profile(self, agent_id: str) -> AgentProfile:
         """The agent's profile; before its first event, a configured or registered agent's
@@ -162,6 +166,7 @@ class Oracle:
             if existing is not None:  # answer a repeat without judging it again
                 return self._repeat(existing, await self.get_profile(request.agent_id), digest)
         judgment, judged_by = await self._resolve(request)
+        await self.task_types.admit([judgment.task_type])
         fold, folded = self.judgment_fold(judgment, judged_by, digest, iso(self.clock.now()))
         applied = await self.apply(judgment.agent_id, key, fold)
         if not applied.created:
@@ -191,6 +196,10 @@ class Oracle:
 
         def fold(profile: AgentProfile | None) -> OracleCommit:
             start = profile or new_profile(judgment.agent_id, judgment.provider, judgment.model)
+            check_agent_task_type(
+                judgment.agent_id, start.specializations, judgment.task_type,
+                rules.max_task_types_per_agent,
+            )  # fmt: skip
             award = apply_judgment(start, judgment, rules, at)
             after = on_judgment(award.profile, judgment)  # a failed task starts probation
             folded.append(lambda: _result(named, award, after))
@@ -247,6 +256,7 @@ class Oracle:
             raise InvalidInput("xp", xp, "must be an integer >= 0 (XP is never taken away)")
         if not event_id.strip() or len(event_id) > CONTRACT_ID_MAX:
             raise InvalidInput("event_id", event_id, "must be 1 to 256 characters, not blank")
+        check_visible(event_id, "event_id")
         await self.check_known(agent_id, new_agent=new_agent)
         key = f"award:{event_id}"
         payload = {"event": event_name, "xp": xp, "event_id": event_id}
@@ -391,6 +401,17 @@ class Oracle:
     async def get_validation_rate(self, agent_id: str, task_type: str | None = None) -> float:
         """How often the Sentinels check this agent's work (for a task type: its level there)."""
         return (await self.get_privileges(agent_id, task_type)).validation_rate
+
+    async def admit_task_type(self, task_type: str, agent_ids: Collection[str]) -> None:
+        """``TooManyTaskTypes`` when judging each of ``agent_ids`` in ``task_type`` would
+        pass ``oracle.max_task_types_per_agent`` or the store's ``max_task_types`` (a
+        deliberation's participants, before it is accepted)."""
+        profiles = await self.store.get_many_profiles(agent_ids)
+        for agent_id in agent_ids:
+            found = profiles.get(agent_id)
+            known = () if found is None else found.value.specializations
+            check_agent_task_type(agent_id, known, task_type, self.rules.max_task_types_per_agent)
+        await self.task_types.admit([task_type])
 
     async def get_leaderboard(
         self, task_type: str | None = None, limit: int = 10

@@ -20,6 +20,7 @@ from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
 from agentladder.domain.skill.update import apply_evidence
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock
+from agentladder.services.offload import off_loop
 from agentladder.store.base import Store
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
@@ -83,12 +84,14 @@ class SkillService:
         return await self.store.apply_skill_many(items)
 
     async def board(self, task_type: str | None = None, limit: int = 100) -> list[SkillEntry]:
-        """The agents with evidence, best first, in tiers (overall without a task type)."""
+        """The agents with evidence, best first, in tiers (overall without a task type);
+        computed on a CPU thread (every agent's estimate: ``services/offload.py``)."""
         if isinstance(limit, bool) or not 1 <= limit <= 1000:
             raise InvalidInput("limit", limit, "must be an integer from 1 to 1000")
         skills = await self.store.list_skills()
         fleet = await self.store.get_fleet_skill()
-        return skill_board(skills, fleet, task_type, self.now(), self.rules)[:limit]
+        board = await off_loop(skill_board, skills, fleet, task_type, self.now(), self.rules)
+        return board[:limit]
 
     async def of_agent(self, agent_id: str) -> tuple[SkillEntry, list[SkillEntry]]:
         """One agent's overall skill and its skill at every task type it has evidence in;

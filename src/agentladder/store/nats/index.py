@@ -133,6 +133,10 @@ class LeaderboardIndex:
                 f"leaderboard index at stream sequence {self._applied}, not {seq} after {timeout} s"
             ) from error
 
+    def task_types(self) -> frozenset[str]:
+        """The task types some agent's profile has a specialization in."""
+        return frozenset(t for t, order in self._orders.items() if t is not None and order)
+
     def rows(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """The top ``limit`` rows, overall (None) or for one task type."""
         order = self._orders.get(task_type, [])

@@ -308,6 +308,12 @@ class NatsStore:
             await self._index.wait_for(await self._oracle.last_event_seq(), LEADERBOARD_WAIT)
             return self._index.rows(task_type, limit)
 
+    async def task_types(self) -> frozenset[str]:
+        """From the in-memory index (its orders), once it has applied every event."""
+        with self._guard("task_types"):
+            await self._index.wait_for(await self._oracle.last_event_seq(), LEADERBOARD_WAIT)
+            return self._index.task_types()
+
     async def put_registration(self, registration: Registration) -> None:
         """Insert or replace."""
         with self._guard("put_registration"):

@@ -277,6 +277,15 @@ class SqliteStore(SqliteSkills):
         check_limit(limit)
         return await self._read_short(lambda c: ops.leaderboard(c, task_type, limit))
 
+    async def task_types(self) -> frozenset[str]:
+        """The distinct task types of the specializations table (from its index)."""
+
+        def run(conn: sqlite3.Connection) -> frozenset[str]:
+            rows = conn.execute("SELECT DISTINCT task_type FROM specializations")
+            return frozenset(task_type for (task_type,) in rows)
+
+        return await self._read(run)
+
     async def put_registration(self, registration: Registration) -> None:
         """Insert or replace, with its listing parts (``store.listing``) in the same row."""
 
