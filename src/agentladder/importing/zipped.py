@@ -5,8 +5,8 @@ refused past ``max_members`` entries. A member is opened only when the sizes its
 declares are within ``max_member`` and ``max_ratio``; its stream then counts the bytes it
 really yields and refuses, while streaming, more than declared (a header that lies),
 more than the ratio allows, and, at its end, fewer than declared or a wrong CRC-32.
-Stored, deflate and zstd members are read (Inspect writes zstd since 2025, deflate
-before); zstd frames may not ask for a window over ``ZSTD_WINDOW``.
+Stored, deflate and zstd members are read (Inspect writes zstd now, deflate before);
+zstd frames may not ask for a window over ``ZSTD_WINDOW``.
 
 Every refusal is ``InvalidInput("file", path, reason)``, the reason naming the member and
 the bound.
@@ -26,7 +26,8 @@ from agentladder.importing.bounds import RATIO_GRACE, ImportBounds, shown_size
 __all__ = ["ZSTD_WINDOW", "Member", "ZipLog"]
 
 ZSTD_WINDOW = 1 << 25
-"""The largest zstd window accepted (32 MiB; Inspect's level 3 uses at most 8 MiB)."""
+"""The largest zstd window accepted (32 MiB): Inspect writes at zstd's default level,
+whose frames ask for 2 MiB."""
 _STORED, _DEFLATED, _ZSTD = 0, 8, 93
 _EOCD = struct.Struct("<4sHHHHIIH")
 _EOCD64_LOCATOR = struct.Struct("<4sIQI")
