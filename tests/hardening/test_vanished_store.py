@@ -172,3 +172,34 @@ def test_a_store_without_a_marker_gets_one_and_a_first_start_needs_no_flag(
     first.stop()
     assert (tmp_path / "new.db").is_file()
     assert marker_path(tmp_path / "new.db").is_file()
+
+
+def test_import_and_judge_do_not_recreate_a_vanished_store_unless_asked(tmp_path: Path) -> None:
+    """`import` into a SQLite file that vanished (its marker there) is one line, exit 1,
+    creating nothing; with --create it imports into a new store; `judge --create` too."""
+    db = tmp_path / "history.db"
+    lines = tmp_path / "h.jsonl"
+    lines.write_text(json.dumps({"agent_id": "a1", "contract_id": "c1", "score": 7}) + "\n")
+    command = [sys.executable, "-m", "agentladder.cli", "import", str(lines), "--db", str(db)]
+    first = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    db.unlink()
+    refused = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1
+    assert refused.stdout == ""
+    (line,) = refused.stderr.strip().splitlines()
+    assert str(marker_path(db)) in line
+    assert "--create" in line
+    assert not db.exists()
+    again = subprocess.run([*command, "--create"], check=False, capture_output=True, text=True,
+                           timeout=120)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert _judged(db) == 1
+    db.unlink()
+    judge = [sys.executable, "-m", "agentladder.cli", "judge", "--agent-id", "a1",
+             "--contract-id", "c2", "--score", "7", "--db", str(db)]  # fmt: skip
+    assert subprocess.run(judge, check=False, capture_output=True, timeout=120).returncode == 1
+    done = subprocess.run([*judge, "--create"], check=False, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert _judged(db) == 1
