@@ -130,13 +130,16 @@ class FileWatch:
 
     def _same(self) -> None:
         try:
-            now = _identity(Path(self.path))
+            found = os.stat(self.path)
+        except FileNotFoundError:
+            pass
         except OSError as error:
             raise StoreUnavailable(
                 f"the SQLite file {self.path} cannot be checked now: {error.strerror}"
             ) from error
-        if now == self.identity:
-            return
+        else:
+            if found.st_ino == self.identity[1] and found.st_dev == self.identity[0]:
+                return
         self.gone = StoreUnavailable(self._gone_message())
         log.error("%s", self.gone)
         raise self.gone
