@@ -187,6 +187,14 @@ def serve(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the traceback of a start-up failure.")
     ] = False,
+    create: Annotated[
+        bool,
+        typer.Option(
+            "--create",
+            help="Start an empty SQLite store even where the marker of a vanished file says"
+            " one was (a missing file without a marker is created anyway).",
+        ),
+    ] = False,
     demo: Annotated[
         bool,
         typer.Option(
@@ -222,6 +230,10 @@ def serve(
     try:
         startup.check_api(settings)
         startup.check_store_url(url)
+        if create:
+            from agentladder.cli.stores import forget_vanished_store  # noqa: PLC0415
+
+            forget_vanished_store(url)
         sock = startup.listen(host, port)
         try:
             startup.check_store(url, check_s)

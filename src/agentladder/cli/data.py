@@ -15,7 +15,13 @@ import typer
 from rich.table import Table
 
 from agentladder.cli.commands import app, console
-from agentladder.cli.stores import CreateOpt, DbOpt, check_exists, store_url
+from agentladder.cli.stores import (
+    CreateOpt,
+    DbOpt,
+    check_exists,
+    forget_vanished_store,
+    store_url,
+)
 from agentladder.config import Settings, load_settings, parse_settings
 from agentladder.services.container import Services, build_services
 from agentladder.services.oracle.models import JudgmentRequest
@@ -38,14 +44,18 @@ def _with_services(
     work: Callable[[Services], Awaitable[T]],
     *,
     create: bool = False,
+    forget: bool | None = None,
 ) -> T:
     """Build the services over the store ``store`` names (else the configuration's), run
-    ``work``, close them; a store that does not exist is refused unless ``create``
-    (``cli/stores.py``); a failure is one line (cli.oneline)."""
+    ``work``, close them; a store that does not exist is refused unless ``create``, and
+    one whose marker says it vanished unless ``forget`` (default: ``create``;
+    ``cli/stores.py``); a failure is one line (cli.oneline)."""
     settings: Settings = load_settings(config) if config else parse_settings(None)
     url = store or settings.store
     if not create:
         check_exists(url)
+    if create if forget is None else forget:
+        forget_vanished_store(url)
 
     async def run() -> T:
         services = await build_services(settings, store_url=url)

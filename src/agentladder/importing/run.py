@@ -1,8 +1,9 @@
 """The import: items from the sources, applied in batches (``services.oracle.batch``),
 counted into a summary.
 
-Batches of ``BATCH`` judgments: on SQLite each batch is one transaction for the Oracle
-events and one for the skill evidence. Refused items are counted and never applied. A
+Batches of ``BATCH`` judgments, fewer when their lines hold over ``BATCH_BYTES`` (a
+judgment's output may be a megabyte): on SQLite each batch is one transaction for the
+Oracle events and one for the skill evidence. Refused items are counted and never applied. A
 run killed at any point leaves whole batches applied; a re-run counts those as
 duplicates and applies the rest.
 
@@ -14,8 +15,7 @@ summary lists the agents it created.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from itertools import islice
+from collections.abc import Callable, Iterable, Iterator
 
 from pydantic import BaseModel, Field
 
@@ -24,10 +24,12 @@ from agentladder.services.oracle.batch import ItemStatus, submit_many
 from agentladder.services.oracle.known import unknown_among
 from agentladder.services.oracle.service import Oracle
 
-__all__ = ["BATCH", "MAX_PROBLEMS", "Problem", "Summary", "run_import"]
+__all__ = ["BATCH", "BATCH_BYTES", "MAX_PROBLEMS", "Problem", "Summary", "run_import"]
 
 BATCH = 1000
 """Judgments per batch."""
+BATCH_BYTES = 16 << 20
+"""The bytes of input a batch holds at most (it ends with the item that passes them)."""
 MAX_PROBLEMS = 1000
 """Refused and conflicting items listed in the summary (the rest are counted)."""
 IMPORTED = {"history": True, "new_agent": True}
@@ -104,7 +106,7 @@ async def run_import(
     started = time.perf_counter()
     source = iter(items)
     seen: set[str] = set()
-    while chunk := list(islice(source, batch)):
+    while chunk := _chunk(source, batch):
         ready = [item for item in chunk if item.request is not None]
         for item in chunk:
             if item.request is None:
@@ -129,3 +131,15 @@ async def run_import(
     summary.seconds = time.perf_counter() - started
     summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
     return summary
+
+
+def _chunk(source: Iterator[Item], batch: int) -> list[Item]:
+    """The next items: ``batch`` of them, or fewer holding ``BATCH_BYTES``."""
+    chunk: list[Item] = []
+    held = 0
+    for item in source:
+        chunk.append(item)
+        held += item.size
+        if len(chunk) >= batch or held >= BATCH_BYTES:
+            break
+    return chunk

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from nats.aio.client import Client
 from nats.aio.subscription import Subscription
 
-import nats
 from agentladder.config import Settings
 from agentladder.domain.agents import AgentConfig
+from agentladder.errors import StoreUnavailable
 from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
 from agentladder.providers.preflight import missing_keys
@@ -36,6 +36,7 @@ from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.nats.config import parse_nats_url
+from agentladder.store.nats.io import callbacks
 from agentladder.store.url import open_store
 
 __all__ = ["Services", "build_services"]
@@ -76,11 +77,20 @@ class Services:
                     await self.registry.beat_local()
 
         async def recovering() -> None:
+            away = False  # the store was unavailable at the last pass: said once
             while True:
                 try:
                     await recover(self.orchestrator, now=self.orchestrator.clock.now().timestamp())
+                except StoreUnavailable as error:  # the next pass tries again
+                    if not away:
+                        log.warning("recovery waits for the store: %s", error)
+                    away = True
                 except Exception:  # the next pass tries again
                     log.exception("recovery pass failed")
+                else:
+                    if away:
+                        log.warning("recovery resumed: the store answers again")
+                    away = False
                 await asyncio.sleep(settings.recover_interval_s)
 
         self._background = [asyncio.ensure_future(beat()), asyncio.ensure_future(recovering())]
@@ -149,7 +159,12 @@ async def build_services(
     over_http = frozenset(a.name for a in settings.agents if a.remote)
     if url.startswith(("nats://", "tls://")):
         options = parse_nats_url(url)
-        nc = await nats.connect(list(options.servers), max_reconnect_attempts=-1)
+        nc = Client()
+        await nc.connect(
+            list(options.servers),
+            max_reconnect_attempts=-1,
+            **callbacks(f"{options.url} (agents)", nc),
+        )
         subscriptions.append(await serve_heartbeats(nc, registry, options.prefix))
         for agent in settings.agents:
             if agent.remote:
