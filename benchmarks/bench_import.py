@@ -34,7 +34,7 @@ from pathlib import Path
 import nats
 from agentladder.config import parse_settings
 from agentladder.importing.jsonl import read_jsonl
-from agentladder.importing.run import run_import
+from agentladder.importing.run import IMPORTED, run_import
 from agentladder.natsserver import NatsServer
 from agentladder.services.container import build_services
 from agentladder.services.oracle.models import JudgmentRequest
@@ -84,7 +84,11 @@ async def imported(path: Path, url: str) -> tuple[float, int]:
 async def one_by_one(path: Path, url: str, in_flight: int = 500) -> float:
     """Seconds to submit the lines of ``path`` one ``submit_for_judgment`` each (what
     ``POST /oracle/judgments`` does), ``in_flight`` at once: the reference without batches."""
-    requests = [item.request for item in read_jsonl(path) if item.request is not None]
+    requests = [  # as the import takes them: history, of agents it may bring in
+        item.request.model_copy(update=IMPORTED)
+        for item in read_jsonl(path)
+        if item.request is not None
+    ]
     services = await build_services(parse_settings(None), store_url=url)
     gate = asyncio.Semaphore(in_flight)
 

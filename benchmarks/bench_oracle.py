@@ -42,7 +42,7 @@ async def judge_many(
             await oracle.submit_for_judgment(
                 JudgmentRequest(
                     agent_id=f"agent-{i % 10}", contract_id=f"c-{i}", task_type=f"t{i % 3}",
-                    score=8.5, cost=0.01, budget=0.02,
+                    score=8.5, cost=0.01, budget=0.02, new_agent=True,
                 )
             )  # fmt: skip
 

@@ -243,7 +243,7 @@ def summary(tallies: dict[str, Tally]) -> dict[str, dict[str, float]]:
 
 def selection_p99(agents: int = 10_000, calls: int = 3000) -> dict[str, tuple[float, float]]:
     """p50 and p99 (ms) of ``route`` on a table of ``agents`` synthetic agents: 90% with
-    evidence (sd 0.2-0.8), 10% new (sd 2.69), 5% offline, 2% cooling down, half tagged.
+    evidence (sd 0.2-0.8), 10% new (sd 2.69), 5% offline, 2% down, half tagged.
     Wall clock and the thread's CPU time (on a shared machine a call descheduled for a
     time slice takes milliseconds more on the wall clock)."""
     rng = random.Random(11)
@@ -262,7 +262,7 @@ def selection_p99(agents: int = 10_000, calls: int = 3000) -> dict[str, tuple[fl
                 cost=math.exp(rng.uniform(math.log(0.001), math.log(0.1))),
                 latencies_ms=tuple(rng.uniform(200, 3000) for _ in range(64)),
                 online=rng.random() > 0.05,
-                cooldown_until=2e9 if rng.random() < 0.02 else None,
+                down="3 failed calls in a row" if rng.random() < 0.02 else None,
                 level=rng.choice(list(Level)),
                 tags=frozenset({"code"} if rng.random() < 0.5 else ()),
             )

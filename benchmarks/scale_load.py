@@ -127,7 +127,7 @@ def _requests(rng: random.Random, name: str, count: int) -> list[JudgmentRequest
         score = None if draw < 0.05 else 10.0 if draw < 0.1 else rng.gauss(quality, 1.2)
         out.append(
             JudgmentRequest(
-                agent_id=name, contract_id=f"{name}-t{n:04d}",
+                agent_id=name, contract_id=f"{name}-t{n:04d}", new_agent=True,
                 task_type=rng.choices(types, weights)[0],
                 score=None if score is None else round(min(10.0, max(0.0, score)), 1),
                 success=rng.random() < 0.93, retries=0 if rng.random() < 0.85 else 1,

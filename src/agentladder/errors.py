@@ -4,6 +4,7 @@
 
     AgentladderError
     ├── InvalidInput          bad input, one line: ``field: reason (value)`` (a ValueError)
+    │   ├── UnknownAgent      an agent id nobody knows (a typo?), with the closest known ids
     │   └── TooManyTaskTypes  a task type past a configured bound (per agent, per store)
     ├── NotFound              an agent, profile, deliberation or key that does not exist
     ├── Conflict              a write that disagrees with what is stored
@@ -42,6 +43,7 @@ __all__ = [
     "StoreUnavailable",
     "TooFewAgents",
     "TooManyTaskTypes",
+    "UnknownAgent",
     "shown_value",
 ]
 
@@ -64,6 +66,15 @@ class InvalidInput(AgentladderError, ValueError):
         self.value = value
         self.reason = reason
         super().__init__(f"{field}: {reason} ({shown_value(value)})")
+
+
+class UnknownAgent(InvalidInput):
+    """A judgment or award names an agent nobody configured, registered or judged before;
+    ``suggestions``: the closest known ids."""
+
+    def __init__(self, agent_id: str, suggestions: list[str], reason: str) -> None:
+        self.suggestions = suggestions
+        super().__init__("agent_id", agent_id, reason)
 
 
 class TooManyTaskTypes(InvalidInput):
@@ -141,11 +152,16 @@ class Busy(AgentladderError):
 
 
 class ProviderError(AgentladderError):
-    """A provider call failed; ``kind``: timeout, http, refused, unparseable or invalid."""
+    """A provider call failed; ``kind``: timeout, http, refused, unparseable or invalid.
+    ``retryable`` false: asking again cannot help (an API key variable that is not set)."""
 
-    def __init__(self, kind: str, message: str, retry_after_s: float | None = None) -> None:
+    def __init__(
+        self, kind: str, message: str, retry_after_s: float | None = None, *,
+        retryable: bool = True,
+    ) -> None:  # fmt: skip
         self.kind = kind
         self.retry_after_s = retry_after_s  # a provider's Retry-After, in seconds
+        self.retryable = retryable
         super().__init__(f"{kind}: {message}")
 
 

@@ -1,5 +1,6 @@
 """One truth: configured and registered agents have a profile and stats from the start;
-judgments of agents nobody registered are accepted, or refused when so configured."""
+judgments of agents nobody knows are refused (a typo) unless said new, or accepted when
+so configured."""
 
 from __future__ import annotations
 
@@ -95,17 +96,39 @@ def test_admin_stats_list_every_registered_agent_with_zeros() -> None:
     call_app({**CONFIG, **TOKENS}, body)
 
 
-def test_judgments_of_unregistered_agents_are_accepted_by_default() -> None:
-    """By default (oracle.accept_unregistered: true) a judgment of an agent nobody
-    registered is applied and makes its profile (an external orchestrator's, an import's)."""
+def test_a_judgment_of_an_unknown_id_is_refused_by_default_unless_said_new() -> None:
+    """By default (oracle.accept_unregistered: false) a judgment of an id nobody
+    configured, registered or judged ("sim-a", a typo) is 422 naming agent_id, the value
+    and the closest known ids; nothing is stored, and no agent table or leaderboard lists
+    it. With "new_agent": true it is applied and makes its profile; with
+    oracle.accept_unregistered: true too, unasked."""
 
     async def body(client: httpx.AsyncClient, services: Services) -> None:
-        judgment = {"agent_id": "outsider", "contract_id": "c-1", "score": 8}
-        done = await client.post("/oracle/judgments", json=judgment, headers=bearer(ORCH))
+        typo = {"agent_id": "sim-a", "contract_id": "c-1", "score": 8}
+        refused = await client.post("/oracle/judgments", json=typo, headers=bearer(ORCH))
+        assert refused.status_code == 422, refused.text
+        error = refused.json()["error"]
+        assert (error["field"], error["value"]) == ("agent_id", "sim-a")
+        assert error["suggestions"][0] == "sim_a"
+        assert "did you mean sim_a" in error["message"]
+        assert (await client.get("/oracle/profiles/sim-a")).status_code == 404
+        listed = [a["name"] for a in (await client.get("/agents")).json()["agents"]]
+        assert "sim-a" not in listed
+        board = (await client.get("/oracle/leaderboard")).json()["entries"]
+        assert "sim-a" not in [row["agent_id"] for row in board]
+        new = {"agent_id": "outsider", "contract_id": "c-1", "score": 8, "new_agent": True}
+        done = await client.post("/oracle/judgments", json=new, headers=bearer(ORCH))
         assert done.status_code == 200, done.text
         assert (await client.get("/oracle/profiles/outsider")).json()["xp"] > 0
 
     call_app({**CONFIG, **TOKENS}, body)
+
+    async def accepting(client: httpx.AsyncClient, services: Services) -> None:
+        judgment = {"agent_id": "outsider", "contract_id": "c-1", "score": 8}
+        done = await client.post("/oracle/judgments", json=judgment, headers=bearer(ORCH))
+        assert done.status_code == 200, done.text
+
+    call_app({**CONFIG, **TOKENS, "oracle": {"accept_unregistered": True}}, accepting)
 
 
 def test_judgments_of_unregistered_agents_are_refused_when_configured() -> None:

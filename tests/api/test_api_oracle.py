@@ -12,8 +12,9 @@ from tests.api.conftest import AGENT_A, ORCH, bearer
 SPEC_JUDGMENT = {
     "agent_id": "gemini-2.0-flash", "contract_id": "img-gen-001", "task_type": "image_generation",
     "score": 8.5, "retries": 1, "duration_ms": 5000, "cost": 0.05, "budget": 0.10,
-    "provider": "google", "model": "gemini-2.0-flash",
+    "provider": "google", "model": "gemini-2.0-flash", "new_agent": True,
 }  # fmt: skip
+"""The specification's judgment, of an agent the service is told is new."""
 
 
 def test_the_specification_judgment_over_http(api: Any) -> None:

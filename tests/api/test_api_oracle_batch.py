@@ -93,3 +93,25 @@ def test_a_batch_is_the_orchestrators_and_has_a_limit(api: Any) -> None:
         assert await services.store.get_profile("sim_a") is None
 
     api(body)
+
+
+def test_batch_items_marked_history_start_no_probation(api: Any) -> None:
+    """A failed item marked history (past work) counts as a failure but starts no
+    probation; the same failure live does; verify replays both alike."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        items = [
+            {**_judgment("sim_a", "old", score=1.0), "success": False, "history": True},
+            {**_judgment("sim_b", "now", score=1.0), "success": False},
+        ]
+        answer = await client.post(PATH, json={"judgments": items}, headers=bearer(ORCH))
+        assert answer.status_code == 200, answer.text
+        old = (await client.get("/oracle/profiles/sim_a")).json()
+        assert (old["stats"]["total_tasks"], old["stats"]["successful_tasks"]) == (1, 0)
+        assert "probation" not in old
+        live = (await client.get("/oracle/profiles/sim_b")).json()
+        assert live["probation"]["sql"]["cause"] == "failed_judgment"
+        report = await verify_store(services.store, services.settings.oracle)
+        assert report.ok, report.differences
+
+    api(body)

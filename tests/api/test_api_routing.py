@@ -129,10 +129,11 @@ def test_agent_names_and_select_together_are_one_line_422(api: Any) -> None:
     api(body)
 
 
-def test_failing_calls_cool_an_agent_down_until_the_clock_passes_its_end() -> None:
-    """sim_c's calls all fail: after one deliberation it cools down (GET /agents/sim_c,
-    /metrics), routing skips it with reason cooldown, the spec's agent_names still run
-    it; 60 s later the cooldown is over and routing may choose it again."""
+def test_failing_calls_make_an_agent_down_until_the_clock_passes_its_end() -> None:
+    """sim_c's calls all fail: after one deliberation its health is down (GET /agents/sim_c
+    with the reason and the end, GET /agents, /metrics) while it stays online, routing
+    skips it with reason down, the spec's agent_names still run it; 60 s later it is
+    recovering (degraded: the next call decides) and routing may choose it again."""
     clock = FixedClock()
 
     async def body(client: httpx.AsyncClient, services: Services) -> None:
@@ -142,25 +143,42 @@ def test_failing_calls_cool_an_agent_down_until_the_clock_passes_its_end() -> No
         named = {"user_query": "q", "agent_names": ["sim_a", "sim_b", "sim_c"], "scope": "quick"}
         accepted = await client.post("/deliberation", json=named, headers=bearer(ORCH))
         await wait_done(client, accepted.json()["deliberation_id"])
-        cooldown = (await client.get("/agents/sim_c")).json()["cooldown"]
-        assert cooldown is not None
-        assert cooldown["until"] == clock.now().timestamp() + 60.0
-        assert "failed calls in a row" in cooldown["reason"]
-        assert (await client.get("/agents/sim_a")).json()["cooldown"] is None
+        agent = (await client.get("/agents/sim_c")).json()
+        assert agent["status"] == "online"  # its heartbeat; its health is another matter
+        health = agent["health"]
+        assert health["status"] == "down"
+        assert health["until"] == clock.now().timestamp() + 60.0
+        assert "failed calls in a row" in health["reason"]
+        assert agent["cooldown"]["until"] == health["until"]
+        assert (await client.get("/agents/sim_a")).json()["health"]["status"] == "ok"
+        listed = {a["name"]: a for a in (await client.get("/agents")).json()["agents"]}
+        assert listed["sim_c"]["health"]["status"] == "down"
+        assert listed["sim_a"]["health"]["status"] == "ok"
+        for query in ("", "?limit=2"):
+            page = (await client.get(f"/agents/directory{query}")).json()["agents"]
+            healths = {a["name"]: a["health"]["status"] for a in page}
+            assert healths.get("sim_c", "down") == "down"
+            assert set(healths.values()) <= {"ok", "down"}
         metrics = (await client.get("/metrics")).text
         assert "agentladder_agents_cooling_down 1.0" in metrics
+        assert 'agentladder_agents_health{status="down"} 1.0' in metrics
         assert "agentladder_cooldowns_started_total 1.0" in metrics
         routed = (await client.post("/route", json={"count": 2}, headers=bearer(ORCH))).json()
-        assert ("sim_c", "cooldown") in [(e["agent_id"], e["reason"]) for e in routed["excluded"]]
+        assert ("sim_c", "down") in [(e["agent_id"], e["reason"]) for e in routed["excluded"]]
         again = await client.post("/deliberation", json=named, headers=bearer(ORCH))
         assert again.status_code == 202
         assert "sim_c" in (await wait_done(client, again.json()["deliberation_id"]))["agents"]
         clock.advance(60.0)
         await services.registry.beat_local()
-        assert (await client.get("/agents/sim_c")).json()["cooldown"] is None
+        recovering = (await client.get("/agents/sim_c")).json()
+        assert recovering["cooldown"] is None
+        assert recovering["health"]["status"] == "degraded"
+        assert recovering["health"]["reason"].startswith("recovering")
         assert "agentladder_agents_cooling_down 0.0" in (await client.get("/metrics")).text
         routed = (await client.post("/route", json={"count": 3}, headers=bearer(ORCH))).json()
         assert sorted(p["agent_id"] for p in routed["agents"]) == ["sim_a", "sim_b", "sim_c"]
+        shares = {p["agent_id"]: p["success_share"] for p in routed["agents"]}
+        assert shares == {"sim_a": None, "sim_b": None, "sim_c": 0.5}
 
     call_app({**CONFIG, **TOKENS}, body, clock=clock)
 

@@ -188,17 +188,22 @@ def test_the_issue_s_bad_inputs_are_one_line(args: list[str], start: str) -> Non
     assert one_line(*args).startswith(start)
 
 
-def test_judging_an_unregistered_agent_when_refused_is_one_line(tmp_path: Path) -> None:
-    """oracle.accept_unregistered: false: judge of an agent nobody registered is one line
-    naming agent_id and the value, exit 1; a configured agent's judgment is applied."""
-    config = tmp_path / "strict.yaml"
-    config.write_text(PRICED + "oracle: {accept_unregistered: false}\n", encoding="utf-8")
+def test_judging_an_unknown_agent_is_one_line_with_the_suggestion(tmp_path: Path) -> None:
+    """By default, judge of an id nobody configured, registered or judged is one line
+    naming agent_id, the closest known id and the value, exit 1, nothing stored; with
+    --new-agent it is judged; a configured agent's judgment is applied."""
+    config = tmp_path / "agents.yaml"
+    config.write_text(PRICED, encoding="utf-8")
     db = tmp_path / "s.db"
     judged = ["judge", "--config", str(config), "--db", str(db), "--contract-id", "c1",
               "--score", "8", "--create"]  # fmt: skip
-    line = one_line(*judged, "--agent-id", "outsider")
-    assert line == (
-        "error: agent_id: is not a configured or registered agent, and"
-        " oracle.accept_unregistered is false ('outsider')"
-    )
+    line = one_line(*judged, "--agent-id", "sim-a")
+    assert line.startswith("error: agent_id: is not a known agent")
+    assert "did you mean sim_a" in line
+    assert line.endswith("('sim-a')")
     assert "+" in ok(*judged, "--agent-id", "sim_a")
+    agents = json.loads(ok("agents", "--config", str(config), "--db", str(db), "--json"))
+    assert "sim-a" not in [a["name"] for a in agents["agents"]]
+    board = json.loads(ok("leaderboard", "--config", str(config), "--db", str(db), "--json"))
+    assert [row["agent_id"] for row in board["entries"]] == ["sim_a"]
+    assert "+" in ok(*judged, "--agent-id", "outsider", "--new-agent")

@@ -123,9 +123,11 @@ def test_static_files_are_served() -> None:
     run(body)
 
 
-def test_who_to_use_marks_the_frontier_and_cooldowns() -> None:
+def test_who_to_use_marks_the_frontier_and_health() -> None:
     """After a deliberation, at its task type the better of two equally priced agents is
-    on the frontier and the other not; an agent cooling down is shown so."""
+    on the frontier and the other not; a down agent shows its health and no star; a
+    degraded agent on the frontier is starred saying it is degraded; an agent known by
+    its evidence alone (imported) is listed, as such, with no price."""
 
     async def body(client: httpx.AsyncClient, services: Services) -> None:
         request = DeliberationRequest(
@@ -135,6 +137,12 @@ def test_who_to_use_marks_the_frontier_and_cooldowns() -> None:
         await services.orchestrator.settle()
         for _ in range(3):
             services.health.record("sim_a", ok=False, error="boom")
+        for ok in (True, False, True, False, True):
+            services.health.record("sim_b", ok=ok, error=None if ok else "boom")
+        await services.oracle.submit_for_judgment(
+            JudgmentRequest(agent_id="imported", contract_id="h1", task_type="audit",
+                            score=7.0, history=True, new_agent=True)
+        )  # fmt: skip
         page = await client.get("/dashboard/routing")
         assert page.status_code == 200
         audit = page.text[page.text.index('data-task-type="audit"') :]
@@ -142,7 +150,16 @@ def test_who_to_use_marks_the_frontier_and_cooldowns() -> None:
         assert '<tr data-agent="sim_b" class="frontier">' in audit
         assert '<tr data-agent="sim_a">' in audit
         row = audit[audit.index('<tr data-agent="sim_a">') :]
-        assert "cooling down" in row[: row.index("</tr>")]
+        row = row[: row.index("</tr>")]
+        assert '<span class="health down" title="3 failed calls in a row">down</span>' in row
+        assert "★" not in row
+        best = audit[audit.index('<tr data-agent="sim_b" class="frontier">') :]
+        best = best[: best.index("</tr>")]
+        assert '★ <span class="health degraded"' in best
+        imported = audit[audit.index('<tr data-agent="imported">') :]
+        imported = imported[: imported.index("</tr>")]
+        assert "known by evidence" in imported
+        assert 'title="it declared no prices"' in imported
 
     run(body)
 

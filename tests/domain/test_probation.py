@@ -185,3 +185,12 @@ def test_probation_never_touches_xp_levels_or_stats(steps: list[tuple[str, int]]
         else:
             profile = on_validation(profile, *judged(n), passed=kind == "pass")
     assert profile.model_dump(exclude={"probation"}) == start.model_dump(exclude={"probation"})
+
+
+def test_a_failed_judgment_of_history_starts_no_probation() -> None:
+    """History is evidence, not probation: a failed judgment marked history (an import)
+    leaves the streams as they were; the same judgment live starts probation."""
+    failed = Judgment(agent_id="a", contract_id="c1", task_type="sql", success=False)
+    before = trusted()
+    assert on_judgment(before, failed.model_copy(update={"history": True})) == before
+    assert OVERALL in on_judgment(before, failed).probation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import replace
 
@@ -119,6 +120,53 @@ def test_cheapest_above_fills_with_the_likeliest_when_too_few_are_proven() -> No
     assert "b" not in {e.agent_id for e in result.excluded}
 
 
+def test_cheapest_above_never_picks_an_agent_whose_interval_lies_below_the_floor() -> None:
+    """Floor 9.95, that nobody is shown to clear: only a (9.0 +- 0.98, up to 9.98) may
+    still reach it; b, c, d and e (up to 8.98, 7.96, 7.92, 9.90) are shown not to and are
+    never picked as "likeliest": too few, and every one is listed, its interval named."""
+    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=9.95)
+    result = route(
+        routing_table(FLEET), spec, now=0.0, seed=1, rules=RoutingRules(max_listed_excluded=1)
+    )
+    assert not result.enough
+    assert [p.agent_id for p in result.agents] == ["a"]
+    assert result.agents[0].detail.startswith("not yet shown to clear 9.95")
+    reasons = {e.agent_id: e.reason for e in result.excluded}
+    assert reasons == dict.fromkeys("bcde", ExclusionCode.BELOW_QUALITY_FLOOR)
+    assert result.unlisted == 0  # too few: every agent left out is listed, past the cap
+    details = {e.agent_id: e.detail for e in result.excluded}
+    assert details["b"] == "its whole interval (7.02-8.98) lies below quality_floor 9.95"
+
+
+def test_too_few_lists_every_agent_left_out_whatever_the_cap() -> None:
+    """Four asked for among five with one offline: not enough, and all the agents left
+    out are listed although max_listed_excluded is 0."""
+    fleet = [*FLEET[:4], replace(FLEET[4], online=False)]
+    result = route(
+        routing_table(fleet), RouteSpec(count=5), now=0.0, seed=1,
+        rules=RoutingRules(max_listed_excluded=0),
+    )  # fmt: skip
+    assert not result.enough
+    assert [(e.agent_id, e.reason) for e in result.excluded] == [("e", ExclusionCode.OFFLINE)]
+    assert result.unlisted == 0
+
+
+def test_an_agent_with_no_declared_prices_is_left_out_by_a_cost_cap() -> None:
+    """An agent known by its evidence alone has no declared prices (cost inf): a cost cap
+    leaves it out saying so; without one it may be picked, its cost shown as none."""
+    fleet = [agent("imported", 9.0, 0.1, math.inf), *FLEET[:2]]
+    capped = route(
+        routing_table(fleet), RouteSpec(count=2, max_cost_per_round=1.0), now=0.0, seed=1
+    )
+    left = {e.agent_id: e for e in capped.excluded}
+    assert left["imported"].reason is ExclusionCode.COST
+    assert "declared no prices" in left["imported"].detail
+    free = route(routing_table(fleet), RouteSpec(count=2), now=0.0, seed=1)
+    assert free.agents[0].agent_id == "imported"
+    assert free.agents[0].estimated_cost_per_round is None
+    assert free.estimated_cost_per_round == pytest.approx(0.05)
+
+
 def test_explore_without_slots_is_best_and_with_slots_tries_the_uncertain_agent() -> None:
     """explore with max_explore_share 0 picks as best; with 1, an agent whose draw beats
     best's picks takes a slot for some seeds (e, wide interval), with its draw shown."""
@@ -175,11 +223,11 @@ def test_ties_at_the_last_place_are_drawn_with_the_seed() -> None:
 
 
 def test_every_rule_excludes_with_its_reason() -> None:
-    """offline, cooldown, complexity, level, tags and cost each exclude an agent and say
+    """offline, down, complexity, level, tags and cost each exclude an agent and say
     so; the two left are chosen."""
     fleet = [
         agent("off", 9.9, 0.1, 0.01, online=False),
-        agent("cool", 9.8, 0.1, 0.01, cooldown_until=2000.0),
+        agent("cool", 9.8, 0.1, 0.01, down="3 failed calls in a row"),
         agent("rookie", 9.7, 0.1, 0.01, max_complexity=MaxComplexity.SIMPLE),
         agent("low_level", 9.6, 0.1, 0.01, max_complexity=MaxComplexity.ANY, level=Level.ROOKIE),
         agent("untagged", 9.5, 0.1, 0.01, level=Level.TRUSTED),
@@ -192,19 +240,29 @@ def test_every_rule_excludes_with_its_reason() -> None:
     assert [p.agent_id for p in result.agents] == ["ok1", "ok2"]
     reasons = {e.agent_id: e.reason for e in result.excluded}
     assert reasons == {
-        "off": ExclusionCode.OFFLINE, "cool": ExclusionCode.COOLDOWN,
+        "off": ExclusionCode.OFFLINE, "cool": ExclusionCode.DOWN,
         "rookie": ExclusionCode.COMPLEXITY, "low_level": ExclusionCode.LEVEL,
         "untagged": ExclusionCode.TAGS, "dear": ExclusionCode.COST,
     }  # fmt: skip
     details = {e.agent_id: e.detail for e in result.excluded}
     assert "audit" in details["untagged"]
     assert "complex" in details["rookie"]
+    assert details["cool"] == "down: 3 failed calls in a row"
 
 
-def test_a_cooldown_that_ended_excludes_no_more() -> None:
-    """An agent whose cooldown ended before now is chosen again."""
-    fleet = [agent("a", 9.0, 0.1, 0.01, cooldown_until=999.0), agent("b", 8.0, 0.1, 0.01)]
-    assert picks(RouteSpec(count=2), fleet) == ["a", "b"]
+def test_a_degraded_agent_ranks_by_its_expected_quality() -> None:
+    """A degraded agent comes scaled by the share of calls it answers: at 9.0 x 0.5 it
+    ranks below a healthy 8.0, and its pick says so with the share."""
+    fleet = [
+        agent("flaky", 4.5, 0.05, 0.01, share=0.5), agent("steady", 8.0, 0.1, 0.01),
+        agent("third", 6.0, 0.1, 0.01),
+    ]  # fmt: skip
+    result = route(routing_table(fleet), RouteSpec(count=3), now=0.0, seed=1)
+    assert [p.agent_id for p in result.agents] == ["steady", "third", "flaky"]
+    flaky = result.agents[2]
+    assert flaky.success_share == 0.5
+    assert "degraded" in flaky.detail
+    assert result.agents[0].success_share is None
 
 
 def test_too_few_qualifying_agents_are_reported_with_the_excluded() -> None:
@@ -256,7 +314,7 @@ def test_the_draws_eligibility_agrees_with_the_rules_on_every_agent() -> None:
             rng.uniform(0.001, 0.1),
             online=rng.random() > 0.2,
             reachable=rng.random() > 0.1,
-            cooldown_until=rng.choice([None, 500.0, 1000.0, 2000.0]),
+            down=rng.choice([None, None, "down"]),
             rank=rng.randrange(4),
             level=rng.choice(levels),
             max_complexity=rng.choice(list(MaxComplexity)),
@@ -276,8 +334,8 @@ def test_the_draws_eligibility_agrees_with_the_rules_on_every_agent() -> None:
         )  # fmt: skip
         complexity = rng.choice([None, *Complexity])
         min_rank = rng.randrange(3)
-        check = _checker(spec, 1000.0, complexity, min_rank)
-        eligible = _eligible(spec, 1000.0, complexity, min_rank)
+        check = _checker(spec, complexity, min_rank)
+        eligible = _eligible(spec, complexity, min_rank)
         for c in fleet:
             assert eligible(c) == (check(c) is None), (spec, complexity, min_rank, c)
             agreed += 1

@@ -22,6 +22,10 @@ it with the running Python, reads the port, reads its counters and stops it by i
 - ``trickle``: a 200 declaring a long body, then one byte every 50 ms until the client
   gives up.
 - ``http500``: HTTP 500 with a JSON error body.
+- ``malformed``: HTTP 200 whose body is always cut JSON (a chat completion that stops
+  half-way), to propose and evaluate requests alike.
+- ``ratelimit[:seconds]``: HTTP 429 with ``Retry-After: <seconds>`` (30 by default) and an
+  OpenAI-style error body, to every request.
 
 ``GET /stats`` returns the counters as JSON: connections ``open`` now (other than the one
 asking), ``max_open``, ``accepted``, requests ``stuck`` now (hanging or trickling), and
@@ -48,7 +52,9 @@ from typing import Any
 
 __all__ = ["BEHAVIOURS", "GARBAGE_BODIES", "GARBAGE_EVALUATIONS", "BrokenServer"]
 
-BEHAVIOURS = ("good", "hang", "garbage", "close", "slow", "trickle", "http500")
+BEHAVIOURS = (
+    "good", "hang", "garbage", "close", "slow", "trickle", "http500", "malformed", "ratelimit",
+)  # fmt: skip
 HOST = "127.0.0.1"
 NESTING = 5_000  # deeper than the JSON parser's recursion limit (1000)
 
@@ -89,9 +95,9 @@ def _completion(content: str) -> bytes:
     ).encode()
 
 
-def _response(status: int, body: bytes, reason: str = "OK") -> bytes:
+def _response(status: int, body: bytes, reason: str = "OK", extra: str = "") -> bytes:
     head = (
-        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n{extra}"
         f"Content-Length: {len(body)}\r\n\r\n"
     )
     return head.encode() + body
@@ -264,6 +270,22 @@ class _Service:
     ) -> bool:
         error = b'{"error": {"message": "internal error", "type": "server_error"}}'
         writer.write(_response(500, error, "Internal Server Error"))
+        await writer.drain()
+        return True
+
+    async def _malformed(
+        self, _: asyncio.StreamReader, writer: asyncio.StreamWriter, body: Any, argument: str
+    ) -> bool:
+        writer.write(_response(200, _completion("A careful answer.")[:60]))
+        await writer.drain()
+        return True
+
+    async def _ratelimit(
+        self, _: asyncio.StreamReader, writer: asyncio.StreamWriter, body: Any, argument: str
+    ) -> bool:
+        error = b'{"error": {"message": "Rate limit reached", "type": "rate_limit_exceeded"}}'
+        wait = f"Retry-After: {argument or '30'}\r\n"
+        writer.write(_response(429, error, "Too Many Requests", wait))
         await writer.drain()
         return True
 

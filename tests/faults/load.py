@@ -55,6 +55,8 @@ class Load:
     sent: dict[str, Op] = field(default_factory=dict)
     acked: set[str] = field(default_factory=set)
     statuses: Counter[str] = field(default_factory=Counter)
+    answers: list[tuple[float, str, str]] = field(default_factory=list)
+    """(time.monotonic() the request was sent, its path, its status or transport error)"""
     starts: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -90,14 +92,17 @@ class Load:
 
     def _send(self, client: httpx.Client, base: str, op: Op) -> dict[str, Any] | None:
         """The answer's body if acknowledged, else None (unknown)."""
+        sent = time.monotonic()
         try:
             answer = client.post(base + op.path, json=op.body, timeout=10)
         except httpx.TransportError as error:
             with self._lock:
                 self.statuses[type(error).__name__] += 1
+                self.answers.append((sent, op.path, type(error).__name__))
             return None
         with self._lock:
             self.statuses[str(answer.status_code)] += 1
+            self.answers.append((sent, op.path, str(answer.status_code)))
         if answer.status_code >= 500:
             return None
         assert answer.status_code < 300, (op, answer.status_code, answer.text)

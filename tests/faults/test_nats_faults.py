@@ -2,7 +2,8 @@
 
 - A single nats-server is stopped and restarted under load: the service says not ready
   meanwhile (``/readyz`` 503, writes 503), becomes ready again by itself, and nothing it
-  acknowledged is lost.
+  acknowledged is lost. Once at once, once after 30 s down: every write meanwhile is
+  refused with 503 as it comes (none waits for the server to come back).
 - A three-node cluster (every bucket and stream with 3 replicas) under two service
   instances loses a node (SIGKILL) and gets it back: both instances keep answering,
   nothing acknowledged is lost, and both agree afterwards.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +117,58 @@ def test_nats_restart_makes_the_service_unready_then_it_recovers(tmp_path: Path)
     print(
         f"not ready after {unready_after:.2f} s, ready again {ready_after:.2f} s after "
         f"the restart; retries {dict(outcome)}; statuses {dict(load.statuses)}; {figures}"
+    )
+
+
+@pytest.mark.faults
+def test_nats_down_for_30_s_refuses_writes_at_once_then_recovers(tmp_path: Path) -> None:
+    """nats-server stopped for 30 s under four writers: every write sent while it is down
+    (from 1 s after the stop, when those in flight have had their answer) is answered
+    503, none goes unanswered within the client's 10 s timeout, in each 5 s more are, and
+    /readyz says 503; started again on the same port and folder, the service is ready by
+    itself and acknowledges 100 more; nothing acknowledged is lost, nothing applied twice;
+    the outage is logged in a few lines, without a traceback."""
+    load = Load(AGENTS, seed=17)
+    with NatsServer() as nats_server:
+        url = f"{nats_server.url}?prefix=outage"
+        server = start_server(tmp_path, CONFIG, store=url)
+        refused_per_slice: list[int] = []
+        try:
+            stop, threads = load.start(4, [server.base])
+            try:
+                load.wait_acked(100)
+                nats_server.stop()
+                stopped = time.monotonic()
+                unready_after = _wait_ready(server, ready=False)
+                for _ in range(6):  # 30 s down, looked at every 5 s
+                    before = load.statuses["503"]
+                    time.sleep(5)
+                    refused_per_slice.append(load.statuses["503"] - before)
+                    assert httpx.get(server.url("/readyz"), timeout=5).status_code == 503
+                restarted = time.monotonic()
+                nats_server.start()
+                ready_after = _wait_ready(server, ready=True)
+                load.wait_acked(100)
+            finally:
+                stop.set()
+                for thread in threads:
+                    thread.join(timeout=30)
+            outcome = load.retry_all([server.base])
+            expected = load.expected()
+            _settled([server], expected.deliberations)
+        finally:
+            log = server.stop()
+        figures = _verify(url, expected)
+    down = [status for sent, _, status in load.answers if stopped + 1 <= sent < restarted]
+    assert down, "no write was sent while nats-server was down"
+    assert set(down) == {"503"}, Counter(down)
+    assert all(count > 0 for count in refused_per_slice), refused_per_slice
+    assert "Traceback" not in log, log[log.index("Traceback") - 300 :][:3000]
+    assert outcome["kept"] >= 200
+    print(
+        f"not ready after {unready_after:.2f} s; {len(down)} writes sent while down, all"
+        f" 503; per 5 s {refused_per_slice}; ready again {ready_after:.2f} s after the"
+        f" restart; retries {dict(outcome)}; statuses {dict(load.statuses)}; {figures}"
     )
 
 

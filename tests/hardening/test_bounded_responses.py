@@ -31,7 +31,7 @@ def _batch(number: int, items: int = 1000) -> dict[str, Any]:
     return {
         "judgments": [
             {"agent_id": AGENT, "contract_id": f"c{number}-{i}", "task_type": f"t{number}-{i}",
-             "score": 7.5}
+             "score": 7.5, "new_agent": True}  # an agent the service is told is new
             for i in range(items)
         ]
     }  # fmt: skip
@@ -106,7 +106,7 @@ def test_on_nats_a_task_type_past_a_bound_is_refused(
 
             def judge(agent: str, contract: str, task_type: str) -> httpx.Response:
                 body = {"agent_id": agent, "contract_id": contract, "task_type": task_type,
-                        "score": 8.0}  # fmt: skip
+                        "score": 8.0, "new_agent": True}  # fmt: skip
                 return client.post(server.url("/oracle/judgments"), json=body)
 
             for n in range(3):

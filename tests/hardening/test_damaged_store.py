@@ -27,7 +27,8 @@ def _damaged_copy(tmp_path: Path) -> Path:
     try:
         with httpx.Client(timeout=10) as client:
             for n in range(300):
-                body = {"agent_id": f"agent-{n % 30}", "contract_id": f"c-{n}", "score": 7.0}
+                body = {"agent_id": f"agent-{n % 30}", "contract_id": f"c-{n}", "score": 7.0,
+                        "new_agent": True}  # fmt: skip
                 assert client.post(server.url("/oracle/judgments"), json=body).status_code == 200
     finally:
         server.stop()

@@ -67,23 +67,27 @@ def test_bad_lines_are_refused_by_line_field_and_value_and_the_rest_imported(
 
 def test_imported_lines_equal_judgments_submitted_one_by_one(tmp_path: Path) -> None:
     """The same XP, ledger lines, profiles and skill states as POST /oracle/judgments gives
-    (once the skill model has fitted the evidence: the import ends with a fit); `oracle
-    verify` passes after the import."""
+    for the lines marked history (and new agents); the failed line starts no probation;
+    the summary names the new agents; the skill states once the skill model has fitted the
+    evidence (the import ends with a fit); `oracle verify` passes after the import."""
     path = _write(tmp_path / "h.jsonl", GOOD)
     db = tmp_path / "x.db"
     code, summary = _import(str(path), "--db", str(db))
     assert code == 0, summary
     assert summary["imported"] == 3
+    assert summary["new_agents"] == ["a1", "a2"]
 
     async def one_by_one(services: Any) -> Any:
         for line in GOOD:
-            await services.oracle.submit_for_judgment(JudgmentRequest.model_validate(line))
+            request = JudgmentRequest.model_validate({**line, "history": True, "new_agent": True})
+            await services.oracle.submit_for_judgment(request)
         await services.skill.fit()
         return await _snapshot(services)
 
     expected = run_with_services("memory://", one_by_one)
     got = run_with_services(f"sqlite:///{db}", _snapshot)
     assert got == expected
+    assert all(not profile.get("probation") for profile, _ in got[0])  # history, no probation
     verified = runner.invoke(app, ["oracle", "verify", "--store", f"sqlite:///{db}", "--json"])
     assert verified.exit_code == 0, verified.output
     report = json.loads(verified.stdout)

@@ -87,7 +87,8 @@ def test_one_runs_one_waits_the_next_is_busy(with_store: Any) -> None:
 
 def test_a_deliberation_past_its_deadline_fails_and_ranks_no_one(with_store: Any) -> None:
     """Calls of 200 ms, 2 rounds (about 0.8 s), a 0.5 s deadline: failed in round 2 with a
-    deadline error, in about 0.5 s; no ranking or judgment applied."""
+    deadline error, in about 0.5 s; nobody promoted or judged: the calls of round 1 are
+    counted in the stats (no deliberation is), the judgments abandoned with the reason."""
 
     async def body(store: Store) -> None:
         settings = OrchestratorSettings(deliberation_timeout_s=0.5)
@@ -104,9 +105,17 @@ def test_a_deliberation_past_its_deadline_fails_and_ranks_no_one(with_store: Any
         assert "in round 2" in record.error
         assert len(record.rounds) == 1
         assert 0.45 <= elapsed < 2.0
-        assert record.ranking.state is SideEffectState.PENDING
-        assert await store.get_stats("a") is None  # nobody ranked
         stored = await orchestrator.get(record.id)
         assert stored.status is DeliberationStatus.FAILED
+        assert stored.ranking.state is SideEffectState.APPLIED
+        assert stored.ranking.promoted == []
+        assert stored.judgments.state is SideEffectState.ABANDONED
+        assert stored.judgments.error is not None
+        assert "did not complete" in stored.judgments.error
+        stats = await store.get_stats("a")
+        assert stats is not None
+        assert (stats.value.rank, stats.value.deliberations_completed) == (0, 0)
+        assert stats.value.tasks_completed == 2  # its proposal and evaluation of round 1
+        assert stored.total_cost > 0  # the calls that answered were paid
 
     with_store(body)

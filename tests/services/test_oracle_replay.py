@@ -62,6 +62,7 @@ def test_replay_equals_stored_after_1000_random_events(with_store: Any, seed: in
                     JudgmentRequest(
                         agent_id=agent, contract_id=contract, task_type=task_type, score=score,
                         success=success, retries=retries, cost=0.01, budget=0.02 if n % 2 else None,
+                        new_agent=True,  # a new agent per example, on one store
                     )
                 )  # fmt: skip
                 judged.append(contract)

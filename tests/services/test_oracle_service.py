@@ -21,7 +21,8 @@ from agentladder.store.base import Store
 
 
 def request(contract: str, agent: str = "gemini-2.0-flash", **fields: Any) -> JudgmentRequest:
-    values: dict[str, Any] = {"task_type": "image_generation", "score": 8.5}
+    """A judgment of ``agent`` (new to the Oracle, as these tests' agents are)."""
+    values: dict[str, Any] = {"task_type": "image_generation", "score": 8.5, "new_agent": True}
     values.update(fields)
     return JudgmentRequest(agent_id=agent, contract_id=contract, **values)
 

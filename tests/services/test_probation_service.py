@@ -28,8 +28,8 @@ RULES = OracleRules(levels=LevelThresholds(expert=1_000_000))
 
 
 async def trusted_agent(oracle: Oracle, agent: str = "a") -> None:
-    """``agent`` trusted overall by raw XP, with one successful sql task c0."""
-    await oracle.award_xp(agent, "seed", 500, "seed")
+    """``agent`` (new) trusted overall by raw XP, with one successful sql task c0."""
+    await oracle.award_xp(agent, "seed", 500, "seed", new_agent=True)
     await judge(oracle, agent, 0)
 
 
@@ -101,7 +101,7 @@ def test_a_failure_in_probation_restarts_it_and_a_repeat_counts_once(with_store:
         await judge(oracle, "a", 4)
         await sentinel.record_validation("a", "c4", passed=False)
         assert (await oracle.get_privileges("a")).clearance_left == TRUSTED_CLEARANCE
-        await oracle.award_xp("b", "seed", 500, "seed")
+        await oracle.award_xp("b", "seed", 500, "seed", new_agent=True)
         await judge(oracle, "b", 0, success=False)
         judged_failed = await oracle.get_privileges("b")
         assert (judged_failed.effective_rate, judged_failed.rate_reason) == (1.0, "probation")

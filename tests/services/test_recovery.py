@@ -115,7 +115,8 @@ def test_abandoned_deliberations_fail_only_after_the_longest_run(with_store: Any
 
 def test_a_deliberation_whose_instance_lease_ran_out_fails_at_once(with_store: Any) -> None:
     """Running for a few seconds only: failed at once when its instance's lease has run out
-    (or was dropped), left alone while the lease is live or when this instance runs it."""
+    (or was dropped), its side effects abandoned (the calls were not recorded), left alone
+    while the lease is live or when this instance runs it."""
 
     async def body(store: Store) -> None:
         clock = FixedClock()
@@ -148,6 +149,11 @@ def test_a_deliberation_whose_instance_lease_ran_out_fails_at_once(with_store: A
                     f"interrupted: instance {runner} stopped before finishing it"
                     " (its lease ran out)"
                 )
+                # its calls went with the instance: nothing pending for good
+                for effect in (got.ranking, got.judgments, got.skill):
+                    assert effect.state is SideEffectState.ABANDONED, name
+                    assert effect.error is not None
+                    assert "not recorded" in effect.error
             else:
                 assert got.status is DeliberationStatus.RUNNING, name
         assert (await recover(orchestrator, now=now)).interrupted == 0  # once
@@ -163,12 +169,13 @@ def shared_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'shared.db'}"
 
 
-def test_what_a_stopped_instance_left_running_fails_at_the_next_pass(
+def test_a_stopped_instance_interrupts_what_it_ran_and_leaves_nothing_pending(
     shared_store_url: str,
 ) -> None:
     """build_services takes the instance's lease and names it as each deliberation's runner.
-    An instance stopped mid-deliberation drops its lease; the next instance's first pass
-    marks that deliberation failed at once, not an hour later."""
+    An instance stopped mid-deliberation (``close``) stores it failed itself, "interrupted:"
+    with the cause and the round, its side effects abandoned (no call answered); it drops
+    its lease, and the next instance's first pass finds nothing left to interrupt."""
     slow = SimulatedSettings(latency_ms=60_000)
     settings = Settings(
         agents=[AgentSettings(name=name, backend=slow) for name in ("a", "b")],
@@ -186,18 +193,19 @@ def test_what_a_stopped_instance_left_running_fails_at_the_next_pass(
             assert record.runner == holder
             await asyncio.sleep(0.05)  # it runs: the agents take a minute
         finally:
-            await first.close()
+            assert await first.close("the service was stopped (SIGINT)") == 1
         second = await build_services(settings, store_url=shared_store_url)
         try:
             live = await second.store.live_leases(time.time())
             assert holder not in live
             assert second.orchestrator.instance_id in live
             recovered = await recover(second.orchestrator, now=time.time())
-            assert recovered.interrupted == 1
+            assert recovered.interrupted == 0
             left = await second.orchestrator.get(record.id)
             assert left.status is DeliberationStatus.FAILED
-            assert left.error is not None
-            assert holder in left.error
+            assert left.error == "interrupted: the service was stopped (SIGINT), in round 1"
+            states = {left.ranking.state, left.judgments.state, left.skill.state}
+            assert states == {SideEffectState.ABANDONED}
         finally:
             await second.close()
 

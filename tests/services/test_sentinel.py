@@ -20,10 +20,10 @@ DRAWS = 20_000
 
 
 async def oracle_with_levels(store: Store) -> Oracle:
-    """Agents r (rookie), l (reliable), t (trusted), e (expert) by raw XP."""
+    """Agents r (rookie), l (reliable), t (trusted), e (expert) by raw XP (new agents)."""
     oracle = Oracle(store)
     for agent, xp in (("l", 100), ("t", 500), ("e", 2000)):
-        await oracle.award_xp(agent, "seed", xp, "seed")
+        await oracle.award_xp(agent, "seed", xp, "seed", new_agent=True)
     return oracle
 
 

@@ -27,7 +27,10 @@ RULES = OracleRules(max_task_types_per_agent=3, max_task_types=5)
 
 
 def _judgment(agent: str, contract: str, task_type: str) -> JudgmentRequest:
-    return JudgmentRequest(agent_id=agent, contract_id=contract, task_type=task_type, score=8.0)
+    """A judgment of ``agent`` (new to the Oracle, as these tests' agents are)."""
+    return JudgmentRequest(
+        agent_id=agent, contract_id=contract, task_type=task_type, score=8.0, new_agent=True
+    )
 
 
 async def _snapshot(store: Store, agent: str) -> tuple[Any, ...]:

@@ -45,13 +45,15 @@ def _registration(name: str, last_seen: float, **fields: Any) -> Registration:
 
 async def _expected(store: Store, now: float) -> bytes:
     """The listing as the API rendered it before the store built it: ``AgentOut`` per
-    agent from the decoded registration, its status and its stats."""
+    agent from the decoded registration, its status and its stats (its health, which
+    lives in the serving instance, is added by the route: ``api/schemas.with_health``)."""
     stats = await store.list_stats()
     objects = []
     for registration in await store.list_registrations():
         view = AgentView(registration, status_within(registration.last_seen, now, WINDOW))
         found = stats.get(registration.agent_id)
-        objects.append(agent_out(view, None if found is None else found.value).model_dump_json())
+        agent = agent_out(view, None if found is None else found.value)
+        objects.append(agent.model_dump_json(exclude={"health"}))
     return ('{"agents":[' + ",".join(objects) + "]}").encode()
 
 

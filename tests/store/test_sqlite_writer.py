@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agentladder.errors import StoreUnavailable
+from agentladder.store.sqlite.identity import FileWatch
 from agentladder.store.sqlite.writer import GroupWriter
 
 
@@ -109,3 +111,29 @@ def test_a_failing_after_commit_action_does_not_stop_the_writer(tmp_path: Path) 
     )
     writer.close()
     assert _values(tmp_path / "f.db") == [1, 2]
+
+
+def test_a_commit_into_a_file_deleted_meanwhile_is_not_acknowledged(tmp_path: Path) -> None:
+    """A job that deletes the file (as an operator could, mid-transaction) commits into a
+    file nobody can open again: its caller gets StoreUnavailable, not the result, and so
+    do later writes; a job refused before its transaction starts leaves nothing behind."""
+    path = tmp_path / "w.db"
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("CREATE TABLE t (v INTEGER)")
+    watch = FileWatch(str(path))
+    writer = GroupWriter(conn, check=watch.check)
+    assert writer.submit(lambda c: c.execute("INSERT INTO t VALUES (1)").rowcount).result(10) == 1
+
+    def deletes(c: sqlite3.Connection) -> int:
+        c.execute("INSERT INTO t VALUES (2)")
+        path.unlink()
+        return 2
+
+    with pytest.raises(StoreUnavailable, match="deleted or moved"):
+        writer.submit(deletes).result(timeout=10)
+    ran: list[int] = []
+    later = writer.submit(lambda c: ran.append(3))
+    with pytest.raises(StoreUnavailable, match="deleted or moved"):
+        later.result(timeout=10)
+    writer.close()
+    assert ran == []

@@ -35,6 +35,7 @@ from agentladder.api.routes import (
 )
 from agentladder.api.schemas import document
 from agentladder.config import Settings
+from agentladder.providers.preflight import missing_keys
 from agentladder.services.container import Services, build_services
 
 __all__ = ["create_app", "create_served_app"]
@@ -114,6 +115,8 @@ def create_served_app(
         except BaseException as error:
             app.state.startup_failure = error  # told in one line (api/server.py)
             raise
+        for name, why in missing_keys(settings).items():
+            log.warning("agent %s is down from the start: %s (providers/preflight.py)", name, why)
         services.start_background()
         inner = create_app(services)
         app.state.services = services
@@ -121,7 +124,13 @@ def create_served_app(
         try:
             yield
         finally:
-            await services.close()
+            stopped_by = getattr(app.state, "stop_signal", None)
+            cause = (
+                "the service stopped"
+                if stopped_by is None
+                else f"the service was stopped ({stopped_by})"
+            )
+            await services.close(cause)
 
     app = FastAPI(
         title="agentladder", version=__version__, lifespan=lifespan,

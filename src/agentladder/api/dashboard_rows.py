@@ -1,5 +1,7 @@
 """The agents as the dashboard's table and picker show them: one ``AgentRow`` each, built
-on a CPU thread (``services/offload.py``) from the registrations, stats and profiles."""
+on a CPU thread (``services/offload.py``) from the registrations, stats, profiles and the
+health of their provider calls (read on the loop: ``HealthMonitor`` is not shared with
+threads)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from agentladder.domain.levels import Level
 from agentladder.domain.probation import OVERALL as ALL_TASKS
 from agentladder.domain.probation import EffectiveRate, RateReason, streams_on_probation
 from agentladder.domain.profile import AgentProfile
+from agentladder.domain.routing.health import AgentHealth
 from agentladder.domain.stats import (
     AgentPerformanceStats,
     latency_p50,
@@ -35,12 +38,14 @@ class AgentRow(BaseModel):
     model: str
     description: str
     tags: tuple[str, ...]
-    status: str
+    status: str  # its heartbeat: online or offline
+    health: str = "ok"  # its provider calls: ok, degraded or down
+    health_why: str = ""
     rank: int
     level: Level
     xp: int
-    avg_score: float
-    latency_p50_ms: float | None
+    avg_score: float | None  # none before a deliberation in which it was scored
+    latency_p50_ms: float | None  # none while no call of it answered
     latency_p90_ms: float | None
     success_ratio: float | None
     cost_per_round: float
@@ -78,12 +83,16 @@ def agent_row(agent: AgentOut, profile: AgentProfile | None, oracle: Oracle) -> 
     """One agent's row."""
     stats = agent.stats
     label, why = _probation_mark(probation_of(profile, oracle))
+    answered = stats.tasks_completed > 0  # else its latencies are its failures'
     return AgentRow(
         name=agent.name, provider=agent.provider_id, model=agent.model_name,
         description=agent.description, tags=agent.capability_tags, status=agent.status.value,
+        health=agent.health.status.value, health_why=agent.health.reason,
         rank=stats.rank, level=profile.level if profile else Level.ROOKIE,
-        xp=profile.xp if profile else 0, avg_score=stats.avg_score,
-        latency_p50_ms=latency_p50(stats), latency_p90_ms=latency_p90(stats),
+        xp=profile.xp if profile else 0,
+        avg_score=stats.avg_score if stats.deliberations_completed else None,
+        latency_p50_ms=latency_p50(stats) if answered else None,
+        latency_p90_ms=latency_p90(stats) if answered else None,
         success_ratio=task_success_ratio(stats),
         cost_per_round=agent.estimated_cost_per_round, probation=label, probation_why=why,
     )  # fmt: skip
@@ -93,11 +102,16 @@ def _rows_of(
     views: Sequence[AgentView],
     stats: Mapping[str, Versioned[AgentPerformanceStats]],
     profiles: Mapping[str, AgentProfile],
+    health: Mapping[str, AgentHealth | None],
     oracle: Oracle,
 ) -> list[AgentRow]:
     """Every agent's row (CPU work: on a CPU thread)."""
     agents = [
-        agent_out(view, found.value if (found := stats.get(view.agent_id)) else None)
+        agent_out(
+            view,
+            found.value if (found := stats.get(view.agent_id)) else None,
+            health.get(view.agent_id),
+        )
         for view in views
     ]
     return [agent_row(agent, profiles.get(agent.name), oracle) for agent in agents]
@@ -107,7 +121,8 @@ async def rows(services: Services, profiles: dict[str, AgentProfile]) -> list[Ag
     """Every registered agent's row."""
     stats = await services.store.list_stats()
     views = await services.registry.list()
-    return await off_loop(_rows_of, views, stats, profiles, services.oracle)
+    health = {view.agent_id: services.health.tracked(view.agent_id) for view in views}
+    return await off_loop(_rows_of, views, stats, profiles, health, services.oracle)
 
 
 def tags_of(found: list[AgentRow]) -> list[str]:

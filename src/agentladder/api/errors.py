@@ -35,6 +35,7 @@ from agentladder.errors import (
     Refused,
     StoreUnavailable,
     TooFewAgents,
+    UnknownAgent,
 )
 
 __all__ = [
@@ -154,6 +155,9 @@ def _for(error: AgentladderError) -> JSONResponse:
                               qualified=error.qualified)  # fmt: skip
     if isinstance(error, SelfPromotion):
         return error_response(422, "server_owned_field", str(error), fields=error.fields)
+    if isinstance(error, UnknownAgent):
+        return error_response(422, "invalid_input", str(error), field=error.field,
+                              value=_safe(error.value), suggestions=error.suggestions)  # fmt: skip
     if isinstance(error, InvalidInput):
         return error_response(422, "invalid_input", str(error), field=error.field,
                               value=_safe(error.value))  # fmt: skip

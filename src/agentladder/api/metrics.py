@@ -68,8 +68,13 @@ class Metrics:
         )  # fmt: skip
         self.cooling = Gauge(
             "agentladder_agents_cooling_down",
-            "agents skipped by routing now: their provider calls kept failing",
-            registry=self.registry,
+            "agents down now for a time (their provider calls kept failing, or it asked to"
+            " wait): routing skips them", registry=self.registry,
+        )  # fmt: skip
+        self.unhealthy = Gauge(
+            "agentladder_agents_health",
+            "agents degraded or down now, by status, as this instance's calls show",
+            ("status",), registry=self.registry,
         )  # fmt: skip
         self.on_probation = Gauge(
             "agentladder_agents_on_probation",
@@ -104,7 +109,8 @@ class Totals(Collector):
             services.oracle.awards.items(),
         )  # fmt: skip
         started = CounterMetricFamily(
-            "agentladder_cooldowns_started", "health cooldowns started by this instance"
+            "agentladder_cooldowns_started",
+            "down periods started by this instance (an agent's breaker opened)",
         )
         started.add_metric([], services.health.started)
         yield started
@@ -242,6 +248,9 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
     metrics.in_progress.labels("waiting").set(waiting)
     metrics.tasks_queued.set(services.tasks.queued)
     metrics.cooling.set(len(services.health.cooling()))
+    unhealthy = [h.status.value for h in services.health.unhealthy().values()]
+    for status in ("degraded", "down"):
+        metrics.unhealthy.labels(status).set(unhealthy.count(status))
     for reason, count in (await probation_census(services.oracle)).items():
         metrics.on_probation.labels(reason).set(count)
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -10,6 +12,7 @@ from agentladder.api.openapi_errors import ERROR_STATUSES, ERRORS
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.levels import Level
 from agentladder.domain.registry import AgentStatus
+from agentladder.domain.routing.health import AgentHealth, HealthStatus
 from agentladder.domain.stats import (
     AgentPerformanceStats,
     latency_max,
@@ -28,7 +31,9 @@ __all__ = [
     "ValidationRateOut",
     "agent_out",
     "document",
+    "health_json",
     "stats_out",
+    "with_health",
 ]
 
 
@@ -46,11 +51,15 @@ class AgentOut(BaseModel):
     input_price_per_mtok: float
     output_price_per_mtok: float
     estimated_cost_per_round: float
-    status: AgentStatus
+    status: AgentStatus = Field(description="online or offline: its heartbeat")
     first_seen: float
     last_seen: float
     remote: bool
     stats: AgentPerformanceStats
+    health: AgentHealth = Field(
+        description="ok, degraded or down, from the calls this instance made to its provider"
+        " (not its heartbeat: docs/routing.md, Health)"
+    )
 
 
 class AgentStatsOut(AgentPerformanceStats):
@@ -89,10 +98,14 @@ class Accepted(BaseModel):
 
 
 _NO_STATS = AgentPerformanceStats()
+NO_CALLS = AgentHealth(status=HealthStatus.OK, reason="no call yet", since=None)
+"""The health of an agent this instance never called."""
 
 
-def agent_out(view: AgentView, stats: AgentPerformanceStats | None) -> AgentOut:
-    """The API's view of one agent."""
+def agent_out(
+    view: AgentView, stats: AgentPerformanceStats | None, health: AgentHealth | None = None
+) -> AgentOut:
+    """The API's view of one agent (``health``: none known, ``NO_CALLS``)."""
     config = view.registration.config
     # every part was validated when stored or computed: built, not validated again
     return AgentOut.model_construct(
@@ -110,7 +123,31 @@ def agent_out(view: AgentView, stats: AgentPerformanceStats | None) -> AgentOut:
         last_seen=view.registration.last_seen,
         remote=view.registration.remote,
         stats=stats or _NO_STATS,
+        health=health or NO_CALLS,
     )
+
+
+_AGENT = re.compile(rb'\{"name":"([A-Za-z0-9_.-]+)".*?"stats":\{[^{}]*\}(?=\})', re.DOTALL)
+_NO_CALLS_JSON = NO_CALLS.model_dump_json().encode()
+
+
+def health_json(health: Callable[[str], AgentHealth | None], agent_id: str) -> bytes:
+    """The JSON of an agent's health (``health`` answers None for one never called)."""
+    found = health(agent_id)
+    return _NO_CALLS_JSON if found is None else found.model_dump_json().encode()
+
+
+def with_health(body: bytes, health: Callable[[str], AgentHealth | None]) -> bytes:
+    """A listing of agents' objects as the store encodes them (``store/listing.py``:
+    ``{"name":"...`` up to ``"stats":{...}}``; no JSON string holds such a sequence
+    unescaped, and the stats hold no braces), each given its ``"health"`` last, as
+    ``AgentOut`` encodes it."""
+
+    def add(found: re.Match[bytes]) -> bytes:
+        agent = found.group(1).decode()
+        return found.group(0) + b',"health":' + health_json(health, agent)
+
+    return _AGENT.sub(add, body)
 
 
 def stats_out(agent_id: str, stats: AgentPerformanceStats) -> AgentStatsOut:

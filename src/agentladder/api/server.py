@@ -37,7 +37,7 @@ from agentladder.api.protocol import ProtocolLimits, guarded_protocol
 from agentladder.config import Settings
 from agentladder.errors import AgentladderError
 
-__all__ = ["STOP_MARGIN_S", "OneLineStartup", "StopWatchdog", "run_server"]
+__all__ = ["STOP_MARGIN_S", "OneLineStartup", "SignalledServer", "StopWatchdog", "run_server"]
 
 log = logging.getLogger(__name__)
 
@@ -78,14 +78,20 @@ class StopWatchdog:
         os._exit(1)
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server whose first stop signal arms the watchdog."""
+class SignalledServer(uvicorn.Server):
+    """uvicorn's server whose first stop signal arms the watchdog and tells the app which
+    signal stopped it (``app.state.stop_signal``: ``SIGINT`` for Ctrl-C), so that what the
+    shutdown interrupts names its real cause."""
 
-    def __init__(self, config: uvicorn.Config, watchdog: StopWatchdog) -> None:
+    def __init__(self, config: uvicorn.Config, app: FastAPI, watchdog: StopWatchdog) -> None:
         super().__init__(config)
+        self.app_state = app.state
         self.watchdog = watchdog
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """Remember the first signal and arm the watchdog, then stop as uvicorn does."""
+        if getattr(self.app_state, "stop_signal", None) is None:
+            self.app_state.stop_signal = signal.Signals(sig).name
         self.watchdog.arm(sig)
         super().handle_exit(sig, frame)
 
@@ -133,4 +139,4 @@ def run_server(
         "http": guarded_protocol(limits),
     }
     watchdog = StopWatchdog(api.shutdown_grace_s + STOP_MARGIN_S)
-    _Server(uvicorn.Config(wrapped, **options), watchdog).run(sockets=[sock])
+    SignalledServer(uvicorn.Config(wrapped, **options), app, watchdog).run(sockets=[sock])

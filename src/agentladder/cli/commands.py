@@ -187,6 +187,14 @@ def serve(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the traceback of a start-up failure.")
     ] = False,
+    create: Annotated[
+        bool,
+        typer.Option(
+            "--create",
+            help="Start an empty SQLite store even where the marker of a vanished file says"
+            " one was (a missing file without a marker is created anyway).",
+        ),
+    ] = False,
     demo: Annotated[
         bool,
         typer.Option(
@@ -222,6 +230,10 @@ def serve(
     try:
         startup.check_api(settings)
         startup.check_store_url(url)
+        if create:
+            from agentladder.cli.stores import forget_vanished_store  # noqa: PLC0415
+
+            forget_vanished_store(url)
         sock = startup.listen(host, port)
         try:
             startup.check_store(url, check_s)
@@ -288,18 +300,45 @@ def agent(
 @config_app.command("check")
 def config_check(
     path: Annotated[Path, typer.Argument(help="The YAML configuration file to check.")],
+    probe: Annotated[
+        bool,
+        typer.Option(
+            "--probe",
+            help="Also call each agent's endpoint once with a tiny request; exit 1 if any fails.",
+        ),
+    ] = False,
 ) -> None:
-    """Validate a configuration file and summarize it; exit 1 with the bad field named."""
+    """Validate a configuration file and summarize it (with each agent's API key variable);
+    exit 1 with the bad field named. With --probe, one line per agent: ok, or what failed."""
     from agentladder.cli import startup  # noqa: PLC0415
+    from agentladder.providers.preflight import missing_keys, probe_agents  # noqa: PLC0415
 
     settings = load_settings(path)
     startup.check_store_url(settings.store)  # parsed, not connected to
     console.print(f"[green]ok[/]: {len(settings.agents)} agents, store {settings.store}")
+    missing = missing_keys(settings)
     for agent in settings.agents:
         console.print(
             f"  {agent.name}: {agent.provider_id or '-'} / {agent.model_name or '-'}, "
             f"{agent.estimated_cost_per_round:.4f} per round"
+            + (f"; warning: {missing[agent.name]}" if agent.name in missing else ""),
+            highlight=False,
+            soft_wrap=True,
         )
+    if not probe:
+        return
+    console.print(f"probing {len(settings.agents)} agents (one tiny request each):")
+    probes = asyncio.run(probe_agents(settings))
+    for found in probes:
+        mark = "[green]ok[/]" if found.ok else "[red]FAILED[/]"
+        console.print(f"  {found.agent}: {mark}: {found.detail}", soft_wrap=True, highlight=False)
+    failed = [found.agent for found in probes if not found.ok]
+    if failed:
+        console.print(
+            f"{len(failed)} of {len(probes)} agents failed the probe: {', '.join(failed)}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(code=1)
 
 
 def main() -> None:

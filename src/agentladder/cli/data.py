@@ -15,7 +15,13 @@ import typer
 from rich.table import Table
 
 from agentladder.cli.commands import app, console
-from agentladder.cli.stores import CreateOpt, DbOpt, check_exists, store_url
+from agentladder.cli.stores import (
+    CreateOpt,
+    DbOpt,
+    check_exists,
+    forget_vanished_store,
+    store_url,
+)
 from agentladder.config import Settings, load_settings, parse_settings
 from agentladder.services.container import Services, build_services
 from agentladder.services.oracle.models import JudgmentRequest
@@ -38,14 +44,18 @@ def _with_services(
     work: Callable[[Services], Awaitable[T]],
     *,
     create: bool = False,
+    forget: bool | None = None,
 ) -> T:
     """Build the services over the store ``store`` names (else the configuration's), run
-    ``work``, close them; a store that does not exist is refused unless ``create``
-    (``cli/stores.py``); a failure is one line (cli.oneline)."""
+    ``work``, close them; a store that does not exist is refused unless ``create``, and
+    one whose marker says it vanished unless ``forget`` (default: ``create``;
+    ``cli/stores.py``); a failure is one line (cli.oneline)."""
     settings: Settings = load_settings(config) if config else parse_settings(None)
     url = store or settings.store
     if not create:
         check_exists(url)
+    if create if forget is None else forget:
+        forget_vanished_store(url)
 
     async def run() -> T:
         services = await build_services(settings, store_url=url)
@@ -163,6 +173,14 @@ def judge(
     retries: Annotated[int, typer.Option(min=0)] = 0,
     cost: Annotated[float, typer.Option(min=0)] = 0.0,
     budget: Annotated[float | None, typer.Option(min=0)] = None,
+    new_agent: Annotated[
+        bool,
+        typer.Option(
+            "--new-agent",
+            help="The agent is new: judge it though nobody configured, registered or judged it"
+            " before (else such an id is refused as a likely typo).",
+        ),
+    ] = False,
     config: ConfigOpt = None,
     store: StoreOpt = None,
     db: DbOpt = None,
@@ -172,7 +190,7 @@ def judge(
     """Submit one judged task to the Oracle and show the itemized award."""
     request = JudgmentRequest(
         agent_id=agent_id, contract_id=contract_id, score=score, task_type=task_type,
-        success=not failed, retries=retries, cost=cost, budget=budget,
+        success=not failed, retries=retries, cost=cost, budget=budget, new_agent=new_agent,
     )  # fmt: skip
     result = _with_services(
         config, store_url(store, db), lambda s: s.oracle.submit_for_judgment(request),

@@ -1,5 +1,6 @@
 """``agentladder import``: judged results from JSONL files and Inspect AI logs
-(docs/import.md), with a progress bar and its rate, or ``--json`` for the summary only."""
+(docs/import.md), with a progress bar and its rate, or ``--json`` for the summary only;
+read within bounds that options may raise (``importing.bounds``)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agentladder.cli.commands import app
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _with_services
+from agentladder.cli.stores import CreateOpt
 from agentladder.domain.agents import validate_agent_name
 from agentladder.errors import InvalidInput
+from agentladder.importing.bounds import ImportBounds, parse_size
 from agentladder.importing.inspect_logs import InspectOptions
 from agentladder.importing.run import Summary, run_import
 from agentladder.importing.sources import Format, count_lines, expand, read_sources
@@ -24,6 +27,7 @@ from agentladder.services.oracle.service import check_task_type
 __all__ = ["import_results", "parse_agent_map"]
 
 err = Console(stderr=True)
+_DEFAULT = ImportBounds()
 
 
 def parse_agent_map(pairs: list[str]) -> dict[str, str]:
@@ -62,19 +66,45 @@ def import_results(
     config: ConfigOpt = None,
     store: StoreOpt = None,
     db: Annotated[Path | None, typer.Option("--db", help="A SQLite file to import into.")] = None,
+    create: CreateOpt = False,
     as_json: JsonOpt = False,
+    max_line: Annotated[
+        str, typer.Option(metavar="SIZE", help="The longest JSONL line read (1MiB).")
+    ] = "1MiB",
+    max_member: Annotated[
+        str,
+        typer.Option(metavar="SIZE", help="The most one .eval member decompresses to (512MiB)."),
+    ] = "512MiB",
+    max_ratio: Annotated[
+        int,
+        typer.Option(min=1, help="The most one .eval member decompresses per byte (200)."),
+    ] = _DEFAULT.max_ratio,
+    max_members: Annotated[
+        int, typer.Option(min=1, help="The most members of one .eval log (100000).")
+    ] = _DEFAULT.max_members,
+    max_string: Annotated[
+        str,
+        typer.Option(metavar="SIZE", help="The longest string or number in a log (32MiB)."),
+    ] = "32MiB",
 ) -> None:
     """Import judged results, each exactly once; exit 1 when an item was refused or
     conflicted (the others are imported)."""
     check_task_type(task_type)
     mapping = parse_agent_map(agent or [])
     url = _store_url(store, db)
+    bounds = ImportBounds(
+        max_line=parse_size("--max-line", max_line),
+        max_member=parse_size("--max-member", max_member),
+        max_ratio=max_ratio,
+        max_members=max_members,
+        max_string=parse_size("--max-string", max_string),
+    )
     files = expand(paths)
     total = None if as_json else count_lines(files, file_format)
 
     async def work(services: Services) -> Summary:
         options = InspectOptions(mapping, task_type, scorer, services.oracle.agents)
-        items = read_sources(files, file_format, options)
+        items = read_sources(files, file_format, options, bounds)
         if as_json:
             return await run_import(services.oracle, items)
         with Progress(
@@ -94,7 +124,8 @@ def import_results(
             bar.update(task, total=summary.items, completed=summary.items)
             return summary
 
-    summary = _with_services(config, url, work, create=True)  # history into a new store
+    # history into a new store, but never in place of one whose file vanished
+    summary = _with_services(config, url, work, create=True, forget=create)
     if as_json:
         typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
     else:
@@ -106,6 +137,12 @@ def import_results(
             )
         if summary.problems_left_out:
             err.print(f"... and {summary.problems_left_out} more problems", soft_wrap=True)
+        if summary.new_agents:
+            more = summary.new_agents_left_out
+            typer.echo(
+                f"new agents ({len(summary.new_agents) + more}): {', '.join(summary.new_agents)}"
+                + (f" and {more} more" if more else "")
+            )
         typer.echo(
             f"imported {summary.imported}, duplicate {summary.duplicate}, conflicting "
             f"{summary.conflicting}, refused {summary.refused} in {summary.seconds:.1f} s "

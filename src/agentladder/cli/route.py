@@ -30,6 +30,14 @@ def route(
     ] = None,
     tag: Annotated[list[str] | None, typer.Option(help="A tag every agent declares.")] = None,
     seed: Annotated[int | None, typer.Option(help="Repeat a choice.")] = None,
+    online_only: Annotated[
+        bool,
+        typer.Option(
+            "--online-only",
+            help="Only agents heartbeating now (default: also agents known by their evidence,"
+            " such as imported history, for work you run yourself).",
+        ),
+    ] = False,
     config: ConfigOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
@@ -39,7 +47,9 @@ def route(
         count=count, task_type=task_type, tags=tuple(tag or ()), max_cost_per_round=budget,
         strategy=strategy, quality_floor=floor, seed=seed,
     )  # fmt: skip
-    routing: Routing = _with_services(config, store, lambda s: s.routing.route(spec))
+    routing: Routing = _with_services(
+        config, store, lambda s: s.routing.route(spec, online_only=online_only)
+    )
     if not routing.enough:
         raise TooFewAgents(
             [p.agent_id for p in routing.agents],
@@ -54,9 +64,10 @@ def route(
         table.add_column(column)
     for p in routing.agents:
         p90 = "-" if p.latency_p90_ms is None else f"{p.latency_p90_ms:.0f}"
+        cost = p.estimated_cost_per_round
         table.add_row(
             p.agent_id, f"{p.skill:.2f}", f"{p.sd:.2f}", f"{p.low:.2f}",
-            f"{p.estimated_cost_per_round:.4f}", p90, p.detail,
+            "-" if cost is None else f"{cost:.4f}", p90, p.detail,
         )  # fmt: skip
     console.print(table)
     left = Table(title=f"Not chosen ({routing.unlisted} more not listed)")

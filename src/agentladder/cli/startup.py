@@ -4,8 +4,8 @@ the fix; ``serve`` prints that line and exits with ``exit_code(error)`` (the tra
 with ``--debug``). In this order, so nothing is opened for a start that cannot succeed:
 the tokens (``check_api``), the store URL (``check_store_url``), the address
 (``listen``: the port is bound before the store is opened), the store itself
-(``check_store``: a SQLite file readable, writable and not damaged; a NATS server with
-JetStream).
+(``check_store``: a SQLite file readable, writable and not damaged, and not missing where
+its marker says a store was, ``store/sqlite/identity.py``; a NATS server with JetStream).
 
 Exit codes: 1 the configuration, a token or the store URL is invalid; 2 the command
 line is (Typer's); 3 the store cannot be used; 4 the address cannot be listened on.
@@ -25,6 +25,7 @@ from agentladder.api.auth import TokenBook
 from agentladder.config import Settings
 from agentladder.errors import AddressInUse, AgentladderError, InvalidInput, StoreError
 from agentladder.store.sqlite.health import damage, quick_check
+from agentladder.store.sqlite.identity import vanished
 from agentladder.store.url import sqlite_path
 
 __all__ = [
@@ -104,7 +105,11 @@ def listen(host: str, port: int) -> socket.socket:
 def check_sqlite_file(path: Path, budget_s: float = INTEGRITY_BUDGET_S) -> None:
     """The file can be read and written, its directory too (SQLite creates ``-wal`` and
     ``-shm`` beside it), and a ``quick_check`` of at most ``budget_s`` finds no damage;
-    ``StoreError`` naming the path and the fix otherwise."""
+    a missing file is created only where no marker says a store was there; ``StoreError``
+    naming the path and the fix otherwise."""
+    gone = vanished(path)
+    if gone is not None:
+        raise gone
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise StoreError(f"the directory {folder} of the SQLite file {path} does not exist:"

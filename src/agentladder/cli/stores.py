@@ -6,6 +6,10 @@ A data command reads or writes a store that is there: pointed at one that does n
 says so in one line (``InvalidInput("store")``, exit 1) instead of creating an empty one.
 ``serve`` and ``demo`` create their store; so do ``judge --create`` and
 ``deliberate --create``. ``memory://`` always exists (and is gone when the command ends).
+
+A SQLite file that is missing while the marker beside it says a store was there (it was
+deleted or moved: ``store/sqlite/identity.py``) is never replaced by an empty one unless
+``--create`` says so (``forget_vanished_store``).
 """
 
 from __future__ import annotations
@@ -18,15 +22,21 @@ from urllib.parse import urlsplit
 import typer
 
 from agentladder.errors import InvalidInput, StoreUnavailable
+from agentladder.store.sqlite.identity import forget_vanished
 from agentladder.store.url import sqlite_path
 
-__all__ = ["CreateOpt", "DbOpt", "check_exists", "store_url"]
+__all__ = ["CreateOpt", "DbOpt", "check_exists", "forget_vanished_store", "store_url"]
 
 DbOpt = Annotated[
     Path | None, typer.Option("--db", help="A SQLite file: short for --store sqlite:///FILE.")
 ]
 CreateOpt = Annotated[
-    bool, typer.Option("--create", help="Create the store if it does not exist yet.")
+    bool,
+    typer.Option(
+        "--create",
+        help="Create the store if it does not exist yet, also where the marker of a"
+        " vanished SQLite file says one was.",
+    ),
 ]
 
 
@@ -37,6 +47,13 @@ def store_url(store: str | None, db: Path | None) -> str | None:
     if store is not None:
         raise InvalidInput("--db", str(db), "names the store a second time (--store): give one")
     return f"sqlite:///{db}"
+
+
+def forget_vanished_store(url: str) -> None:
+    """``--create``: a SQLite file that is missing may be created anew even where its
+    marker says a store was there (the marker and stale companions are removed)."""
+    if urlsplit(url).scheme == "sqlite":
+        forget_vanished(sqlite_path(url))
 
 
 def check_exists(url: str) -> None:

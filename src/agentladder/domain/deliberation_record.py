@@ -22,6 +22,7 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentladder.domain.attribution import AgentOutcome
 from agentladder.domain.deliberation import DeliberationRequest, Excluded
 from agentladder.domain.ranking import Submission
 from agentladder.domain.routing.spec import Routing
@@ -102,12 +103,14 @@ class RoundRecord(BaseModel):
 
 
 class SideEffectState(StrEnum):
-    """Where a post-completion side effect stands."""
+    """Where a post-completion side effect stands (``abandoned``: it will never be applied,
+    ``error`` says why: the deliberation failed or was interrupted)."""
 
     PENDING = "pending"
     APPLIED = "applied"
     RETRYING = "retrying"
     SKIPPED = "skipped"
+    ABANDONED = "abandoned"
 
 
 class SideEffect(BaseModel):
@@ -120,6 +123,12 @@ class SideEffect(BaseModel):
     error: str | None = None
     promoted: list[str] = Field(default_factory=list)
     floor_rank: int | None = None
+    floor_group: list[str] = Field(
+        default_factory=list, description="ranking: the agents at the floor rank, who competed"
+    )
+    explanation: str | None = Field(
+        default=None, description="ranking: why whom was promoted, or nobody"
+    )
 
 
 class DeliberationRecord(BaseModel):
@@ -142,6 +151,11 @@ class DeliberationRecord(BaseModel):
     )
     rounds: list[RoundRecord] = Field(default_factory=list)
     scores: dict[str, float | None] = Field(default_factory=dict)
+    outcomes: dict[str, AgentOutcome] = Field(
+        default_factory=dict,
+        description="each agent's part: its calls, whose failures they were, how it is judged"
+        " (empty in records stored before attribution)",
+    )
     submissions: list[Submission] = Field(
         default_factory=list, description="every propose and evaluate call, for the stats"
     )

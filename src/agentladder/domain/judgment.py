@@ -40,6 +40,10 @@ class Judgment(BaseModel):
     complexity: Complexity | None = None
     provider: Annotated[str, Field(max_length=MODEL_FIELD_MAX), Visible] = ""
     model: Annotated[str, Field(max_length=MODEL_FIELD_MAX), Visible] = ""
+    history: bool = Field(
+        default=False,
+        description="past work (an import): XP and skill as usual, but no probation",
+    )
 
     @field_validator("contract_id")
     @classmethod

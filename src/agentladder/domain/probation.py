@@ -193,8 +193,9 @@ def on_failure(profile: AgentProfile, task_type: str, cause: ProbationCause) -> 
 
 
 def on_judgment(profile: AgentProfile, judgment: Judgment) -> AgentProfile:
-    """After a judgment is folded in: a judgment that says the task failed starts probation."""
-    if judgment.success:
+    """After a judgment is folded in: a judgment that says the task failed starts probation,
+    unless it is ``history`` (past work: probation is about work validated now)."""
+    if judgment.success or judgment.history:
         return profile
     return on_failure(profile, judgment.task_type, ProbationCause.FAILED_JUDGMENT)
 

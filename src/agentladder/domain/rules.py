@@ -203,9 +203,10 @@ class OracleRules(BaseModel):
     achievements: AchievementTable = AchievementTable()
     privileges: PrivilegeTable = PrivilegeTable()
     accept_unregistered: bool = Field(
-        default=True,
-        description="judge and award XP to agents nobody configured or registered (an"
-        " external orchestrator's, an import's); false: refused, 422 naming agent_id",
+        default=False,
+        description="judge and award XP to agents nobody configured, registered or judged"
+        " before without being told they are new; false: such a judgment is refused, 422"
+        " naming agent_id and the closest known ids, unless it says new_agent",
     )
     max_task_types_per_agent: int = Field(
         default=1000, ge=1, le=1_000_000,

@@ -1,157 +1,196 @@
-"""Inspect AI logs (``.eval`` and ``.json``), read with inspect_ai's own reader: each
-sample of each epoch becomes one judgment by the rules of ``domain.eval_mapping``.
+"""Inspect AI logs (``.eval`` and ``.json``), read within bounds (``ImportBounds``): each
+sample of each epoch becomes one judgment (``inspect_samples``).
 
-inspect_ai is the optional extra ``agentladder[inspect]``; it is imported when a log is
-read, so that the rest of agentladder never needs it.
+A log is never held whole. A ``.eval`` log is a zip: its central directory is read
+(``zipped.ZipLog``), then the run's header (``header.json``, or ``_journal/start.json``
+for a log whose run never finished), then each ``samples/ID_epoch_N.json`` member in
+Inspect's order (by epoch, then sample id), one at a time, each streamed through the
+JSON parser keeping only the fields a judgment needs (``jsonstream``). A ``.json`` log is
+one JSON document: read twice, streaming, first for its run (near its start), then for
+its samples, one at a time.
+
+Reading needs ijson (and zstandard for the zstd members Inspect writes): the optional
+extra ``agentladder[inspect]``. A file that cannot be read, or that breaks a bound, is one
+refused item naming the file (and the member and bound); items read before it stay.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from agentladder.domain.agents import AgentConfig
-from agentladder.domain.eval_mapping import (
-    SUCCESS_FROM,
-    agent_id_of,
-    contract_id_of,
-    normalized_score,
-    task_type_of,
-    token_cost,
-)
 from agentladder.errors import InvalidInput, shown_value
-from agentladder.importing.items import Item, validation_line
-from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.importing.bounds import ImportBounds
+from agentladder.importing.inspect_samples import (
+    EVAL,
+    HEADER,
+    SAMPLE,
+    InspectOptions,
+    Run,
+    run_of,
+    sample_item,
+)
+from agentladder.importing.items import Item
+from agentladder.importing.jsonstream import (
+    Budget,
+    Events,
+    IntegerOverflow,
+    JsonGuard,
+    project,
+    skip,
+)
+from agentladder.importing.zipped import Member, ZipLog
 
 __all__ = ["LOG_SUFFIXES", "InspectOptions", "read_inspect_log"]
 
 LOG_SUFFIXES = (".eval", ".json")
+_HEADERS = ("header.json", "_journal/start.json")
 
 
-class InspectOptions:
-    """How logs map: model name -> agent id, a task type for all, the scorer to use, and
-    the configured agents (their prices)."""
-
-    def __init__(
-        self,
-        agents: Mapping[str, str] | None = None,
-        task_type: str | None = None,
-        scorer: str | None = None,
-        configs: Mapping[str, AgentConfig] | None = None,
-    ) -> None:
-        self.agents = dict(agents or {})
-        self.task_type = task_type
-        self.scorer = scorer
-        self.configs = dict(configs or {})
-
-
-def _reader() -> Any:
+def _needs() -> None:
     try:
-        from inspect_ai.log import read_eval_log  # noqa: PLC0415 (the optional extra)
+        import ijson  # noqa: F401, PLC0415 (the optional extra)
     except ImportError:
         raise InvalidInput(
-            "--format", "inspect", "needs inspect_ai: pip install 'agentladder[inspect]'"
+            "--format", "inspect", "needs ijson: pip install 'agentladder[inspect]'"
         ) from None
-    return read_eval_log
 
 
-def read_inspect_log(path: Path, options: InspectOptions) -> Iterator[Item]:
+def read_inspect_log(
+    path: Path, options: InspectOptions, bounds: ImportBounds | None = None
+) -> Iterator[Item]:
     """Every sample x epoch of the log at ``path`` as an item, in the log's order."""
-    read_eval_log = _reader()
+    _needs()
+    bounds = bounds or ImportBounds()
     try:
-        # On a thread of its own: called where an event loop runs (the import's), the
-        # reader patches asyncio to re-enter it (nest_asyncio); with none it runs its own.
-        with ThreadPoolExecutor(1, thread_name_prefix="agentladder-inspect") as reader:
-            log = reader.submit(read_eval_log, str(path)).result()
-    except Exception as error:  # inspect_ai raises many kinds for a file it cannot read
-        reason = f"cannot be read as an Inspect log: {type(error).__name__}: {error}"
-        yield Item(str(path), error=f"file: {reason[:200]} ({shown_value(str(path))})")
-        return
-    spec = log.eval
-    model = str(spec.model)
-    agent_id = options.agents.get(model) or agent_id_of(model)
-    task_type = options.task_type or task_type_of(str(spec.task))
-    for sample in log.samples or []:
-        where = f"{path}#{sample.id}/{sample.epoch}"
-        if agent_id is None:
-            reason = "cannot be made an agent id; map it with --agent MODEL=AGENT_ID"
-            yield Item(where, error=f"model: {reason} ({shown_value(model)})")
-            continue
-        if task_type is None:
-            reason = "cannot be made a task type; give one with --task-type"
-            yield Item(where, error=f"task: {reason} ({shown_value(spec.task)})")
-            continue
-        yield _item(where, sample, str(spec.eval_id), model, agent_id, task_type, options)
+        if _is_zip(path):
+            yield from _eval_log(path, options, bounds)
+        else:
+            yield from _json_log(path, options, bounds)
+    except (InvalidInput, OSError) as error:
+        reason = error.reason if isinstance(error, InvalidInput) else error.strerror or error
+        yield Item(str(path), error=f"file: cannot be read as an Inspect log: {reason}"
+                   f" ({shown_value(str(path))})")  # fmt: skip
 
 
-def _item(
-    where: str,
-    sample: Any,
-    eval_id: str,
-    model: str,
-    agent_id: str,
-    task_type: str,
-    options: InspectOptions,
-) -> Item:
-    if sample.error is not None:
-        score, success = 0.0, False
-    else:
-        scored = _score(sample.scores or {}, options.scorer)
-        if isinstance(scored, str):
-            return Item(where, error=scored)
-        score, success = scored, scored >= SUCCESS_FROM
-    working = sample.working_time
+def _is_zip(path: Path) -> bool:
+    """``.eval`` is a zip, ``.json`` is JSON; a log of another name (``--format
+    inspect``) is a zip when it starts like one."""
+    if path.suffix in LOG_SUFFIXES:
+        return path.suffix == ".eval"
+    with path.open("rb") as data:
+        return data.read(2) == b"PK"
+
+
+def _eval_log(path: Path, options: InspectOptions, bounds: ImportBounds) -> Iterator[Item]:
+    log = ZipLog(path, bounds)
     try:
-        request = JudgmentRequest(
-            agent_id=agent_id,
-            contract_id=contract_id_of(eval_id, sample.id, sample.epoch),
-            task_type=task_type,
-            score=score,
-            success=success,
-            duration_ms=None if working is None else float(working) * 1000.0,
-            cost=_cost(sample.model_usage or {}, options.configs.get(agent_id)),
-            provider=model.split("/", 1)[0] if "/" in model else "",
-            model=model[:128],
-        )
-    except ValidationError as error:
-        return Item(where, error=validation_line(error, "sample"))
-    return Item(where, request)
+        name = next((n for n in _HEADERS if n in log.members), None)
+        if name is None:
+            raise log.refused("is not an Inspect log (no header.json nor _journal/start.json)")
+        header, _ = _member(log, log.members[name], HEADER)
+        run = run_of(header, f"member {name}", str(path))
+        for member in sorted(_samples(log), key=_order):
+            fields, budget = _member(log, member, SAMPLE)
+            yield sample_item(str(path), fields, budget, run, options)
+    finally:
+        log.close()
 
 
-def _score(scores: Mapping[str, Any], scorer: str | None) -> float | str:
-    """The normalized score of the chosen scorer, or the one-line reason there is none."""
-    if scorer is not None:
-        if scorer not in scores:
-            names = ", ".join(sorted(scores)) or "none"
-            return f"scores: no scorer {scorer!r} in this sample (it has {names}) ({scorer!r})"
-        name = scorer
-    elif len(scores) == 1:
-        (name,) = scores
-    elif not scores:
-        return "scores: the sample has no score and no error (None)"
-    else:
-        names = ", ".join(sorted(scores))
-        return f"scores: several scorers, choose one with --scorer ({names})"
-    value = scores[name].value
-    normalized = normalized_score(value)
-    if normalized is None:
-        reason = "is not C, P, I, N, a boolean, or a number in 0-1 or 0-10"
-        return f"scores.{name}.value: {reason} ({shown_value(value)})"
-    return normalized
+def _samples(log: ZipLog) -> list[Member]:
+    return [m for n, m in log.members.items() if n.startswith("samples/") and n.endswith(".json")]
 
 
-def _cost(usage: Mapping[str, Any], config: AgentConfig | None) -> float:
-    """The tokens of every model the sample used at the agent's configured prices; without
-    prices, the cost Inspect recorded, if any; else 0."""
-    inputs = sum(int(u.input_tokens or 0) for u in usage.values())
-    outputs = sum(int(u.output_tokens or 0) for u in usage.values())
-    if config is not None and (config.input_price_per_mtok or config.output_price_per_mtok):
-        return token_cost(
-            inputs, outputs, config.input_price_per_mtok, config.output_price_per_mtok
-        )
-    recorded = [u.total_cost for u in usage.values() if u.total_cost is not None]
-    return float(sum(recorded)) if recorded else 0.0
+def _order(member: Member) -> tuple[int, str]:
+    """Inspect's order: by epoch, then by sample id (numbers by value) from the name
+    ``samples/ID_epoch_N.json``."""
+    stem = member.name.removeprefix("samples/").removesuffix(".json")
+    sample_id, _, epoch = stem.rpartition("_epoch_")
+    key = sample_id.zfill(20) if sample_id.isdigit() else sample_id
+    return (int(epoch) if epoch.isdigit() else 0), key
+
+
+def _member(log: ZipLog, member: Member, shape: Any) -> tuple[Any, Budget]:
+    """The member's JSON as ``shape`` keeps it, read to its end (size and CRC checked);
+    read again by the slow parser if it holds an integer past 64 bits."""
+    try:
+        return _read_member(log, member, shape, slow=False)
+    except IntegerOverflow:
+        return _read_member(log, member, shape, slow=True)
+
+
+def _read_member(log: ZipLog, member: Member, shape: Any, slow: bool) -> tuple[Any, Budget]:
+    where = f"member {member.name}"
+    stream = log.open(member)
+    events = Events(JsonGuard(stream, log.bounds.max_string, where, str(log.path)),
+                    where, str(log.path), slow)  # fmt: skip
+    budget = Budget()
+    event, value = events.next()
+    kept = project(events, event, value, shape, budget)
+    events.finish()
+    stream.drain()
+    return kept, budget
+
+
+def _json_log(path: Path, options: InspectOptions, bounds: ImportBounds) -> Iterator[Item]:
+    """The samples of a ``.json`` log; read again by the slow parser, from the sample
+    after the last one yielded, if it holds an integer past 64 bits."""
+    try:
+        header = _json_header(path, bounds, slow=False)
+    except IntegerOverflow:
+        header = _json_header(path, bounds, slow=True)
+    run = run_of(header, "the log", str(path))
+    done = 0
+    try:
+        for item in _json_samples(path, options, bounds, run, slow=False):
+            done += 1
+            yield item
+    except IntegerOverflow:
+        samples = _json_samples(path, options, bounds, run, slow=True)
+        for number, item in enumerate(samples):
+            if number >= done:
+                yield item
+
+
+def _json_samples(
+    path: Path, options: InspectOptions, bounds: ImportBounds, run: Run, slow: bool
+) -> Iterator[Item]:
+    with path.open("rb") as data:
+        events = _top(data, path, bounds, slow)
+        while True:
+            event, key = events.next()
+            if event == "end_map":
+                break
+            event, _ = events.next()
+            if key != "samples" or event != "start_array":
+                skip(events, event)
+                continue
+            while (item := events.next())[0] != "end_array":
+                budget = Budget()
+                fields = project(events, item[0], item[1], SAMPLE, budget)
+                yield sample_item(str(path), fields, budget, run, options)
+        events.finish()
+
+
+def _json_header(path: Path, bounds: ImportBounds, slow: bool) -> Any:
+    """The ``eval`` of a ``.json`` log, read up to it (it comes first in Inspect's logs)."""
+    with path.open("rb") as data:
+        events = _top(data, path, bounds, slow)
+        while True:
+            event, key = events.next()
+            if event == "end_map":
+                return {}
+            event, value = events.next()
+            if key == "eval":
+                return {"eval": project(events, event, value, EVAL, Budget())}
+            skip(events, event)
+
+
+def _top(data: Any, path: Path, bounds: ImportBounds, slow: bool) -> Events:
+    """The events of a ``.json`` log, past the opening of its top-level object."""
+    events = Events(JsonGuard(data, bounds.max_string, "the log", str(path)), "the log",
+                    str(path), slow)  # fmt: skip
+    if events.next()[0] != "start_map":
+        raise InvalidInput("file", str(path), "the log is not a JSON object")
+    return events

@@ -14,11 +14,13 @@ __all__ = ["Item", "validation_line"]
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """``where`` (``file:line`` or ``file#sample/epoch``), and a request or a refusal."""
+    """``where`` (``file:line`` or ``file#sample/epoch``), and a request or a refusal;
+    ``size``: the bytes it was read from, when they may be many (a JSONL line)."""
 
     where: str
     request: JudgmentRequest | None = None
     error: str | None = None
+    size: int = 0
 
 
 def validation_line(error: ValidationError, whole: str = "line") -> str:

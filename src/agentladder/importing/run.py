@@ -1,31 +1,40 @@
 """The import: items from the sources, applied in batches (``services.oracle.batch``),
 counted into a summary.
 
-Batches of ``BATCH`` judgments: on SQLite each batch is one transaction for the Oracle
-events and one for the skill evidence. At the end, the skill model fits the whole log
-(``SkillService.fit``), so the estimates do not depend on the order of the file. Refused
-items are counted and never applied. A run killed at any point leaves whole batches
-applied; a re-run counts those as duplicates and applies the rest.
+Batches of ``BATCH`` judgments, fewer when their lines hold over ``BATCH_BYTES`` (a
+judgment's output may be a megabyte): on SQLite each batch is one transaction for the
+Oracle events and one for the skill evidence. At the end, the skill model fits the whole
+log (``SkillService.fit``), so the estimates do not depend on the order of the file.
+Refused items are counted and never applied. A run killed at any point leaves whole
+batches applied; a re-run counts those as duplicates and applies the rest.
+
+Every imported judgment is ``history`` (past work: XP and skill as usual, no probation)
+and may name a new agent (``new_agent``: an import is how a team brings agents in); the
+summary lists the agents it created.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from itertools import islice
+from collections.abc import Callable, Iterable, Iterator
 
 from pydantic import BaseModel, Field
 
 from agentladder.importing.items import Item
 from agentladder.services.oracle.batch import ItemStatus, submit_many
+from agentladder.services.oracle.known import unknown_among
 from agentladder.services.oracle.service import Oracle
 
-__all__ = ["BATCH", "MAX_PROBLEMS", "Problem", "Summary", "run_import"]
+__all__ = ["BATCH", "BATCH_BYTES", "MAX_PROBLEMS", "Problem", "Summary", "run_import"]
 
 BATCH = 1000
 """Judgments per batch."""
+BATCH_BYTES = 16 << 20
+"""The bytes of input a batch holds at most (it ends with the item that passes them)."""
 MAX_PROBLEMS = 1000
 """Refused and conflicting items listed in the summary (the rest are counted)."""
+IMPORTED = {"history": True, "new_agent": True}
+"""What an import says of each judgment: past work, of agents it may bring in."""
 
 
 class Problem(BaseModel):
@@ -47,6 +56,18 @@ class Summary(BaseModel):
     per_second: float = Field(default=0.0, description="items (of every status) per second")
     problems: list[Problem] = Field(default_factory=list)
     problems_left_out: int = Field(default=0, description="problems beyond MAX_PROBLEMS")
+    new_agents: list[str] = Field(
+        default_factory=list,
+        description="agents the import created (unknown before it), the first MAX_PROBLEMS",
+    )
+    new_agents_left_out: int = Field(default=0, description="new agents beyond those listed")
+
+    def created(self, agent_id: str) -> None:
+        """One agent the import created."""
+        if len(self.new_agents) < MAX_PROBLEMS:
+            self.new_agents.append(agent_id)
+        else:
+            self.new_agents_left_out += 1
 
     @property
     def items(self) -> int:
@@ -85,15 +106,25 @@ async def run_import(
     summary = Summary()
     started = time.perf_counter()
     source = iter(items)
-    while chunk := list(islice(source, batch)):
+    seen: set[str] = set()
+    while chunk := _chunk(source, batch):
         ready = [item for item in chunk if item.request is not None]
         for item in chunk:
             if item.request is None:
                 summary.note(item.where, ItemStatus.REFUSED, item.error)
-        requests = [item.request for item in ready if item.request is not None]
+        requests = [
+            item.request.model_copy(update=IMPORTED) for item in ready if item.request is not None
+        ]
+        named = {request.agent_id for request in requests} - seen
+        new = await unknown_among(oracle.store, oracle.agents, named)
+        seen |= named - new
         outcomes = await submit_many(oracle, requests)
-        for item, outcome in zip(ready, outcomes, strict=True):
+        for item, request, outcome in zip(ready, requests, outcomes, strict=True):
             summary.note(item.where, outcome.status, outcome.error)
+            if request.agent_id in new and outcome.status is ItemStatus.IMPORTED:
+                new.discard(request.agent_id)
+                seen.add(request.agent_id)
+                summary.created(request.agent_id)
         summary.seconds = time.perf_counter() - started
         summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
         if progress is not None:
@@ -103,3 +134,15 @@ async def run_import(
     summary.seconds = time.perf_counter() - started
     summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
     return summary
+
+
+def _chunk(source: Iterator[Item], batch: int) -> list[Item]:
+    """The next items: ``batch`` of them, or fewer holding ``BATCH_BYTES``."""
+    chunk: list[Item] = []
+    held = 0
+    for item in source:
+        chunk.append(item)
+        held += item.size
+        if len(chunk) >= batch or held >= BATCH_BYTES:
+            break
+    return chunk

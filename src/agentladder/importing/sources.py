@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentladder.errors import InvalidInput
+from agentladder.importing.bounds import ImportBounds
 from agentladder.importing.inspect_logs import LOG_SUFFIXES, InspectOptions, read_inspect_log
 from agentladder.importing.items import Item
 from agentladder.importing.jsonl import read_jsonl
@@ -46,14 +47,18 @@ def format_of(path: Path, given: Format | None) -> Format:
 
 
 def read_sources(
-    files: Sequence[Path], given: Format | None, options: InspectOptions
+    files: Sequence[Path],
+    given: Format | None,
+    options: InspectOptions,
+    bounds: ImportBounds | None = None,
 ) -> Iterator[Item]:
-    """Every item of every file, in order."""
+    """Every item of every file, in order, read within ``bounds``."""
+    bounds = bounds or ImportBounds()
     for path in files:
         if format_of(path, given) == "jsonl":
-            yield from read_jsonl(path, options.task_type)
+            yield from read_jsonl(path, options.task_type, bounds.max_line)
         else:
-            yield from read_inspect_log(path, options)
+            yield from read_inspect_log(path, options, bounds)
 
 
 def count_lines(files: Sequence[Path], given: Format | None) -> int | None:

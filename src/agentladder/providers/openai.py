@@ -179,6 +179,7 @@ class OpenAIProvider:
             raise ProviderError(
                 "refused",
                 f"environment variable {name} (the API key of {self.agent.name}) is not set",
+                retryable=False,
             )
         return {"Authorization": f"Bearer {key}"}
 
@@ -216,15 +217,9 @@ class OpenAIProvider:
         finally:
             await response.aclose()
 
-    async def _complete(self, messages: list[ChatMessage]) -> tuple[str, Usage]:
-        """The model's reply to ``messages`` and the tokens it used."""
+    async def _body(self, payload: dict[str, object]) -> object:
+        """The decoded JSON body of a 2xx answer to ``payload``, else ``ProviderError``."""
         headers = self._headers()  # a missing key is refused before any request
-        payload: dict[str, object] = {
-            "model": self.model,
-            "messages": messages,
-            "max_tokens": self.settings.max_tokens,
-            "temperature": self.settings.temperature,
-        }
         response = await self._post(payload, headers)
         if response.status >= 300:
             raise ProviderError(
@@ -233,11 +228,41 @@ class OpenAIProvider:
                 retry_after_s=retry_after_s(response.retry_after, time.time()),
             )
         try:
-            body = json.loads(response.body)
+            body: object = json.loads(response.body)
         except (ValueError, RecursionError) as error:  # nesting too deep to parse: not JSON
             raise ProviderError("unparseable", f"not JSON: {_excerpt(response.text)!r}") from error
+        return body
+
+    async def _complete(self, messages: list[ChatMessage]) -> tuple[str, Usage]:
+        """The model's reply to ``messages`` and the tokens it used."""
+        payload: dict[str, object] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": self.settings.max_tokens,
+            "temperature": self.settings.temperature,
+        }
+        body = await self._body(payload)
         content = _content(body)
+        assert isinstance(body, Mapping)  # _content checked its shape
         return content, _usage(body, messages, content)
+
+    async def probe(self) -> float:
+        """One tiny request (``max_tokens`` 1), as ``config check --probe`` makes it: the
+        seconds it took, or ``ProviderError`` (the key variable missing, the endpoint
+        failing or answering what is not a chat completion)."""
+        payload: dict[str, object] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": "Reply with OK."}],
+            "max_tokens": 1,
+            "temperature": 0,
+        }
+        start = time.perf_counter()
+        body = await self._body(payload)
+        choices = body.get("choices") if isinstance(body, Mapping) else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(first, Mapping) or not isinstance(first.get("message"), Mapping):
+            raise ProviderError("unparseable", "not a chat-completions body: no choices[0].message")
+        return time.perf_counter() - start
 
     async def propose(self, request: ProposeRequest) -> Proposal:
         """The model's answer to the query, with its token usage."""

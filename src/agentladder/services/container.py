@@ -1,8 +1,9 @@
 """All services of one agentladder instance, built from its configuration.
 
 ``build_services(settings)`` opens the store, registers the configured agents the server
-asks itself (and heartbeats for them), builds their providers, and, on a NATS store,
-listens for heartbeats on NATS and asks ``remote: true`` agents over NATS.
+asks itself (and heartbeats for them), builds their providers (an agent whose API key
+variable is missing is down from the start: ``providers/preflight.py``), and, on a NATS
+store, listens for heartbeats on NATS and asks ``remote: true`` agents over NATS.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from dataclasses import dataclass, field
 from nats.aio.client import Client
 from nats.aio.subscription import Subscription
 
-import nats
 from agentladder.config import Settings
 from agentladder.domain.agents import AgentConfig
+from agentladder.errors import StoreUnavailable
 from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
+from agentladder.providers.preflight import missing_keys
 from agentladder.services.agents.http import HttpAgentProvider, TaskBoard
 from agentladder.services.agents.nats import NatsAgentProvider, serve_heartbeats
 from agentladder.services.agents.registry import Registry
@@ -35,6 +37,7 @@ from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.nats.config import parse_nats_url
+from agentladder.store.nats.io import callbacks
 from agentladder.store.url import open_store
 
 __all__ = ["Services", "build_services"]
@@ -75,11 +78,20 @@ class Services:
                     await self.registry.beat_local()
 
         async def recovering() -> None:
+            away = False  # the store was unavailable at the last pass: said once
             while True:
                 try:
                     await recover(self.orchestrator, now=self.orchestrator.clock.now().timestamp())
+                except StoreUnavailable as error:  # the next pass tries again
+                    if not away:
+                        log.warning("recovery waits for the store: %s", error)
+                    away = True
                 except Exception:  # the next pass tries again
                     log.exception("recovery pass failed")
+                else:
+                    if away:
+                        log.warning("recovery resumed: the store answers again")
+                    away = False
                 await asyncio.sleep(settings.recover_interval_s)
 
         async def fitting() -> None:
@@ -100,12 +112,20 @@ class Services:
             asyncio.ensure_future(fitting()),
         ]
 
-    async def close(self) -> None:
-        """Stop background work, close providers, connections and the store."""
+    async def close(self, cause: str = "the service stopped") -> int:
+        """Stop background work, close providers, connections and the store; how many
+        deliberations in flight were interrupted (each stored failed, ``interrupted:
+        <cause>``, with its calls and their cost; said in one line when any)."""
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        await self.orchestrator.close()
+        interrupted = await self.orchestrator.close(cause)
+        if interrupted:
+            log.warning(
+                "%s: interrupted %d deliberation%s in flight, stored as failed (interrupted)"
+                " with the calls made and their cost", cause, interrupted,
+                "" if interrupted == 1 else "s",
+            )  # fmt: skip
         if self.lease is not None:  # what this instance leaves is taken over at once
             await self.lease.stop()
         for provider in self.providers.values():
@@ -118,6 +138,7 @@ class Services:
         except Exception:  # a dead connection must not keep the store open
             log.exception("closing the NATS connection of the agents failed")
         await self.store.close()
+        return interrupted
 
 
 async def build_services(
@@ -155,7 +176,12 @@ async def build_services(
     over_http = frozenset(a.name for a in settings.agents if a.remote)
     if url.startswith(("nats://", "tls://")):
         options = parse_nats_url(url)
-        nc = await nats.connect(list(options.servers), max_reconnect_attempts=-1)
+        nc = Client()
+        await nc.connect(
+            list(options.servers),
+            max_reconnect_attempts=-1,
+            **callbacks(f"{options.url} (agents)", nc),
+        )
         subscriptions.append(await serve_heartbeats(nc, registry, options.prefix))
         for agent in settings.agents:
             if agent.remote:
@@ -166,6 +192,8 @@ async def build_services(
     for name in over_http:  # without NATS, remote agents poll their tasks over HTTP
         providers[name] = HttpAgentProvider(board, name, timeout_s=settings.orchestrator.timeout_s)
     health = HealthMonitor(settings.routing, clock)
+    for name, why in missing_keys(settings).items():  # it cannot make a single call
+        health.pin(name, why)
     routing = RoutingService(
         store=store, registry=registry, skill=skill, oracle_rules=settings.oracle,
         health=health, rules=settings.routing,

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 
+from agentladder.errors import StoreUnavailable
 from agentladder.services.clock import Clock
 from agentladder.store.base import Store
 
@@ -45,12 +46,20 @@ class Lease:
         await self.renew()
 
         async def keep() -> None:
+            away = False  # the store was unavailable at the last renewal: said once
             while True:
                 await asyncio.sleep(self.lease_s / 3)
                 try:
                     await self.renew()
+                except StoreUnavailable as error:  # the next renewal tries again
+                    if not away:
+                        log.warning("the lease of instance %s waits for the store: %s",
+                                    self.holder, error)  # fmt: skip
+                    away = True
                 except Exception:  # the next renewal tries again
                     log.exception("renewing the lease of instance %s failed", self.holder)
+                else:
+                    away = False
 
         self._task = asyncio.ensure_future(keep())
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
 from agentladder.api.paging import PageOut, page_of
 from agentladder.api.routes.skills import SkillOut, skill_out
-from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out
+from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out, with_health
 from agentladder.domain.routing.health import Cooldown
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.domain.text import VisibleStr
@@ -51,13 +51,16 @@ async def heartbeat(
     as_agent = caller.agent_id if caller.role == "agent" else None
     view = await services.registry.heartbeat(payload, as_agent=as_agent)
     stats = await services.store.get_stats(view.agent_id)
-    return agent_out(view, None if stats is None else stats.value)
+    health = services.health.tracked(view.agent_id)
+    return agent_out(view, None if stats is None else stats.value, health)
 
 
 @router.get("/agents", response_model=AgentsOut)
 async def list_agents(services: ServicesDep) -> Response:
-    """Every registered agent with its declared fields, cost per round, status and stats."""
-    return Response(await services.registry.listing_json(), media_type="application/json")
+    """Every registered agent with its declared fields, cost per round, status (its
+    heartbeat), stats and health (its provider calls: ok, degraded or down)."""
+    body = with_health(await services.registry.listing_json(), services.health.tracked)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/agents/directory", response_model=DirectoryOut)
@@ -82,12 +85,13 @@ async def directory(
         offset=offset,
     )  # fmt: skip
     if limit is None:
-        whole = await services.registry.directory_json(query)
+        whole = with_health(await services.registry.directory_json(query), services.health.tracked)
         page = PageOut(offset=offset, limit=None, next=None).model_dump_json().encode()
         body = whole.rstrip()[:-1] + b',"page":' + page + b"}"  # inside {"agents":[...]}
         return Response(body, media_type="application/json")
     more = dataclasses.replace(query, limit=limit + 1)
-    read = json.loads(await services.registry.directory_json(more))["agents"]
+    listed = with_health(await services.registry.directory_json(more), services.health.tracked)
+    read = json.loads(listed)["agents"]
     links = Response()
     agents, found = page_of(request, links, read, offset=offset, limit=limit)
     encoded = json.dumps({"agents": agents, "page": found.model_dump()}, separators=(",", ":"))
@@ -96,8 +100,8 @@ async def directory(
 
 
 class AgentDetailOut(AgentOut):
-    """One agent, with its overall skill (the evidence model's estimate) beside its stats,
-    and its health cooldown when its provider calls keep failing (routing skips it)."""
+    """One agent, with its overall skill (the evidence model's estimate) beside its stats
+    and health, and the down period in force when it has an end (``cooldown``)."""
 
     skill: SkillOut
     cooldown: Cooldown | None = None
@@ -109,7 +113,7 @@ async def get_agent(services: ServicesDep, agent_id: str) -> AgentDetailOut:
     view = await services.registry.get(agent_id)
     stats = await services.store.get_stats(agent_id)
     skill = (await services.skill.overall([agent_id]))[agent_id]
-    base = agent_out(view, None if stats is None else stats.value)
+    base = agent_out(view, None if stats is None else stats.value, services.health.health(agent_id))
     cooldown = services.health.cooldown(agent_id)
     return AgentDetailOut.model_construct(**dict(base), skill=skill_out(skill), cooldown=cooldown)
 

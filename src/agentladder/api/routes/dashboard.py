@@ -35,6 +35,7 @@ from agentladder.domain.skill.board import SkillEntry, skill_board
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill, FleetSkill
 from agentladder.services.container import Services
+from agentladder.services.deliberations.side_effects import outcomes_of
 from agentladder.services.offload import off_loop
 from agentladder.store.records import LeaderboardRow
 
@@ -94,7 +95,7 @@ async def _boards(services: Services, types: Sequence[str]) -> list[Board]:
 def settled(record: DeliberationRecord) -> bool:
     """Failed, or completed with its ranking, judgments and skill evidence applied (or
     skipped)."""
-    done = (SideEffectState.APPLIED, SideEffectState.SKIPPED)
+    done = (SideEffectState.APPLIED, SideEffectState.SKIPPED, SideEffectState.ABANDONED)
     effects = all(e.state in done for e in (record.ranking, record.judgments, record.skill))
     return record.status is DeliberationStatus.FAILED or (
         record.status is DeliberationStatus.COMPLETED and effects
@@ -146,6 +147,10 @@ async def picker(request: Request, services: ServicesDep) -> HTMLResponse:
 async def deliberation_page(
     request: Request, services: ServicesDep, deliberation_id: str
 ) -> HTMLResponse:
-    """One deliberation: rounds, proposals, evaluations, scores, ranking and judgments."""
+    """One deliberation: rounds, proposals, evaluations, scores, ranking (with the promotion
+    explained), judgments, and who did what."""
     record = await services.orchestrator.get(deliberation_id)
-    return await page(request, "deliberation.html", record=record, settled=settled(record))
+    found = outcomes_of(record) if record.rounds else {}  # one record's: small
+    return await page(
+        request, "deliberation.html", record=record, settled=settled(record), outcomes=found
+    )

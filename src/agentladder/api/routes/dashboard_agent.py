@@ -1,6 +1,8 @@
-"""``/dashboard/agents/{agent_id}``: one agent's stats, a page of its task types (its
-specializations and skills there, those with the most evidence first, ``?types=OFFSET``),
-achievements, and its XP, skill and latency charts."""
+"""``/dashboard/agents/{agent_id}``: one agent's stats, its health (from the calls this
+instance made to its provider, apart from its heartbeat) and the evaluations it failed, a
+page of its task types (its specializations and skills there, those with the most evidence
+first, ``?types=OFFSET``), achievements, and its XP, skill and latency charts (the calls
+that failed plotted apart)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
+from agentladder.api.agent_calls import evaluations_of, latency_series
 from agentladder.api.dashboard_rows import AgentRow, agent_row, probation_of
 from agentladder.api.deps import ServicesDep
 from agentladder.api.render import TypesOffset, TypesShown, page, types_shown
@@ -107,7 +110,8 @@ async def _agent_row(
     except NotFound:
         return None
     stats = await services.store.get_stats(agent_id)
-    agent = agent_out(view, None if stats is None else stats.value)
+    health = services.health.tracked(agent_id)
+    agent = agent_out(view, None if stats is None else stats.value, health)
     return agent_row(agent, profile, services.oracle)
 
 
@@ -168,7 +172,10 @@ async def agent_page(
         _agent_types, profile, skills, fleet, types, services.skill.now(), services.skill.rules
     )
     recent = await services.orchestrator.list(limit=AGENT_SCAN)
-    mine = [r for r in recent if agent_id in r.agents][:AGENT_DELIBERATIONS]
+    involved = [r for r in recent if agent_id in r.agents]
+    mine = involved[:AGENT_DELIBERATIONS]
+    calls = await off_loop(latency_series, agent_id, involved)
+    evaluations = await off_loop(evaluations_of, agent_id, involved)
     return await page(
         request, "agent.html", agent_id=agent_id, row=row, profile=profile,
         deliberations=mine, scanned=len(recent),
@@ -177,6 +184,8 @@ async def agent_page(
         specializations=typed.specializations, shown=typed.shown,
         skill_series=skill_series(skills),
         stats=None if found is None else found.value,
+        health=services.health.health(agent_id), evaluations=evaluations,
         xp_series=await xp_series(services, agent_id, start=start, end=now),
-        latency_series=[list(range(1, len(latencies) + 1)), latencies],
+        latency_split=calls is not None,
+        latency_series=calls or [list(range(1, len(latencies) + 1)), latencies],
     )  # fmt: skip

@@ -2,7 +2,12 @@
 per round, the cost/quality frontier marked (``domain/routing/frontier.py``). The cost
 axis is logarithmic when the fleet's prices span ten times or more, the skill axis fitted
 to the intervals (``api/svg_axes.py``). A page of task types (``?types=OFFSET``, those
-with the most agents first) and overall; the charts are computed on a CPU thread."""
+with the most agents first) and overall; the charts are computed on a CPU thread.
+
+The agents are those ``POST /route`` chooses among: the registered ones and those known by
+their evidence alone (imported history: no heartbeat, no declared prices: listed, not
+plotted on the cost axis). A down agent is never on the frontier (it cannot work now); a
+degraded one on it is starred and says it is degraded; each row shows its health."""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from agentladder.api.routes.dashboard import evidence_weights
 from agentladder.api.svg_axes import Axis, cost_axis, skill_axis
 from agentladder.domain.registry import AgentStatus
 from agentladder.domain.routing.frontier import frontier
+from agentladder.domain.routing.health import AgentHealth, HealthStatus
 from agentladder.domain.skill.board import SkillEntry, skill_view
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
@@ -38,9 +44,12 @@ class Choice(BaseModel):
     low: float
     high: float
     observations: int
-    cost: float
+    provisional: bool
+    cost: float | None  # None: no declared prices (known by its evidence only)
     online: bool
-    cooling: bool
+    registered: bool
+    health: str  # ok, degraded or down
+    health_why: str
     frontier: bool
     x: float
     y: float
@@ -65,12 +74,16 @@ class TypeChoices(BaseModel):
 
 
 def _choice(
-    e: SkillEntry, cost: float, online: bool, cooling: bool, on: bool, x: Axis, y: Axis
-) -> Choice:
+    e: SkillEntry, cost: float | None, view: AgentView | None, health: AgentHealth, on: bool,
+    x: Axis, y: Axis,
+) -> Choice:  # fmt: skip
     return Choice(
         agent_id=e.agent_id, skill=e.skill, low=e.low, high=e.high,
-        observations=e.observations, cost=cost, online=online, cooling=cooling, frontier=on,
-        x=x.at(cost), y=y.at(e.skill), y_low=y.at(e.low), y_high=y.at(e.high),
+        observations=e.observations, provisional=e.provisional, cost=cost,
+        online=view is not None and view.status is AgentStatus.ONLINE,
+        registered=view is not None, health=health.status.value, health_why=health.reason,
+        frontier=on, x=x.at(cost or 0.0), y=y.at(e.skill), y_low=y.at(e.low),
+        y_high=y.at(e.high),
     )  # fmt: skip
 
 
@@ -79,32 +92,38 @@ def _money(value: float) -> str:
 
 
 def _sections(
-    views: list[AgentView], skills: dict[str, AgentSkill], fleet: FleetSkill,
-    types: list[str], cooling: set[str], now: float, rules: SkillRules,
+    views: dict[str, AgentView], skills: dict[str, AgentSkill], fleet: FleetSkill,
+    types: list[str], health: dict[str, AgentHealth], now: float, rules: SkillRules,
 ) -> tuple[list[TypeChoices], Axis, list[Tick]]:  # fmt: skip
     """Each task type's chart and table, then overall (CPU work: on a CPU thread)."""
-    costs = [v.registration.config.estimated_cost_per_round for v in views]
+    ids = sorted(set(views) | set(skills))  # the registered, and those known by evidence
+    costs = [v.registration.config.estimated_cost_per_round for v in views.values()]
     x = cost_axis(costs, MARGIN, WIDTH - MARGIN)
     cost_ticks = [Tick(label=_money(v), at=at) for v, at in x.ticks()]
     sections = []
     for task_type in (*types, None):
         agents = []
-        for view in views:
+        for agent in ids:
+            view = views.get(agent)
             entry = skill_view(
-                skills.get(view.agent_id) or new_skill(view.agent_id, rules), fleet, task_type,
-                now, rules,
-            )  # fmt: skip
-            cost = view.registration.config.estimated_cost_per_round
+                skills.get(agent) or new_skill(agent, rules), fleet, task_type, now, rules
+            )
+            cost = None if view is None else view.registration.config.estimated_cost_per_round
             agents.append((view, entry, cost))
-        on = set(frontier((e.agent_id, e.low, cost) for _, e, cost in agents))
+        on = set(
+            frontier(
+                (e.agent_id, e.low, cost)
+                for _, e, cost in agents
+                if cost is not None and health[e.agent_id].status is not HealthStatus.DOWN
+            )
+        )  # a down agent cannot work now: never on the frontier
         y = skill_axis([e.low for _, e, _ in agents], [e.high for _, e, _ in agents],
                        HEIGHT - MARGIN, MARGIN)  # fmt: skip
         choices = [
-            _choice(e, cost, view.status is AgentStatus.ONLINE, e.agent_id in cooling,
-                    e.agent_id in on, x, y)
+            _choice(e, cost, view, health[e.agent_id], e.agent_id in on, x, y)
             for view, e, cost in agents
-        ]  # fmt: skip
-        choices.sort(key=lambda c: (c.cost, -c.low, c.agent_id))
+        ]
+        choices.sort(key=lambda c: (c.cost is None, c.cost or 0.0, -c.low, c.agent_id))
         line = " ".join(f"{c.x},{c.y_low}" for c in choices if c.frontier)
         ticks = [Tick(label=f"{v:g}", at=at) for v, at in y.ticks()]
         sections.append(
@@ -121,14 +140,15 @@ async def who_to_use(
 ) -> HTMLResponse:
     """Per task type (a page of them) and overall: every agent's skill (95% interval)
     against its estimated cost per round."""
-    views = await services.registry.list()
-    skills = await services.store.get_skills([v.agent_id for v in views])
+    views = {v.agent_id: v for v in await services.registry.list()}
+    skills = {state.agent_id: state for state in await services.store.list_skills()}
     fleet = await services.store.get_fleet_skill()
     weights = await off_loop(evidence_weights, {}, list(skills.values()), fleet)
     shown: TypesShown = types_shown(weights, types)
+    health = {agent: services.health.health(agent) for agent in set(views) | set(skills)}
     sections, x, cost_ticks = await off_loop(
-        _sections, views, skills, fleet, shown.types, set(services.health.cooling()),
-        services.skill.now(), services.skill.rules,
+        _sections, views, skills, fleet, shown.types, health, services.skill.now(),
+        services.skill.rules,
     )  # fmt: skip
     return await page(
         request, "routing.html", sections=sections, width=WIDTH, height=HEIGHT,

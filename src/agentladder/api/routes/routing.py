@@ -22,6 +22,11 @@ class RouteRequest(RouteSpec):
 
     complexity: Complexity | None = None
     min_agent_rank: int = Field(default=0, ge=0)
+    online_only: bool = Field(
+        default=False,
+        description="only agents heartbeating now; false (the default): also agents known by"
+        " their evidence (imported history, no heartbeat), since the caller runs the work",
+    )
 
 
 class RouteOut(BaseModel):
@@ -44,12 +49,16 @@ class RouteOut(BaseModel):
 )
 async def recommend(services: ServicesDep, request: RouteRequest) -> RouteOut:
     """The agents to give a task to, chosen like ``select`` in ``POST /deliberation``
-    among every agent (not only those this server can ask); nothing is stored or run.
-    400 ``too_few_agents`` with the excluded agents when fewer than ``count`` qualify."""
-    spec = RouteSpec.model_validate(request.model_dump(exclude={"complexity", "min_agent_rank"}))
-    routing = await services.routing.route(
-        spec, complexity=request.complexity, min_rank=request.min_agent_rank
+    among every agent (not only those this server can ask; without ``online_only``, also
+    those known by their evidence alone); nothing is stored or run. 400
+    ``too_few_agents`` with every excluded agent when fewer than ``count`` qualify."""
+    spec = RouteSpec.model_validate(
+        request.model_dump(exclude={"complexity", "min_agent_rank", "online_only"})
     )
+    routing = await services.routing.route(
+        spec, complexity=request.complexity, min_rank=request.min_agent_rank,
+        online_only=request.online_only,
+    )  # fmt: skip
     require_enough(routing, spec.count)
     return RouteOut(
         strategy=routing.strategy, task_type=routing.task_type, seed=routing.seed,

@@ -1,5 +1,6 @@
 // agentladder dashboard: the agent page's charts, drawn with the vendored uPlot.
-// Each .chart[data-source] reads [xs, ys] from the JSON script it names. Both y axes start
+// Each .chart[data-source] reads [xs, ys] (the latency chart: [xs, answered, failed]) from
+// the JSON script it names. Both y axes start
 // at 0; a single point gets a padded x range instead of uPlot's years-wide default.
 (function () {
   "use strict";
@@ -46,13 +47,22 @@
     const series = { label: kind.y, stroke: kind.stroke, fill: kind.fill, width: 2,
       points: { show: true, size: 5 } };
     if (kind.stepped) series.paths = uPlot.paths.stepped({ align: 1 });
+    const all = [{ label: kind.x }, series];
+    // a third array: the calls that failed, as points apart (their latency is how long
+    // they took to fail, not how fast the agent answers)
+    if (data.length > 2) {
+      series.label = "latency ms (answered)";
+      series.spanGaps = true;
+      all.push({ label: "latency ms (failed)", stroke: "#dc2626", width: 0, paths: () => null,
+        points: { show: true, size: 7, stroke: "#dc2626", fill: "#fecaca" } });
+    }
     const options = {
       width: width(box), height: HEIGHT,
       scales: {
         x: { time: kind.time, range: (u, min, max) => (min < max ? [min, max] : [min - kind.pad, max + kind.pad]) },
         y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] },
       },
-      series: [{ label: kind.x }, series],
+      series: all,
       axes: [{ label: kind.x }, { label: kind.y, size: 60 }],
     };
     return new uPlot(options, data, box);

@@ -27,7 +27,7 @@
   }
 
   function settled(record) {
-    const done = (effect) => effect.state === "applied" || effect.state === "skipped";
+    const done = (effect) => ["applied", "skipped", "abandoned"].includes(effect.state);
     if (record.status === "failed") return true;
     return record.status === "completed" && done(record.ranking) && done(record.judgments);
   }

@@ -1,12 +1,21 @@
-"""Routing: which agents should do a task, within a budget, and health cooldowns.
+"""Routing: which agents should do a task, within a budget, and agent health.
 
 Pure rules, no I/O: ``route(table, spec, ...)`` chooses agents from a ``RoutingTable``
 of ``Candidate`` (skill at the task type with its uncertainty, cost, latency, status,
-cooldown, level, tags); ``record_call`` folds a provider call's outcome into an agent's
-``Health``. See docs/routing.md.
+health, level, tags); ``record_call`` folds a provider call's outcome into an agent's
+``Health``, ``health_of`` says whether it is ok, degraded or down. See docs/routing.md.
 """
 
-from agentladder.domain.routing.health import Cooldown, Health, cooldown_of, record_call
+from agentladder.domain.routing.health import (
+    AgentHealth,
+    Cooldown,
+    Health,
+    HealthStatus,
+    call_share,
+    cooldown_of,
+    health_of,
+    record_call,
+)
 from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.routing.select import Candidate, RoutingTable, route, routing_table
 from agentladder.domain.routing.spec import (
@@ -19,10 +28,12 @@ from agentladder.domain.routing.spec import (
 )
 
 __all__ = [
+    "AgentHealth",
     "Candidate",
     "Cooldown",
     "ExclusionCode",
     "Health",
+    "HealthStatus",
     "NotChosen",
     "Pick",
     "RouteSpec",
@@ -30,7 +41,9 @@ __all__ = [
     "RoutingRules",
     "RoutingTable",
     "Strategy",
+    "call_share",
     "cooldown_of",
+    "health_of",
     "record_call",
     "route",
     "routing_table",

@@ -1,4 +1,4 @@
-"""The routing section of the configuration: exploration and health cooldowns.
+"""The routing section of the configuration: exploration and agent health.
 
 Every value has the default documented in docs/routing.md and docs/config.md.
 """
@@ -32,11 +32,11 @@ class RoutingRules(BaseModel):
         description="agents not chosen that a routing lists with their reason",
     )  # fmt: skip
     cooldown_after_failures: int = Field(
-        default=3, ge=1, le=1000, description="failed provider calls in a row that start one"
+        default=3, ge=1, le=1000, description="failed provider calls in a row that make it down"
     )
     cooldown_error_share: float = Field(
         default=0.5, gt=0.0, le=1.0,
-        description="a share of failed calls in the window that starts one",
+        description="a share of failed calls in the window that makes it down",
     )  # fmt: skip
     cooldown_window: int = Field(
         default=20, ge=1, le=10_000, description="the last calls the error share is taken over"
@@ -46,9 +46,18 @@ class RoutingRules(BaseModel):
     )
     cooldown_s: float = Field(
         default=60.0, gt=0.0, le=86_400.0, allow_inf_nan=False,
-        description="how long a cooldown lasts",
+        description="how long an agent is down the first time (doubled at each opening in"
+        " a row)",
     )  # fmt: skip
     max_cooldown_s: float = Field(
         default=900.0, gt=0.0, le=86_400.0, allow_inf_nan=False,
-        description="the longest cooldown, whatever a provider's Retry-After asks",
+        description="the longest an agent is down, whatever a provider's Retry-After asks",
     )  # fmt: skip
+    degraded_error_share: float = Field(
+        default=0.2, ge=0.0, lt=1.0,
+        description="an agent is degraded when more than this share of its window's calls"
+        " failed",
+    )  # fmt: skip
+    degraded_min_calls: int = Field(
+        default=5, ge=1, le=10_000, description="calls in the window before it can be degraded"
+    )

@@ -1,10 +1,13 @@
 """Choosing agents for a task: ``route(table, spec, ...)``, a pure function.
 
 Every agent is first checked against the rules, in this order (the first that applies is
-its reason): offline, unreachable (this server cannot ask it), cooldown, complexity (its
-level at the task type may not take it), below_min_rank, level (below ``min_level``),
-tags (lacks one asked for), cost (above ``max_cost_per_round``), and for cheapest_above
-below_quality_floor (its lower bound under ``quality_floor``). Among those left:
+its reason): offline, unreachable (this server cannot ask it), down (its provider calls
+show it cannot work now), complexity (its level at the task type may not take it),
+below_min_rank, level (below ``min_level``), tags (lacks one asked for), cost (above
+``max_cost_per_round``, or no declared prices when a cap is set), and for cheapest_above
+below_quality_floor (its lower bound under ``quality_floor``). A degraded agent comes
+with its skill, sd and lower bound already multiplied by the share of calls it answers
+(its expected delivered quality: the service does it). Among those left:
 
 - ``best``: the highest lower bounds (the skill's 95% lower bound, the conservative
   estimate);
@@ -13,8 +16,9 @@ below_quality_floor (its lower bound under ``quality_floor``). Among those left:
   not yet proven whose Thompson draw clears the floor (so that a cheap good agent is
   found) and whose sd is above ``explore_min_sd`` (a settled agent just below the floor
   is not tried again and again); when fewer than ``count`` are proven, the places
-  left go to the agents likeliest to clear the floor (highest ``(skill - floor) / sd``),
-  marked so;
+  left go to the agents likeliest to clear the floor (highest ``(skill - floor) / sd``)
+  among those whose 95% interval reaches it, marked so; an agent whose whole interval
+  lies below the floor is never chosen;
 - ``explore``: best's picks, of which up to ``explore_slots`` are given to agents
   whose Thompson draw (a sample of the skill posterior, mean plus sd times a standard
   normal cut at ``explore_tail_sd``) places them among the ``count`` highest draws.
@@ -25,7 +29,8 @@ uniform in [0, 1): in expectation at most ``max_explore_share`` of the picks exp
 Ties on a strategy's key at the last place are drawn with the seed; the same table,
 request and seed give the same picks. The table (``routing_table``) holds the agents in
 each strategy's order, so a choice walks only as far as it must: past the picks it lists
-up to ``max_listed`` agents left out, each with its reason, and counts the rest.
+up to ``max_listed`` agents left out, each with its reason, and counts the rest; when
+fewer than ``count`` qualify, every agent left out is listed.
 """
 
 from __future__ import annotations
@@ -33,10 +38,10 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agentladder.domain.levels import LEVELS, Level
+from agentladder.domain.levels import LEVELS
 from agentladder.domain.privileges import allows_complexity
 from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.routing.spec import (
@@ -47,56 +52,13 @@ from agentladder.domain.routing.spec import (
     Routing,
     Strategy,
 )
-from agentladder.domain.rules import Complexity, MaxComplexity
+from agentladder.domain.routing.table import Candidate, RoutingTable, routing_table
+from agentladder.domain.rules import Complexity
 from agentladder.domain.stats import window_percentile
 
 __all__ = ["Candidate", "RoutingTable", "route", "routing_table"]
 
 Z95 = 1.959963984540054
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """One agent as routing sees it at one task type."""
-
-    agent_id: str
-    skill: float
-    sd: float
-    low: float
-    observations: int
-    cost: float
-    latencies_ms: tuple[float, ...] = ()  # its recent latency window; p90 for the picks
-    online: bool = True
-    reachable: bool = True
-    cooldown_until: float | None = None
-    rank: int = 0
-    level: Level = Level.ROOKIE
-    max_complexity: MaxComplexity = MaxComplexity.ANY
-    tags: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class RoutingTable:
-    """The agents in each strategy's order (ties by agent id)."""
-
-    by_low: tuple[Candidate, ...]
-    by_cost: tuple[Candidate, ...]
-    by_upper: tuple[tuple[float, Candidate], ...]  # (skill + tail sd * sd), highest first
-    tail_sd: float
-
-    def __len__(self) -> int:
-        return len(self.by_low)
-
-
-def routing_table(candidates: Iterable[Candidate], tail_sd: float = 4.0) -> RoutingTable:
-    """Index the candidates for ``route``."""
-    every = sorted(candidates, key=lambda c: c.agent_id)
-    return RoutingTable(
-        by_low=tuple(sorted(every, key=lambda c: -c.low)),
-        by_cost=tuple(sorted(every, key=lambda c: (c.cost, -c.low))),
-        by_upper=tuple(sorted(((c.skill + tail_sd * c.sd, c) for c in every), key=lambda u: -u[0])),
-        tail_sd=tail_sd,
-    )
 
 
 Check = Callable[[Candidate], ExclusionCode | None]
@@ -110,7 +72,7 @@ def _limits(spec: RouteSpec) -> tuple[frozenset[str], float | None, int | None, 
     return frozenset(spec.tags), spec.max_cost_per_round, least, floor
 
 
-def _checker(spec: RouteSpec, now: float, complexity: Complexity | None, min_rank: int) -> Check:
+def _checker(spec: RouteSpec, complexity: Complexity | None, min_rank: int) -> Check:
     tags, cap, least, floor = _limits(spec)
 
     def check(c: Candidate) -> ExclusionCode | None:
@@ -118,8 +80,8 @@ def _checker(spec: RouteSpec, now: float, complexity: Complexity | None, min_ran
             return ExclusionCode.OFFLINE
         if not c.reachable:
             return ExclusionCode.UNREACHABLE
-        if c.cooldown_until is not None and c.cooldown_until > now:
-            return ExclusionCode.COOLDOWN
+        if c.down is not None:
+            return ExclusionCode.DOWN
         if complexity is not None and not allows_complexity(c.max_complexity, complexity):
             return ExclusionCode.COMPLEXITY
         if c.rank < min_rank:
@@ -140,9 +102,7 @@ def _checker(spec: RouteSpec, now: float, complexity: Complexity | None, min_ran
 Eligible = Callable[[Candidate], bool]
 
 
-def _eligible(
-    spec: RouteSpec, now: float, complexity: Complexity | None, min_rank: int
-) -> Eligible:
+def _eligible(spec: RouteSpec, complexity: Complexity | None, min_rank: int) -> Eligible:
     """``check(c) is None`` of ``_checker``'s check, as one test with the rules most likely
     to fail first (the tags asked for, then status), for the Thompson draws, which need
     no reason and visit hundreds of agents per routing."""
@@ -153,7 +113,7 @@ def _eligible(
             (not tags or tags <= c.tags)
             and c.online
             and c.reachable
-            and (c.cooldown_until is None or c.cooldown_until <= now)
+            and c.down is None
             and (cap is None or c.cost <= cap)
             and c.rank >= min_rank
             and (least is None or LEVELS.index(c.level) >= least)
@@ -228,11 +188,13 @@ def _detail(
     last: Candidate | None,
 ) -> str:
     if code is ExclusionCode.OFFLINE:
+        if not c.registered:
+            return "never heartbeated: known by its evidence only (online_only)"
         return "no heartbeat within 3 heartbeat intervals"
     if code is ExclusionCode.UNREACHABLE:
         return "this server has no way to ask it"
-    if code is ExclusionCode.COOLDOWN:
-        return f"cooling down after failed provider calls, until {c.cooldown_until:.0f}"
+    if code is ExclusionCode.DOWN:
+        return f"down: {c.down}"
     if code is ExclusionCode.COMPLEXITY:
         return (
             f"a {c.level.value} at this task type takes tasks up to"
@@ -246,21 +208,36 @@ def _detail(
         missing = ", ".join(sorted(set(spec.tags) - c.tags))
         return f"does not declare {missing}"
     if code is ExclusionCode.COST:
+        if math.isinf(c.cost):
+            return "declared no prices (known by its evidence only), and a cost cap is set"
         return f"costs {c.cost:.4f} per round, above max_cost_per_round {spec.max_cost_per_round}"
     if code is ExclusionCode.BELOW_QUALITY_FLOOR:
+        high = c.skill + Z95 * c.sd
+        if high < (spec.quality_floor or 0.0):
+            return (
+                f"its whole interval ({c.low:.2f}-{high:.2f}) lies below quality_floor"
+                f" {spec.quality_floor}"
+            )
         return f"lower bound {c.low:.2f} below quality_floor {spec.quality_floor}"
     if spec.strategy is Strategy.CHEAPEST_ABOVE:
         shown = "" if last is None else f" (the last pick costs {last.cost:.4f})"
+        if math.isinf(c.cost):
+            return f"declared no prices: after every agent that did{shown}"
         return f"costs {c.cost:.4f} per round, more than the picks{shown}"
     shown = "" if last is None else f" (the last pick's is {last.low:.2f})"
     return f"lower bound {c.low:.2f} not among the {spec.count} highest{shown}"
 
 
 def _pick(c: Candidate, reason: Strategy, detail: str, sample: float | None = None) -> Pick:
+    share = None
+    if c.share < 1.0:
+        share = c.share
+        detail += f"; degraded: skill x {c.share:.2f}, the share of calls it answers"
     return Pick(
         agent_id=c.agent_id, skill=c.skill, sd=c.sd, low=c.low, observations=c.observations,
-        estimated_cost_per_round=c.cost, latency_p90_ms=window_percentile(c.latencies_ms, 90),
-        reason=reason, detail=detail, sample=sample,
+        estimated_cost_per_round=None if math.isinf(c.cost) else c.cost,
+        latency_p90_ms=window_percentile(c.latencies_ms, 90), reason=reason, detail=detail,
+        sample=sample, success_share=share,
     )  # fmt: skip
 
 
@@ -322,6 +299,8 @@ def _cheapest_above(
     samples: dict[int, float] = {}
     gave_way: set[int] = set()
     if len(proven) < spec.count:  # the walk went through every agent
+        # never one whose whole 95% interval lies below the floor: shown not to clear it
+        unproven = [c for c in unproven if c.skill + Z95 * c.sd >= floor]
         unproven.sort(key=lambda c: -(c.skill - floor) / c.sd)
         for c in unproven[: spec.count - len(proven)]:
             taken.add(id(c))
@@ -396,7 +375,7 @@ def route(
     is then false); see the module docstring."""
     rules = rules or RoutingRules()
     rng = random.Random(seed)
-    check = _checker(spec, now, complexity, min_rank)
+    check = _checker(spec, complexity, min_rank)
     listed = rules.max_listed_excluded
     slots = 0
     if spec.strategy is not Strategy.BEST:
@@ -408,9 +387,11 @@ def route(
         )
     else:
         walk = _walk(table.by_low, lambda c: c.low, check, spec.count, rng, listed)
-        eligible = _eligible(spec, now, complexity, min_rank)
+        eligible = _eligible(spec, complexity, min_rank)
         chosen, samples, gave_way = _explore(walk, table, eligible, spec, slots, rng)
     last = walk.picks[-1] if walk.picks else None
+    if len(chosen) < spec.count:  # too few: every agent left out, with its reason
+        listed = len(walk.passed)
     excluded = [
         NotChosen(
             agent_id=c.agent_id, reason=why,

@@ -71,7 +71,8 @@ class ExclusionCode(StrEnum):
 
     OFFLINE = "offline"
     UNREACHABLE = "unreachable"
-    COOLDOWN = "cooldown"
+    DOWN = "down"
+    COOLDOWN = "cooldown"  # records stored before health replaced cooldowns (now: down)
     COMPLEXITY = "complexity"
     BELOW_MIN_RANK = "below_min_rank"
     LEVEL = "level"
@@ -91,11 +92,18 @@ class Pick(BaseModel):
     sd: float
     low: float = Field(description="the skill's 95% lower bound")
     observations: int
-    estimated_cost_per_round: float
+    estimated_cost_per_round: float | None = Field(
+        description="none: it declared no prices (an agent known by its evidence only)"
+    )
     latency_p90_ms: float | None
     reason: Strategy = Field(description="best, explore or cheapest_above: how it was chosen")
     detail: str
     sample: float | None = Field(default=None, description="explore: the skill it drew")
+    success_share: float | None = Field(
+        default=None,
+        description="degraded: the share of calls it answers; skill, sd and low are then"
+        " its skill's times it (the quality it is expected to deliver)",
+    )
 
 
 class NotChosen(BaseModel):
@@ -130,5 +138,5 @@ class Routing(BaseModel):
 
     @property
     def estimated_cost_per_round(self) -> float:
-        """What the picks together cost per round."""
-        return sum(p.estimated_cost_per_round for p in self.agents)
+        """What the picks together cost per round (a pick with no declared prices: 0)."""
+        return sum(p.estimated_cost_per_round or 0.0 for p in self.agents)

@@ -7,7 +7,10 @@ stores the record as queued and runs it in the background; ``run`` runs it at on
 result, storing the record only when it ends. While it runs, a record is kept and served
 from memory (round by round); it is stored when queued (``submit``) and when it ends
 (completed or failed). After completion the ranking update and the Oracle's judgments
-run as a side effect that never blocks or fails the job (``settle`` waits for them).
+run as a side effect that never blocks or fails the job (``settle`` waits for them); a
+deliberation that failed has its calls counted and its judgments abandoned
+(``unfinished.py``). ``close`` interrupts what runs or waits: each is stored failed
+("interrupted", with the cause), with the calls made and their cost.
 """
 
 from __future__ import annotations
@@ -21,10 +24,9 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from agentladder.config import AgentSettings, OrchestratorSettings
-from agentladder.domain.agents import AgentConfig
-from agentladder.domain.deliberation import DeliberationRequest, select_agents
+from agentladder.domain.attribution import outcomes
+from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.deliberation_record import (
-    COST_BASIS,
     DeliberationRecord,
     DeliberationStatus,
     SideEffect,
@@ -35,12 +37,14 @@ from agentladder.domain.external import ExternalDeliberation, reported_record, r
 from agentladder.domain.privileges import TaskAllowance
 from agentladder.domain.scoring import deliberation_scores
 from agentladder.domain.text import STORED
-from agentladder.errors import Busy, InvalidInput, NotFound, PayloadConflict, TooFewAgents
+from agentladder.errors import Busy, InvalidInput, NotFound, PayloadConflict
 from agentladder.providers.base import ProposeRequest, Provider
 from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.deliberations.calls import ProviderCalls
-from agentladder.services.deliberations.rounds import Participant, RoundRunner
+from agentladder.services.deliberations.named import named_record
+from agentladder.services.deliberations.named import participants as named_participants
+from agentladder.services.deliberations.rounds import RoundRunner
 from agentladder.services.deliberations.routed import routed_record
 from agentladder.services.deliberations.side_effects import (
     apply_judgments,
@@ -48,6 +52,11 @@ from agentladder.services.deliberations.side_effects import (
     apply_skill,
     judged_type,
     with_backoff,
+)
+from agentladder.services.deliberations.unfinished import (
+    abandon_all,
+    failed_with_calls,
+    settle_unfinished,
 )
 from agentladder.services.oracle.mentors import Mentors
 from agentladder.services.oracle.service import Oracle
@@ -60,7 +69,10 @@ from agentladder.store.records import DeliberationDoc
 __all__ = ["SETTLING", "Orchestrator", "stored_status"]
 
 SETTLING = "settling"
-"""The stored status of a completed deliberation whose side effects are not all applied."""
+"""The stored status of a finished deliberation whose side effects are not all settled."""
+CLOSE_ATTEMPTS = 3
+"""Writes ``close`` tries for an interrupted deliberation's calls before leaving them to
+recovery at the next start."""
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +126,8 @@ class Orchestrator:
         self._admitted = 0
         self._settling: set[str] = set()
         self._allowances: dict[str, dict[str, TaskAllowance]] = {}
+        self._stopping: str | None = None  # set by ``close``: why what runs is interrupted
+        self._interrupted: list[DeliberationRecord] = []
 
     def _now(self) -> float:
         return self.clock.now().timestamp()
@@ -135,37 +149,11 @@ class Orchestrator:
                 self.routing, request, deliberation_id=self.new_id(),
                 reachable=self.providers, created_at=self._now(), runner=self.instance_id,
             )  # fmt: skip
-        names = request.agent_names or ()
-        # Three batched reads of the named agents only, at once.
-        online, stats, every_allowance = await asyncio.gather(
-            self.registry.online_among(names),
-            self.store.get_many_stats(names),
-            self.oracle.task_allowances(names, request.task_type, request.complexity),
-        )
-        ranks = {agent: 0 if agent not in stats else stats[agent].value.rank for agent in names}
-        allowances = {agent: every_allowance[agent] for agent in names if agent in online}
-        allowed = None
-        if request.complexity is not None:
-            allowed = {agent: a.allowed for agent, a in allowances.items()}
-        reachable = {agent: agent in self.providers for agent in names}
-        selection = select_agents(
-            request, online=online, ranks=ranks, allowed=allowed, reachable=reachable
-        )
-        if not selection.enough:
-            raise TooFewAgents(
-                list(selection.qualified), [e.model_dump(mode="json") for e in selection.excluded]
-            )
-        record = DeliberationRecord(
-            id=self.new_id(),
-            request=request,
-            task_type=request.task_type,
-            complexity=request.complexity,
-            agents=list(selection.qualified),
-            excluded=list(selection.excluded),
-            created_at=self._now(),
+        record, allowances = await named_record(
+            request, registry=self.registry, store=self.store, oracle=self.oracle,
+            providers=self.providers, deliberation_id=self.new_id(), created_at=self._now(),
             runner=self.instance_id,
-            cost_basis=COST_BASIS,
-        )
+        )  # fmt: skip
         self._allowances[record.id] = allowances  # read once, used when it runs
         return record
 
@@ -226,10 +214,13 @@ class Orchestrator:
         return True
 
     async def interrupt(self, record: DeliberationRecord, reason: str) -> None:
-        """Mark a queued or running deliberation that no instance will finish as failed."""
+        """Mark a queued or running deliberation that no instance will finish as failed;
+        its calls, made by an instance that is gone, were not recorded: its side effects
+        are abandoned."""
         record.status = DeliberationStatus.FAILED
         record.error = f"interrupted: {reason}"
         record.finished_at = self._now()
+        abandon_all(record, f"{record.error}; the calls it made were not recorded")
         self.finished[record.status.value] += 1
         await self._save(record)
 
@@ -248,39 +239,35 @@ class Orchestrator:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _participants(
-        self, record: DeliberationRecord, request: DeliberationRequest
-    ) -> list[Participant]:
-        known = self._allowances.pop(record.id, {})
-        missing = [agent for agent in record.agents if agent not in known]
-        if missing:
-            known.update(
-                await self.oracle.task_allowances(missing, request.task_type, request.complexity)
-            )
-        remote = [agent for agent in record.agents if agent not in self.agents]
-        registrations = await self.store.get_many_registrations(remote) if remote else {}
-        out = []
-        for agent in record.agents:
-            allowance = known[agent]
-            declared: AgentConfig | None = self.agents.get(agent)
-            if declared is None and agent in registrations:
-                declared = registrations[agent].config
-            if declared is None:
-                raise NotFound("agent", agent)
-            out.append(
-                Participant(config=declared, provider=self.providers[agent], allowance=allowance)
-            )
-        return out
-
     async def _execute(self, record: DeliberationRecord) -> None:
         """Wait for one of the ``max_running`` slots, then run."""
         self._waiting.add(record.id)
         try:
-            async with self._slots:
-                self._waiting.discard(record.id)
-                await self._run(record)
+            await self._slots.acquire()
+        except asyncio.CancelledError:
+            if self._stopping is None:
+                raise
+            await self._stopped(record, f"{self._stopping}, before it started", None)
+            return
         finally:
             self._waiting.discard(record.id)
+        try:
+            await self._run(record)
+        finally:
+            self._slots.release()
+
+    async def _stopped(
+        self, record: DeliberationRecord, why: str, runner: RoundRunner | None
+    ) -> None:
+        """``close`` interrupted ``record``: stored failed with the calls made."""
+        failed_with_calls(record, f"interrupted: {why}", runner)
+        record.finished_at = self._now()
+        self.finished[record.status.value] += 1
+        self._interrupted.append(record)
+        try:
+            await self._save(record)
+        finally:
+            self._active.pop(record.id, None)
 
     async def _run(self, record: DeliberationRecord) -> None:
         request = record.request
@@ -289,8 +276,12 @@ class Orchestrator:
         record.status = DeliberationStatus.RUNNING
         record.started_at = self._now()
         self._active[record.id] = record  # served from memory while it runs
+        runner: RoundRunner | None = None
         try:
-            participants = await self._participants(record, request)
+            participants = await named_participants(
+                record, request, self._allowances.pop(record.id, {}), oracle=self.oracle,
+                store=self.store, agents=self.agents, providers=self.providers,
+            )  # fmt: skip
             runner = RoundRunner(
                 timeout_s=self.timeout_s, examples=self.mentors.examples(request.task_type),
                 calls=self.calls, health=self.health,
@@ -310,7 +301,6 @@ class Orchestrator:
                         )
                         record.count_costs()
             except TimeoutError:
-                record.submissions = runner.submissions
                 raise DeadlineExceeded(
                     f"the deliberation ran longer than {limit} s"
                     f" (orchestrator.deliberation_timeout_s), in round {len(record.rounds) + 1}"
@@ -322,24 +312,32 @@ class Orchestrator:
             scores = deliberation_scores(by_round)
             record.scores = {agent: scores.get(agent) for agent in record.agents}
             record.result = best_proposal(record.rounds[-1].proposals)
+            record.outcomes = outcomes(
+                record.agents, record.rounds, record.scores, self.settings.success_min_score
+            )
             record.status = DeliberationStatus.COMPLETED
             self.mentors.learn(record)
         except DeadlineExceeded as error:
             log.warning("deliberation %s failed: %s", record.id, error)
-            record.status = DeliberationStatus.FAILED
-            record.error = f"deadline: {error}"
+            failed_with_calls(record, f"deadline: {error}", runner)
         except Exception as error:
             log.exception("deliberation %s failed", record.id)
-            record.status = DeliberationStatus.FAILED
-            record.error = f"{type(error).__name__}: {error}"
+            failed_with_calls(record, f"{type(error).__name__}: {error}", runner)
+        except asyncio.CancelledError:
+            if self._stopping is None:
+                self._active.pop(record.id, None)
+                raise
+            await self._stopped(
+                record, f"{self._stopping}, in round {len(record.rounds) + 1}", runner
+            )
+            return
         record.finished_at = self._now()
         self.finished[record.status.value] += 1
         try:
             await self._save(record)
         finally:
             self._active.pop(record.id, None)
-        if record.status is DeliberationStatus.COMPLETED:
-            self._spawn(self._side_effects(record))
+        self._spawn(self._side_effects(record))
 
     async def _side_effects(self, record: DeliberationRecord) -> None:
         """Ranking, then judgments, each retried until the store takes it; saved after."""
@@ -351,6 +349,10 @@ class Orchestrator:
 
     async def _apply_side_effects(self, record: DeliberationRecord) -> None:
         now = int(self._now())
+        if record.status is DeliberationStatus.FAILED:
+            await settle_unfinished(self.store, record, now)
+            await with_backoff(f"saving {record.id}", SideEffect(), lambda: self._save(record))
+            return
 
         async def rank() -> None:
             await apply_ranking(self.store, record, now)
@@ -380,6 +382,9 @@ class Orchestrator:
                 raise PayloadConflict(f"deliberation {external.deliberation_id}")
             return existing, True
         record = reported_record(external, self._now())
+        record.outcomes = outcomes(
+            record.agents, record.rounds, record.scores, self.settings.success_min_score
+        )
         await self.oracle.admit_task_type(judged_type(record.task_type), record.agents)
         await self._save(record)
         self._spawn(self._side_effects(record))
@@ -395,11 +400,26 @@ class Orchestrator:
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
-    async def close(self) -> None:
-        """Stop background work (pending side effects resume from their records later)."""
+    async def close(self, cause: str = "the service stopped") -> int:
+        """Stop background work; how many deliberations it interrupted. Each one running
+        or waiting for a slot is stored failed, ``interrupted: <cause>, in round N`` (or
+        before it started), with the calls made and what those that answered cost; its
+        calls are folded into the stats and its judgments and skill evidence abandoned
+        (when the store fails, the next start's recovery finishes that). Side effects
+        pending of completed deliberations resume from their records later."""
+        self._stopping = cause
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        interrupted, self._interrupted = self._interrupted, []
+        now = int(self._now())
+        for record in interrupted:
+            try:
+                await settle_unfinished(self.store, record, now, max_attempts=CLOSE_ATTEMPTS)
+                await self._save(record)
+            except Exception:  # the store failed: recovery resumes it (stored as settling)
+                log.exception("settling the interrupted deliberation %s failed", record.id)
+        return len(interrupted)
 
     async def get(self, deliberation_id: str) -> DeliberationRecord:
         """One deliberation's record (a running one as it stands); ``NotFound`` if unknown."""
@@ -420,10 +440,12 @@ class Orchestrator:
 
 
 def stored_status(record: DeliberationRecord) -> str:
-    """The status a record is stored under: ``settling`` while a completed deliberation's
-    ranking or judgments are not yet applied (so that a restart finds and resumes them)."""
-    done = (SideEffectState.APPLIED, SideEffectState.SKIPPED)
-    if record.status is DeliberationStatus.COMPLETED and not (
+    """The status a record is stored under: ``settling`` while a finished deliberation's
+    ranking, judgments or skill evidence are not yet settled (applied, skipped or
+    abandoned), so that a restart finds and resumes them."""
+    done = (SideEffectState.APPLIED, SideEffectState.SKIPPED, SideEffectState.ABANDONED)
+    finished = (DeliberationStatus.COMPLETED, DeliberationStatus.FAILED)
+    if record.status in finished and not (
         record.ranking.state in done
         and record.judgments.state in done
         and record.skill.state in done

@@ -2,10 +2,16 @@
 
 Every propose or evaluate call has a timeout and is one submission for the stats
 (latency, ok or failed). A failed call is retried up to the agent's ``max_retries`` at its
-level for the task type (unlimited is capped by ``max_attempts``). A failed proposal of an
+level for the task type (unlimited is capped by ``max_attempts``), unless asking again
+cannot help (``ProviderError.retryable`` false: a missing API key). A failed proposal of an
 agent allowed to self-correct (trusted and above) gets one more try with the error shown;
 in the next round, such an agent is also shown its low score. Provider errors, timeouts and
 even provider bugs are recorded as failures, never raised.
+
+A provider's Retry-After is honoured here too: no call to that agent is made before the
+time it asked for. A retry (or another of its calls in this deliberation, or in another
+one on this instance) due earlier waits for it when the wait is at most the call timeout,
+and is not made when it is longer: the call fails with "not asked" and no submission.
 
 Each call is priced at its caller's prices (``docs/costs.md``): a proposal's ``cost`` is
 its author's call, an evaluation's ``cost`` its evaluator's call. Only the call that
@@ -86,6 +92,14 @@ class RoundRunner:
         self.examples = examples  # mentors' outputs, shown to agents that are not mentors
         self.submissions: list[Submission] = []
         self.calls = calls if calls is not None else ProviderCalls()  # for /metrics
+        self.spent: dict[str, float] = {}  # what each agent's answered calls cost so far
+        self._not_before: dict[str, float] = {}  # a Retry-After: no call before (monotonic)
+
+    def _retry_wait_s(self, agent_id: str) -> float:
+        """How long the agent's provider asked not to be called any more (0: not at all)."""
+        local = self._not_before.get(agent_id, 0.0) - time.monotonic()
+        shared = 0.0 if self.health is None else self.health.retry_wait_s(agent_id)
+        return max(0.0, local, shared)
 
     async def _call(
         self, agent_id: str, what: str, call: Callable[[str | None], Awaitable[T]], tries: int,
@@ -96,8 +110,19 @@ class RoundRunner:
         error: str | None = None
         kind: str | None = None
         total = 0.0
+        made = 0
         for attempt in range(1, tries + 1):
+            wait = self._retry_wait_s(agent_id)
+            if wait > self.timeout_s:  # the provider asked for longer than a call may take
+                asked = f"its provider asked not to be called for {wait:.0f} s more (Retry-After)"
+                error = (
+                    f"not asked: {asked}" if error is None else f"{error} (not retried: {asked})"
+                )
+                return _Outcome(None, error, total, made)
+            if wait > 0:
+                await asyncio.sleep(wait)
             retry_after: float | None = None
+            retryable = True
             start = time.perf_counter()
             task = self.deadlines.start()
             try:
@@ -112,26 +137,36 @@ class RoundRunner:
             except Exception as failure:  # a provider's failure, whatever it is
                 error, kind = str(failure) or type(failure).__name__, error_kind(failure)
                 retry_after = getattr(failure, "retry_after_s", None)
+                retryable = getattr(failure, "retryable", True) is not False
             else:
                 error, kind = None, None
+            made = attempt
             latency = (time.perf_counter() - start) * 1000
             self.calls.observe(agent_id, what, latency / 1000, kind)
             total += latency
+            if retry_after is not None and retry_after > 0:
+                self._not_before[agent_id] = max(
+                    self._not_before.get(agent_id, 0.0), time.monotonic() + retry_after
+                )
             if self.health is not None:
                 self.health.record(
-                    agent_id, ok=error is None, error=error, retry_after_s=retry_after
-                )
+                    agent_id, ok=error is None, error=error, retry_after_s=retry_after,
+                    evaluation=what == "evaluate",
+                )  # fmt: skip
             self.submissions.append(
                 Submission(agent_id=agent_id, latency_ms=latency, ok=error is None)
             )
             if error is None:
                 return _Outcome(value, None, total, attempt)
-        return _Outcome(None, error, total, tries)
+            if not retryable:
+                break
+        return _Outcome(None, error, total, made)
 
     def _spent(self, participant: Participant, usage: Usage) -> float:
         """The cost of a call that answered, at its caller's prices, added to the totals."""
         cost = _cost(participant.config, usage)
         self.calls.spend(participant.agent_id, usage.input_tokens, usage.output_tokens, cost)
+        self.spent[participant.agent_id] = self.spent.get(participant.agent_id, 0.0) + cost
         return cost
 
     def _tries(self, participant: Participant) -> int:

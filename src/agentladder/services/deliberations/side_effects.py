@@ -3,10 +3,17 @@
 Both run as a side effect that never blocks or fails the deliberation. The ranking update
 is the specification's scoring algorithm folded into one atomic commit of every
 participant's stats, compare-and-set on each and marked with the deliberation id, so it
-is applied exactly once even when retried, raced or reported twice. Each agent's work is
-also judged by the Oracle (contract ``<deliberation id>.<agent>``, idempotent), charged
-what it spent itself (``charged_cost``: its proposals and its evaluations). A failing
-store is retried with back-off until it recovers or the service stops.
+is applied exactly once even when retried, raced or reported twice; the ranking part of
+the record names the floor group and explains who was promoted, or why nobody was. Each
+agent's work is also judged by the Oracle (contract ``<deliberation id>.<agent>``,
+idempotent) as its outcome says (``domain/attribution.py``: failed when its own calls
+failed, not judged when it was only unscored), charged what it spent itself
+(``charged_cost``: its proposals and its evaluations). A failing store is retried with
+back-off until it recovers or the service stops.
+
+A deliberation that did not complete (interrupted, or past its deadline) promotes nobody
+and judges nobody: its calls made are folded into the stats (``apply_calls``), and its
+judgments and skill evidence are abandoned with the reason.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from agentladder.domain.attribution import AgentOutcome, JudgmentCall, explain_promotion, outcomes
 from agentladder.domain.deliberation_record import (
     DeliberationRecord,
     ProposalRecord,
@@ -23,6 +31,7 @@ from agentladder.domain.deliberation_record import (
     charged_cost,
 )
 from agentladder.domain.ranking import RankingOutcome, rank_deliberation
+from agentladder.domain.scoring import deliberation_scores
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, TooManyTaskTypes
 from agentladder.services.oracle.models import JudgmentRequest
@@ -32,7 +41,15 @@ from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.retry import retry_on_conflict
 
-__all__ = ["apply_judgments", "apply_ranking", "apply_skill", "judged_type", "with_backoff"]
+__all__ = [
+    "apply_calls",
+    "apply_judgments",
+    "apply_ranking",
+    "apply_skill",
+    "judged_type",
+    "outcomes_of",
+    "with_backoff",
+]
 
 log = logging.getLogger(__name__)
 DEFAULT_TASK_TYPE = "deliberation"
@@ -74,11 +91,47 @@ async def with_backoff(
             return
 
 
+def outcomes_of(
+    record: DeliberationRecord, success_min_score: float | None = None
+) -> dict[str, AgentOutcome]:
+    """The record's outcomes; for a record stored before they were kept, from its rounds
+    (and its scores, from the rounds too when it has none)."""
+    if record.outcomes:
+        return record.outcomes
+    scores: dict[str, float | None] = dict(record.scores)
+    if not scores:
+        by_round = [{p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds]
+        scores = dict(deliberation_scores(by_round))
+    return outcomes(record.agents, record.rounds, scores, success_min_score)
+
+
 async def apply_ranking(
     store: Store, record: DeliberationRecord, now: int
 ) -> RankingOutcome | None:
-    """Fold the deliberation into every participant's stats, once; None if applied before."""
+    """Fold the deliberation into every participant's stats, once; None if applied before.
+    The record's ranking part names the floor group and explains the promotion."""
     rounds = [{p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds]
+    outcome = await _fold(store, record, rounds, now)
+    if outcome is None:
+        return None
+    promotion = outcome.promotion
+    record.ranking.promoted = list(promotion.promoted)
+    record.ranking.floor_rank = promotion.floor_rank
+    record.ranking.floor_group = list(promotion.floor_group)
+    record.ranking.explanation = explain_promotion(promotion, outcomes_of(record))
+    return outcome
+
+
+async def apply_calls(store: Store, record: DeliberationRecord, now: int, why: str) -> None:
+    """A deliberation that did not complete: its calls made (its submissions) folded into
+    the stats, nobody promoted, no deliberation counted; once (the same marker)."""
+    if await _fold(store, record, [], now) is not None:
+        record.ranking.explanation = f"nobody promoted: {why}; its calls made are counted"
+
+
+async def _fold(
+    store: Store, record: DeliberationRecord, rounds: list[dict[str, float | None]], now: int
+) -> RankingOutcome | None:
 
     async def attempt() -> RankingOutcome:
         found = await store.get_many_stats(record.agents)  # one read for all
@@ -92,32 +145,27 @@ async def apply_ranking(
         return outcome
 
     try:
-        outcome = await retry_on_conflict(attempt)
+        return await retry_on_conflict(attempt)
     except AlreadyApplied:
         return None
-    record.ranking.promoted = list(outcome.promotion.promoted)
-    record.ranking.floor_rank = outcome.promotion.floor_rank
-    return outcome
-
-
-def succeeded(score: float | None, min_score: float | None) -> bool:
-    """A participant's deliberation is a success when it was scored, and scored at least
-    ``min_score`` when one is set (``orchestrator.success_min_score``)."""
-    return score is not None and (min_score is None or score >= min_score)
 
 
 async def apply_judgments(
     oracle: Oracle, record: DeliberationRecord, success_min_score: float | None = None
 ) -> None:
-    """Judge each participant's work in the deliberation (idempotent per agent). A
-    participant whose judgment would pass a bound on task types (another write took the
+    """Judge each participant's work in the deliberation (idempotent per agent), as its
+    outcome says: an agent that was only unscored (its evaluators failed) is not judged.
+    A participant whose judgment would pass a bound on task types (another write took the
     last place since the deliberation was accepted) is left unjudged, with a warning:
     retrying would never succeed."""
+    found = outcomes_of(record, success_min_score)
     for agent in record.agents:
+        outcome = found.get(agent)
+        if outcome is None or outcome.judgment is JudgmentCall.NONE:
+            continue
         proposals = [p for r in record.rounds for p in r.proposals if p.agent_id == agent]
-        score = record.scores.get(agent)
         try:
-            await _judge_one(oracle, record, agent, proposals, score, success_min_score)
+            await _judge_one(oracle, record, agent, proposals, outcome)
         except TooManyTaskTypes as refused:
             log.warning("deliberation %s: %s not judged: %s", record.id, agent, refused)
 
@@ -127,8 +175,7 @@ async def _judge_one(
     record: DeliberationRecord,
     agent: str,
     proposals: list[ProposalRecord],
-    score: float | None,
-    success_min_score: float | None,
+    outcome: AgentOutcome,
 ) -> None:
     await oracle.submit_for_judgment(
         evidence=False,  # the skill model has this deliberation's peer scores already
@@ -136,12 +183,14 @@ async def _judge_one(
             agent_id=agent,
             contract_id=f"{record.id}.{agent}",
             task_type=judged_type(record.task_type),
-            score=score,
-            success=succeeded(score, success_min_score),
+            score=record.scores.get(agent),
+            success=outcome.judgment is JudgmentCall.SUCCESS,
             retries=sum(max(0, p.attempts - 1) for p in proposals),
             duration_ms=sum(p.latency_ms for p in proposals),
             cost=charged_cost(record, agent),  # its own calls (docs/costs.md)
             complexity=record.complexity,
+            # a report names the agents it ranks: they are what it says, like an import
+            new_agent=record.source == "external",
         ),
     )
 

@@ -9,6 +9,10 @@ in its place in the order. A judgment that would pass a bound on task types (its
 the others applied. A store failure fails the whole call; what was applied before it stays
 applied, and a repeat finds it (each item is idempotent by its contract).
 
+An item naming an agent the Oracle does not know is refused (naming the closest known
+ids) unless it says ``new_agent`` (``services/oracle/known.py``); once an item of a new
+agent is accepted, the later items of that agent are of a known one.
+
 Each outcome is the item's status and the XP it earned, never the profile: an answer
 grows with the items sent, not with what the agents hold (the profile is one
 ``GET /oracle/profiles/{agent_id}`` away).
@@ -26,6 +30,7 @@ from agentladder.domain.skill.evidence import Evidence, ScoreEvidence
 from agentladder.domain.task_types import check_agent_task_type
 from agentladder.errors import AgentladderError, InvalidInput, PayloadConflict
 from agentladder.services.clock import iso
+from agentladder.services.oracle.known import known_ids, refusal, unknown_among
 from agentladder.services.oracle.models import JudgmentRequest, fingerprint
 from agentladder.services.oracle.service import Oracle, judgment_key
 from agentladder.services.skill.evidence import judgment_evidence
@@ -84,20 +89,30 @@ async def submit_many(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> li
     out: list[Submitted] = []
     run: list[JudgmentRequest] = []
     types = await _task_types(oracle, requests)
+    unknown: set[str] = set()
+    if not oracle.rules.accept_unregistered:
+        named = {r.agent_id for r in requests if not r.new_agent}
+        unknown = await unknown_among(oracle.store, oracle.agents, named)
+    known = await known_ids(oracle.store, oracle.agents) if unknown else []
+    accepted: set[str] = set()  # new agents of this batch, known from their first item
     for request in requests:
+        agent = request.agent_id
+        new = agent in unknown and agent not in accepted
         try:
-            if not oracle.rules.accept_unregistered:
-                await oracle.check_known(request.agent_id)  # nobody registered it: refused
-            known = types.setdefault(request.agent_id, set())
+            if new and not request.new_agent and (known or accepted):  # a likely typo
+                raise refusal(agent, [*known, *sorted(accepted)])
+            held = types.setdefault(agent, set())
             limit = oracle.rules.max_task_types_per_agent
-            check_agent_task_type(request.agent_id, known, request.task_type, limit)
+            check_agent_task_type(agent, held, request.task_type, limit)
             await oracle.task_types.admit([request.task_type])
         except InvalidInput as error:
             out.extend(await _applied(oracle, run))
             run = []
             out.append(Submitted(ItemStatus.REFUSED, error=str(error)))
             continue
-        known.add(request.task_type)
+        if new:  # said to be new, or the first agent of a store that knows none
+            accepted.add(agent)
+        held.add(request.task_type)
         if request.score is None and oracle.judge is not None:
             out.extend(await _applied(oracle, run))
             run = []

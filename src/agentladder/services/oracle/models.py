@@ -29,9 +29,15 @@ MAX_OUTPUT = 1_000_000
 
 
 class JudgmentRequest(Judgment):
-    """A judged task as submitted: the judgment plus the output a judge may score."""
+    """A judged task as submitted: the judgment plus the output a judge may score, and
+    whether the caller means an agent the Oracle does not know yet (``new_agent``)."""
 
     output: str | None = Field(default=None, max_length=MAX_OUTPUT)
+    new_agent: bool = Field(
+        default=False,
+        description="the agent is new: judge it even though nobody configured, registered or"
+        " judged it before (else such an id is refused as a likely typo)",
+    )
 
     def judgment(self, **resolved: object) -> Judgment:
         """The judgment without the output, with resolved fields (score, provider, model)."""
@@ -40,9 +46,20 @@ class JudgmentRequest(Judgment):
         return Judgment.model_validate(values)
 
 
+NOT_PAYLOAD = frozenset({"new_agent", "history"})
+"""Fields of a judgment request that say how to apply it, not what was judged: the same
+contract sent again with other values of them is the same judgment (a file imported
+before ``history`` existed is all duplicates when imported again)."""
+
+
 def fingerprint(values: BaseModel | Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of ``values``: same request, same fingerprint."""
-    plain = values.model_dump(mode="json") if isinstance(values, BaseModel) else dict(values)
+    if isinstance(values, JudgmentRequest):
+        plain = values.model_dump(mode="json", exclude=set(NOT_PAYLOAD))
+    elif isinstance(values, BaseModel):
+        plain = values.model_dump(mode="json")
+    else:
+        plain = dict(values)
     canonical = json.dumps(plain, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 

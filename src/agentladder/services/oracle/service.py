@@ -47,7 +47,7 @@ from agentladder.domain.xp import XPLine
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock, iso
 from agentladder.services.oracle.judges import Judge, check_not_own
-from agentladder.services.oracle.known import declared
+from agentladder.services.oracle.known import declared, known_ids, refusal
 from agentladder.services.oracle.models import (
     JudgmentRequest,
     JudgmentResult,
@@ -114,16 +114,20 @@ class Oracle:
             raise NotFound("profile", agent_id)
         return new_profile(agent_id, config.provider_id, config.model_name)
 
-    async def check_known(self, agent_id: str) -> AgentConfig | None:
-        """The agent's declaration; ``InvalidInput`` for an agent nobody registered when
-        ``oracle.accept_unregistered`` is false."""
+    async def check_known(self, agent_id: str, *, new_agent: bool = False) -> AgentConfig | None:
+        """The agent's declaration (None when it has none). An agent nobody configured,
+        registered or judged before is refused (``UnknownAgent``, naming the closest known
+        ids: most likely a typo) unless ``new_agent``, ``oracle.accept_unregistered``, or
+        the store knows no agent at all yet (``services/oracle/known.py``)."""
         config = await declared(self.store, self.agents, agent_id)
-        if config is None and not self.rules.accept_unregistered:
-            raise InvalidInput(
-                "agent_id", agent_id, "is not a configured or registered agent, and"
-                " oracle.accept_unregistered is false",
-            )  # fmt: skip
-        return config
+        if config is not None or new_agent or self.rules.accept_unregistered:
+            return config
+        if await self.store.get_profile(agent_id) is not None:
+            return None
+        known = await known_ids(self.store, self.agents)
+        if known:
+            raise refusal(agent_id, known)
+        return None
 
     async def _profile_or_none(self, agent_id: str) -> AgentProfile | None:
         found = await self.store.get_profile(validate_agent_name(agent_id, "agent_id"))
@@ -177,7 +181,10 @@ class Oracle:
         of its result to (the last one is that of the fold that was committed)."""
         key = judgment_key(judgment.contract_id)
         folded: list[Callable[[], JudgmentResult]] = []
-        payload = judgment.model_dump(mode="json")
+        # history only when true: a live judgment's payload is what it always was
+        payload = judgment.model_dump(
+            mode="json", exclude=None if judgment.history else {"history"}
+        )
         rules = self.rules
         named = {
             "agent_id": judgment.agent_id,
@@ -221,7 +228,7 @@ class Oracle:
     async def _resolve(self, request: JudgmentRequest) -> tuple[Judgment, str | None]:
         """Fill in the score (from the judge) and provider and model (from the config)."""
         resolved: dict[str, Any] = {}
-        config = await self.check_known(request.agent_id)
+        config = await self.check_known(request.agent_id, new_agent=request.new_agent)
         if config is not None:
             resolved["provider"] = config.provider_id or request.provider
             resolved["model"] = config.model_name or request.model
@@ -238,9 +245,10 @@ class Oracle:
         return repeated_result(existing, profile, digest)
 
     async def award_xp(
-        self, agent_id: str, event_name: str, xp: int, event_id: str
+        self, agent_id: str, event_name: str, xp: int, event_id: str, *, new_agent: bool = False
     ) -> RawAwardResult:
-        """Award ``xp`` for a named event (overall XP only), once per ``event_id``."""
+        """Award ``xp`` for a named event (overall XP only), once per ``event_id``; an agent
+        the Oracle does not know only with ``new_agent`` (``check_known``)."""
         validate_agent_name(agent_id, "agent_id")
         if not _EVENT_NAME.fullmatch(event_name):
             raise InvalidInput("event", event_name, "must match [a-z0-9_.:-]{1,64}")
@@ -249,7 +257,7 @@ class Oracle:
         if not event_id.strip() or len(event_id) > CONTRACT_ID_MAX:
             raise InvalidInput("event_id", event_id, "must be 1 to 256 characters, not blank")
         check_visible(event_id, "event_id")
-        await self.check_known(agent_id)
+        await self.check_known(agent_id, new_agent=new_agent)
         key = f"award:{event_id}"
         payload = {"event": event_name, "xp": xp, "event_id": event_id}
         digest = fingerprint(payload)

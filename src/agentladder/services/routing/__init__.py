@@ -1,5 +1,5 @@
-"""Routing: the agents most likely to do a task well (``RoutingService``), and the health
-cooldowns of agents whose provider calls keep failing (``HealthMonitor``)."""
+"""Routing: the agents most likely to do a task well (``RoutingService``), and each agent's
+health from its provider calls: ok, degraded or down (``HealthMonitor``)."""
 
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.service import RoutingService

@@ -1,17 +1,20 @@
 """``RoutingService``: gathers what routing needs from the store and the registry, then
 chooses with the pure ``route`` (domain/routing/select.py).
 
-For every registered agent: its status, its skill at the task type (the evidence model's
-estimate as of now: mean, sd and 95% lower bound, ``skill_view``), its estimated cost
-per round (its declared prices), its latency window (its stats: the p90 is computed for
-the picks only, which matters at thousands of agents), rank, level and the
-complexity its level allows at the task type (its Oracle profile), its declared tags,
-and whether it cools down (``HealthMonitor``).
+For every registered agent (and, for work the caller runs itself, every agent known by
+its evidence): its status, its skill at the task type (the evidence model's estimate as
+of now: mean, sd and 95% lower bound, ``skill_view``), its estimated cost per round (its
+declared prices; none for an agent that never declared any), its latency window (its
+stats: the p90 is computed for the picks only, which matters at thousands of agents),
+rank, level and the complexity its level allows at the task type (its Oracle profile),
+its declared tags, and its health (``HealthMonitor``): a down agent is left out, a
+degraded one enters with its skill times the share of calls it answers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 from collections.abc import Collection
 
@@ -19,6 +22,7 @@ from agentladder.domain.agents import round_cost
 from agentladder.domain.levels import LEVELS
 from agentladder.domain.privileges import standing
 from agentladder.domain.registry import AgentStatus
+from agentladder.domain.routing.health import HealthStatus
 from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.routing.select import Candidate, RoutingTable, route, routing_table
 from agentladder.domain.routing.spec import MAX_SEED, RouteSpec, Routing
@@ -71,48 +75,74 @@ class RoutingService:
         self.rules = rules or RoutingRules()
 
     async def table(
-        self, task_type: str | None, reachable: Collection[str] | None = None
+        self,
+        task_type: str | None,
+        reachable: Collection[str] | None = None,
+        *,
+        online_only: bool = True,
     ) -> RoutingTable:
-        """Every registered agent as a candidate at ``task_type`` (overall when None);
-        ``reachable``: the agents this server can ask (None: all)."""
+        """Every registered agent, and every agent known by its evidence alone (a skill
+        state, no registration: imported history), as a candidate at ``task_type``
+        (overall when None); ``reachable``: the agents this server can ask (None: all).
+        With ``online_only``, only agents heartbeating now are available (the others are
+        left out as offline); without it (the caller runs the work itself), an agent with
+        evidence is available whatever its heartbeat."""
         views = await self.registry.list()
         ids = [view.agent_id for view in views]
-        skills, fleet, stats, profiles = await asyncio.gather(
-            self.store.get_skills(ids),
+        skills = {state.agent_id: state for state in await self.store.list_skills()}
+        registered = set(ids)
+        ids += sorted(agent for agent in skills if agent not in registered)
+        fleet, stats, profiles = await asyncio.gather(
             self.store.get_fleet_skill(),
             self.store.get_many_stats(ids),
             self.store.get_many_profiles(ids),
         )
         now = self.skill.now()
         rules = self.skill.rules
-        cooling = {} if self.health is None else self.health.cooling()
         table = self.oracle_rules.privileges  # the complexity each level may take
         allowed = {level: table.for_level(level).max_complexity for level in LEVELS}
         blank = skill_view(new_skill("-", rules), fleet, task_type, now, rules)  # no evidence
+        by_id = {view.agent_id: view for view in views}
         candidates = []
-        for view in views:
-            agent = view.agent_id
+        for agent in ids:
             state = skills.get(agent)
             entry = blank if state is None else skill_view(state, fleet, task_type, now, rules)
             found = profiles.get(agent)
             level = standing(None if found is None else found.value, task_type)
             performance = stats.get(agent)
-            cooldown = cooling.get(agent)
-            config = view.registration.config
+            view = by_id.get(agent)
+            config = None if view is None else view.registration.config
+            online = view is not None and view.status is AgentStatus.ONLINE
+            if not online_only and entry.observations > 0:
+                online = True  # known by its evidence: the caller runs the work
+            down, share = self._health(agent)
             candidate = Candidate(
-                agent_id=agent, skill=entry.skill, sd=entry.sd, low=entry.low,
-                observations=entry.observations,
-                cost=round_cost(config.input_price_per_mtok, config.output_price_per_mtok),
+                agent_id=agent, skill=entry.skill * share, sd=entry.sd * share,
+                low=entry.low * share, observations=entry.observations,
+                cost=(
+                    math.inf if config is None
+                    else round_cost(config.input_price_per_mtok, config.output_price_per_mtok)
+                ),
                 latencies_ms=() if performance is None else performance.value.recent_latencies_ms,
-                online=view.status is AgentStatus.ONLINE,
+                online=online, registered=view is not None,
                 reachable=reachable is None or agent in reachable,
-                cooldown_until=None if cooldown is None else cooldown.until,
+                down=down, share=share,
                 rank=0 if performance is None else performance.value.rank,
                 level=level, max_complexity=allowed[level],
-                tags=frozenset(config.capability_tags),
+                tags=frozenset(() if config is None else config.capability_tags),
             )  # fmt: skip
             candidates.append(candidate)
         return routing_table(candidates, self.rules.explore_tail_sd)
+
+    def _health(self, agent: str) -> tuple[str | None, float]:
+        """Why the agent is down (None when it is not), and the share of its calls it
+        answers (1 when ok; ``domain/routing/health.call_share``)."""
+        if self.health is None:
+            return None, 1.0
+        health = self.health.health(agent)
+        if health.status is HealthStatus.DOWN:
+            return health.reason, 1.0
+        return None, self.health.share(agent)
 
     async def route(
         self,
@@ -122,10 +152,12 @@ class RoutingService:
         min_rank: int = 0,
         reachable: Collection[str] | None = None,
         seed: int | None = None,
+        online_only: bool = True,
     ) -> Routing:
         """Choose ``spec.count`` agents (``enough`` false when fewer qualify). The seed:
-        the spec's, else ``seed``, else a fresh one; the answer names it."""
-        table = await self.table(spec.task_type, reachable)
+        the spec's, else ``seed``, else a fresh one; the answer names it. ``online_only``
+        false: for work the caller runs itself (``table``)."""
+        table = await self.table(spec.task_type, reachable, online_only=online_only)
         chosen = spec.seed if spec.seed is not None else seed
         return route(
             table, spec, now=self.skill.now(), seed=fresh_seed() if chosen is None else chosen,

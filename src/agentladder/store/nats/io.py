@@ -1,7 +1,9 @@
 """JetStream plumbing of the NATS store: connecting, creating buckets and streams, reading.
 
 - ``connect``: one nats-py connection that reconnects forever once it was established,
-  but fails fast (``StoreUnavailable``) when no server answers at start.
+  but fails fast (``StoreUnavailable``) when no server answers at start; its trouble is
+  logged in one line per outage (``callbacks``, also for the agents' connection), not
+  with nats-py's traceback at every reconnect attempt.
 - ``ensure_kv`` / ``ensure_oracle_stream``: create or bind, safe when several processes
   start at once; ``allow_atomic`` is switched on where atomic batches are published.
 - ``scan``: read a consistent run of messages (all of a subject, or the last of each
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import cast
+from typing import Any, cast
 
 import nats.errors
 import nats.js.errors
@@ -31,6 +33,7 @@ from agentladder.store.nats.config import NatsOptions
 __all__ = [
     "CONNECT_TIMEOUT",
     "REQUEST_TIMEOUT",
+    "callbacks",
     "connect",
     "ensure_kv",
     "ensure_oracle_stream",
@@ -71,10 +74,20 @@ class _ConnectionLog:
         self.quiet = False
 
 
+def callbacks(url: str, nc: Client) -> dict[str, Any]:
+    """The ``error_cb``, ``disconnected_cb`` and ``reconnected_cb`` of ``nc.connect`` that
+    log its trouble in one line per outage (``url`` names it)."""
+    events = _ConnectionLog(url, nc)
+    return {
+        "error_cb": events.error,
+        "disconnected_cb": events.disconnected,
+        "reconnected_cb": events.reconnected,
+    }
+
+
 async def connect(options: NatsOptions) -> Client:
     """Connect to the first server that answers; ``StoreUnavailable`` if none does."""
     nc = Client()
-    events = _ConnectionLog(options.url, nc)
     try:
         await nc.connect(
             servers=list(options.servers),
@@ -83,9 +96,7 @@ async def connect(options: NatsOptions) -> Client:
             reconnect_time_wait=RECONNECT_WAIT,
             max_reconnect_attempts=1,  # at start: try each server twice, then give up
             drain_timeout=int(REQUEST_TIMEOUT),
-            error_cb=events.error,
-            disconnected_cb=events.disconnected,
-            reconnected_cb=events.reconnected,
+            **callbacks(options.url, nc),
         )
     except (nats.errors.Error, OSError) as error:
         await nc.close()

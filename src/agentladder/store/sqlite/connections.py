@@ -21,6 +21,7 @@ from typing import TypeVar
 from agentladder.errors import StoreUnavailable
 from agentladder.store.sqlite import ops
 from agentladder.store.sqlite.health import damage, is_damage, unavailable
+from agentladder.store.sqlite.identity import FileWatch, mark, vanished
 from agentladder.store.sqlite.schema import migrate
 from agentladder.store.sqlite.writer import GroupWriter
 
@@ -107,6 +108,9 @@ class SqliteFile:
         if synchronous not in _SYNC_MODES:
             raise ValueError(f"synchronous must be one of {_SYNC_MODES}, not {synchronous!r}")
         self.path = str(path)
+        gone = vanished(self.path)
+        if gone is not None:  # an empty file must not take the place of a vanished store
+            raise gone
         self._reader = ThreadPoolExecutor(READERS, thread_name_prefix="agentladder-sqlite-r")
         self._synchronous = synchronous
         self._local = threading.local()  # one read connection per reader thread
@@ -114,6 +118,8 @@ class SqliteFile:
         self._conns_lock = threading.Lock()
         self._write_conn = _connect(self.path, synchronous)
         migrate(self._write_conn)
+        self.watch = FileWatch(self.path)
+        mark(self.path)
         pages = checkpoint_pages
         if pages is None:
             pages = default_checkpoint_pages(self.path)
@@ -122,11 +128,30 @@ class SqliteFile:
         self.checkpoint_pages: int = self._write_conn.execute(
             "PRAGMA wal_autocheckpoint"
         ).fetchone()[0]
-        self._writer = GroupWriter(self._write_conn)
+        self._writer = GroupWriter(self._write_conn, check=self._check_file)
         self.inline_reads = inline_reads
         self._inline: sqlite3.Connection | None = None  # for _read_short, loop thread only
         self._closed = False
         self._damage: StoreUnavailable | None = None  # set once the file is found damaged
+
+    def _check_file(self, writable: bool) -> None:
+        """The writer's check of the file (on its thread): once the file is found gone,
+        what the writer's connection still reads of it is saved (``FileWatch.rescue``)."""
+        try:
+            self.watch.check(writable)
+        except StoreUnavailable:
+            if self.watch.gone is not None:
+                self.watch.rescue(self._write_conn)
+                raise self.watch.gone from None
+            raise
+
+    def _last(self, conn: sqlite3.Connection) -> None:
+        """Before the writer's connection closes: a file gone meanwhile (found now, or by
+        ``ping`` alone) is saved while that connection still reads it."""
+        try:
+            self.watch.check(writable=False)
+        except StoreUnavailable:
+            self.watch.rescue(conn)
 
     @property
     def url(self) -> str:
@@ -212,7 +237,7 @@ class SqliteFile:
             return
         self._closed = True
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self._writer.close)
+        await loop.run_in_executor(None, self._writer.close, self._last)
         self._reader.shutdown(wait=True)
         with self._conns_lock:
             for conn in self._read_conns:
@@ -220,9 +245,12 @@ class SqliteFile:
             self._read_conns.clear()
 
     async def ping(self) -> None:
-        """Run a trivial query; ``StoreUnavailable`` once the file was found damaged."""
+        """Run a trivial query; ``StoreUnavailable`` once the file was found damaged, or
+        when it is no longer the file opened or cannot be written (``FileWatch``)."""
         if self._damage is not None:
             raise self._damage
+        self.watch.check(writable=False)
+        self.watch.check(writable=True)
         try:
             await self._read(lambda c: c.execute("SELECT 1").fetchone())
         except sqlite3.Error as error:

@@ -11,6 +11,11 @@ a lone write still commits at once.
 A job whose caller gave up (its future cancelled, e.g. the awaiting task was cancelled)
 before the thread took it is skipped: the caller was told it did not happen, so it must
 not. Once taken, a job's future can no longer be cancelled; its outcome is delivered.
+
+``check`` (the file's identity and write permission, ``identity.FileWatch``) runs before
+each transaction, whose jobs all fail with its error instead, and after each commit
+(identity only): a commit into a file that was deleted or replaced meanwhile went where
+nobody will read it, so its callers are told it failed, never that it was stored.
 """
 
 from __future__ import annotations
@@ -35,9 +40,16 @@ _STOP = None
 class GroupWriter:
     """Runs write jobs on one connection in batched transactions."""
 
-    def __init__(self, conn: sqlite3.Connection, *, max_batch: int = 128) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        max_batch: int = 128,
+        check: Callable[[bool], None] | None = None,
+    ) -> None:
         self._conn = conn
         self._max_batch = max_batch
+        self._check = check
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._after_commit: list[Callable[[], None]] = []
         self._thread = threading.Thread(
@@ -55,11 +67,16 @@ class GroupWriter:
         """From inside a job: run ``action`` once the current transaction has committed."""
         self._after_commit.append(action)
 
-    def close(self) -> None:
-        """Finish queued jobs, stop the thread and close the connection."""
+    def close(self, last: Callable[[sqlite3.Connection], None] | None = None) -> None:
+        """Finish queued jobs, stop the thread, run ``last`` on the connection (outside
+        any transaction) and close it."""
         self._queue.put(_STOP)
         self._thread.join()
-        self._conn.close()
+        try:
+            if last is not None:
+                last(self._conn)
+        finally:
+            self._conn.close()
 
     def _run(self) -> None:
         while True:
@@ -90,6 +107,8 @@ class GroupWriter:
         outcomes: list[tuple[bool, Any]] = []
         self._after_commit = []
         try:
+            if self._check is not None:
+                self._check(True)
             conn.execute("BEGIN IMMEDIATE")
             for job, _ in batch:
                 marks = len(self._after_commit)
@@ -103,6 +122,8 @@ class GroupWriter:
                     del self._after_commit[marks:]
                     outcomes.append((False, error))
             conn.execute("COMMIT")
+            if self._check is not None:
+                self._check(False)
         except Exception as error:  # the whole batch failed
             if conn.in_transaction:
                 try:

@@ -1,0 +1,199 @@
+"""The few fields of an Inspect AI log that a judgment needs, and the judgment they make
+by the rules of ``domain.eval_mapping``.
+
+``EVAL`` and ``SAMPLE`` are the shapes ``jsonstream.project`` keeps: the run's id, model
+and task; a sample's id, epoch, whether it errored, its working time, each scorer's
+value and each model's tokens and cost. Everything else in a log (messages, events,
+attachments, the store) is skipped unread.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from agentladder.domain.agents import AgentConfig
+from agentladder.domain.eval_mapping import (
+    SUCCESS_FROM,
+    agent_id_of,
+    contract_id_of,
+    normalized_score,
+    task_type_of,
+    token_cost,
+)
+from agentladder.errors import InvalidInput, shown_value
+from agentladder.importing.items import Item, validation_line
+from agentladder.importing.jsonstream import KEEP, PRESENT, Budget, Shape
+from agentladder.services.oracle.models import JudgmentRequest
+
+__all__ = ["EVAL", "HEADER", "SAMPLE", "InspectOptions", "Run", "run_of", "sample_item"]
+
+EVAL: Shape = {"eval_id": KEEP, "model": KEEP, "task": KEEP}
+HEADER: Shape = {"eval": EVAL}
+"""``header.json``, ``_journal/start.json``, and a ``.json`` log's top level."""
+_USAGE: Shape = {"input_tokens": KEEP, "output_tokens": KEEP, "total_cost": KEEP}
+SAMPLE: Shape = {
+    "id": KEEP,
+    "epoch": KEEP,
+    "error": PRESENT,
+    "working_time": KEEP,
+    "scores": {"*": {"value": KEEP}},
+    "score": {"value": KEEP},  # logs before scores were named
+    "model_usage": {"*": _USAGE},
+}
+_CONSTANTS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+class InspectOptions:
+    """How logs map: model name -> agent id, a task type for all, the scorer to use, and
+    the configured agents (their prices)."""
+
+    def __init__(
+        self,
+        agents: Mapping[str, str] | None = None,
+        task_type: str | None = None,
+        scorer: str | None = None,
+        configs: Mapping[str, AgentConfig] | None = None,
+    ) -> None:
+        self.agents = dict(agents or {})
+        self.task_type = task_type
+        self.scorer = scorer
+        self.configs = dict(configs or {})
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """An evaluation run, as a log's header names it."""
+
+    eval_id: str
+    model: str
+    task: str
+
+
+def run_of(header: Any, where: str, path: str) -> Run:
+    """The run of a projected header (``HEADER``); ``InvalidInput("file")`` without one."""
+    spec = header.get("eval") if isinstance(header, dict) else None
+    if not isinstance(spec, dict):
+        raise InvalidInput("file", path, f"{where} names no evaluation run (eval)")
+    values: list[str] = []
+    for name in ("eval_id", "model", "task"):
+        value = spec.get(name)
+        if not isinstance(value, str):
+            raise InvalidInput("file", path, f"{where}: eval.{name} is not a string"
+                               f" ({shown_value(value)})")  # fmt: skip
+        values.append(value)
+    return Run(*values)
+
+
+def sample_item(path: str, fields: Any, budget: Budget, run: Run, options: InspectOptions) -> Item:
+    """The judgment of one projected sample (``SAMPLE``), or why there is none."""
+    fields = fields if isinstance(fields, dict) else {}
+    sample_id, epoch = fields.get("id"), fields.get("epoch")
+    where = f"{path}#{sample_id}/{epoch}"
+    if budget.over is not None:
+        return Item(where, error=f"{budget.over}: holds more than a sample's fields may"
+                    " (10,000 values or 1 MiB of text) (...)")  # fmt: skip
+    if isinstance(sample_id, bool) or not isinstance(sample_id, int | str):
+        return Item(where, error=f"id: must be a string or an integer ({shown_value(sample_id)})")
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
+        return Item(where, error=f"epoch: must be an integer from 1 ({shown_value(epoch)})")
+    agent_id = options.agents.get(run.model) or agent_id_of(run.model)
+    if agent_id is None:
+        reason = "cannot be made an agent id; map it with --agent MODEL=AGENT_ID"
+        return Item(where, error=f"model: {reason} ({shown_value(run.model)})")
+    task_type = options.task_type or task_type_of(run.task)
+    if task_type is None:
+        reason = "cannot be made a task type; give one with --task-type"
+        return Item(where, error=f"task: {reason} ({shown_value(run.task)})")
+    if fields.get("error") is True:
+        score, success = 0.0, False
+    else:
+        scores = fields.get("scores")
+        if scores is None and isinstance(fields.get("score"), dict):
+            scores = {"score": fields["score"]}
+        scored = _score(scores if isinstance(scores, dict) else {}, options.scorer)
+        if isinstance(scored, str):
+            return Item(where, error=scored)
+        score, success = scored, scored >= SUCCESS_FROM
+    try:
+        working = _number(fields.get("working_time"), "working_time")
+        cost = _cost(fields.get("model_usage"), options.configs.get(agent_id))
+        request = JudgmentRequest(
+            agent_id=agent_id,
+            contract_id=contract_id_of(run.eval_id, sample_id, epoch),
+            task_type=task_type,
+            score=score,
+            success=success,
+            duration_ms=None if working is None else working * 1000.0,
+            cost=cost,
+            provider=run.model.split("/", 1)[0] if "/" in run.model else "",
+            model=run.model[:128],
+        )
+    except InvalidInput as error:
+        return Item(where, error=str(error))
+    except ValidationError as error:
+        return Item(where, error=validation_line(error, "sample"))
+    return Item(where, request)
+
+
+def _score(scores: Mapping[str, Any], scorer: str | None) -> float | str:
+    """The normalized score of the chosen scorer, or the one-line reason there is none."""
+    if scorer is not None:
+        if scorer not in scores:
+            names = ", ".join(sorted(scores)) or "none"
+            return f"scores: no scorer {scorer!r} in this sample (it has {names}) ({scorer!r})"
+        name = scorer
+    elif len(scores) == 1:
+        (name,) = scores
+    elif not scores:
+        return "scores: the sample has no score and no error (None)"
+    else:
+        names = ", ".join(sorted(scores))
+        return f"scores: several scorers, choose one with --scorer ({names})"
+    entry = scores[name]
+    value = entry.get("value") if isinstance(entry, dict) else None
+    normalized = normalized_score(_CONSTANTS.get(value, value) if isinstance(value, str) else value)
+    if normalized is None:
+        reason = "is not C, P, I, N, a boolean, or a number in 0-1 or 0-10"
+        return f"scores.{name}.value: {reason} ({shown_value(value)})"
+    return normalized
+
+
+def _number(value: Any, field: str) -> float | None:
+    """A number of the log (None stays None; NaN and Infinity came as text)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value in _CONSTANTS:
+        return _CONSTANTS[value]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInput(field, value, "must be a number")
+    return float(value)
+
+
+def _cost(usage: Any, config: AgentConfig | None) -> float:
+    """The tokens of every model the sample used at the agent's configured prices; without
+    prices, the cost Inspect recorded, if any; else 0."""
+    entries = [u for u in (usage.values() if isinstance(usage, dict) else ()) if u]
+    if not all(isinstance(u, dict) for u in entries):
+        raise InvalidInput("model_usage", usage, "must map each model to its usage")
+    inputs = sum(_tokens(u.get("input_tokens"), "input_tokens") for u in entries)
+    outputs = sum(_tokens(u.get("output_tokens"), "output_tokens") for u in entries)
+    if config is not None and (config.input_price_per_mtok or config.output_price_per_mtok):
+        return token_cost(
+            inputs, outputs, config.input_price_per_mtok, config.output_price_per_mtok
+        )
+    recorded = [_number(u.get("total_cost"), "model_usage.total_cost") for u in entries]
+    known = [cost for cost in recorded if cost is not None]
+    return float(sum(known)) if known else 0.0
+
+
+def _tokens(value: Any, field: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"model_usage.{field}", value, "must be an integer")
+    return value

@@ -1,0 +1,102 @@
+"""A deliberation among the agents a request names (``agent_names``): who qualifies, and
+how each participant is asked.
+
+``named_record`` applies the specification's filter (unknown, offline, unreachable, below
+``min_agent_rank``, complexity not allowed: ``domain/deliberation.select_agents``) from
+three batched reads of the named agents only; fewer than two qualified agents is
+``TooFewAgents`` and nothing is stored. ``participants`` resolves, when the deliberation
+runs, each agent's declaration, provider and level allowance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from agentladder.domain.agents import AgentConfig
+from agentladder.domain.deliberation import DeliberationRequest, select_agents
+from agentladder.domain.deliberation_record import COST_BASIS, DeliberationRecord
+from agentladder.domain.privileges import TaskAllowance
+from agentladder.errors import NotFound, TooFewAgents
+from agentladder.providers.base import Provider
+from agentladder.services.agents.registry import Registry
+from agentladder.services.deliberations.rounds import Participant
+from agentladder.services.oracle.service import Oracle
+from agentladder.store.base import Store
+
+__all__ = ["named_record", "participants"]
+
+
+async def named_record(
+    request: DeliberationRequest,
+    *,
+    registry: Registry,
+    store: Store,
+    oracle: Oracle,
+    providers: Mapping[str, Provider],
+    deliberation_id: str,
+    created_at: float,
+    runner: str,
+) -> tuple[DeliberationRecord, dict[str, TaskAllowance]]:
+    """The record of a deliberation among the named agents that qualify, and their level
+    allowances (read once, used when it runs); ``TooFewAgents`` otherwise."""
+    names = request.agent_names or ()
+    # Three batched reads of the named agents only, at once.
+    online, stats, every_allowance = await asyncio.gather(
+        registry.online_among(names),
+        store.get_many_stats(names),
+        oracle.task_allowances(names, request.task_type, request.complexity),
+    )
+    ranks = {agent: 0 if agent not in stats else stats[agent].value.rank for agent in names}
+    allowances = {agent: every_allowance[agent] for agent in names if agent in online}
+    allowed = None
+    if request.complexity is not None:
+        allowed = {agent: a.allowed for agent, a in allowances.items()}
+    reachable = {agent: agent in providers for agent in names}
+    selection = select_agents(
+        request, online=online, ranks=ranks, allowed=allowed, reachable=reachable
+    )
+    if not selection.enough:
+        raise TooFewAgents(
+            list(selection.qualified), [e.model_dump(mode="json") for e in selection.excluded]
+        )
+    record = DeliberationRecord(
+        id=deliberation_id,
+        request=request,
+        task_type=request.task_type,
+        complexity=request.complexity,
+        agents=list(selection.qualified),
+        excluded=list(selection.excluded),
+        created_at=created_at,
+        runner=runner,
+        cost_basis=COST_BASIS,
+    )
+    return record, allowances
+
+
+async def participants(
+    record: DeliberationRecord,
+    request: DeliberationRequest,
+    known: dict[str, TaskAllowance],
+    *,
+    oracle: Oracle,
+    store: Store,
+    agents: Mapping[str, AgentConfig],
+    providers: Mapping[str, Provider],
+) -> list[Participant]:
+    """Each agent of ``record`` as it is asked: its declaration (the configuration's, else
+    its registration's), its provider and its allowance (``known``, else read now)."""
+    missing = [agent for agent in record.agents if agent not in known]
+    if missing:
+        known.update(await oracle.task_allowances(missing, request.task_type, request.complexity))
+    remote = [agent for agent in record.agents if agent not in agents]
+    registrations = await store.get_many_registrations(remote) if remote else {}
+    out = []
+    for agent in record.agents:
+        declared: AgentConfig | None = agents.get(agent)
+        if declared is None and agent in registrations:
+            declared = registrations[agent].config
+        if declared is None:
+            raise NotFound("agent", agent)
+        out.append(Participant(config=declared, provider=providers[agent], allowance=known[agent]))
+    return out
