@@ -10,18 +10,51 @@ The states are the last fit's (over the whole log: the estimate depends on the s
 events, not their order), each moved since by the events that came after it
 (``commit_skill_fit``: the fit's states replace all, with the events the log gained while
 the fit ran folded onto them, in one unit).
+
+A state stored by the earlier filter-only model (before the fit) reads as absent
+(``decode_state``): the log is what counts, and the next fit (``serve`` runs one within
+``skill.fit_interval_s`` of its start; ``agentladder skill rebuild``) writes it anew.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentladder.domain.skill.state import AgentSkill, FleetSkill
+from agentladder.domain.skill.state import AGENT_SKILL, AgentSkill, FleetSkill
+from agentladder.errors import CorruptRecord
+from agentladder.store.codec import decode_as
 
-__all__ = ["FitFold", "SkillApplied", "SkillCommit", "SkillEvent", "SkillFitCommit", "SkillFold"]
+__all__ = [
+    "FitFold",
+    "SkillApplied",
+    "SkillCommit",
+    "SkillEvent",
+    "SkillFitCommit",
+    "SkillFold",
+    "decode_state",
+]
+
+_LEGACY = "noise_shape"
+"""A field only the filter-only model's evaluator state had (its noise's gamma shape)."""
+
+
+def decode_state(data: str | bytes, key: str) -> AgentSkill | None:
+    """An agent's stored state; None for one the filter-only model stored (a legacy
+    format: absent until the next fit); anything else unreadable is ``CorruptRecord``."""
+    try:
+        return decode_as(AGENT_SKILL, data, key)
+    except CorruptRecord:
+        try:
+            legacy = _LEGACY in json.loads(data).get("evaluator", {})
+        except (ValueError, AttributeError):
+            legacy = False
+        if legacy:
+            return None
+        raise
 
 
 class SkillEvent(BaseModel):

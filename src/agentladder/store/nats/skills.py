@@ -32,7 +32,7 @@ from agentladder.store.codec import decode, decode_as
 from agentladder.store.nats.batch import BatchMessage, publish_atomic
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
-from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
+from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold, decode_state
 
 __all__ = ["SKILL_CHUNK", "SkillKv"]
 
@@ -71,11 +71,12 @@ class SkillKv:
         """The states of those of ``agent_ids`` that have one (fetched at once)."""
         wanted = list(dict.fromkeys(agent_ids))
         found = await asyncio.gather(*(self._get(f"a.{a}") for a in wanted))
-        return {
-            agent: decode_as(AGENT_SKILL, item[0], f"{self._bucket}/a.{agent}")
+        states = {
+            agent: decode_state(item[0], f"{self._bucket}/a.{agent}")
             for agent, item in zip(wanted, found, strict=True)
             if item is not None
         }
+        return {agent: state for agent, state in states.items() if state is not None}
 
     async def fleet(self) -> FleetSkill:
         """The fleet's state."""
@@ -206,7 +207,8 @@ class SkillKv:
             for msg in messages
             if not is_deleted(msg)
         }
-        return [decode_as(AGENT_SKILL, found[a], f"{self._bucket}/a.{a}") for a in sorted(found)]
+        states = (decode_state(found[a], f"{self._bucket}/a.{a}") for a in sorted(found))
+        return [state for state in states if state is not None]
 
     async def events(self, after: int, limit: int) -> list[SkillEvent]:
         """The events after ``after``, in order. Events are written once each, in seq

@@ -13,7 +13,7 @@ from agentladder.domain.skill.state import AGENT_SKILL, FLEET, FLEET_SKILL, Agen
 from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode_as
 from agentladder.store.lru import Lru
-from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
+from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold, decode_state
 from agentladder.store.sqlite.connections import SqliteFile
 from agentladder.store.sqlite.rows import rows_in
 
@@ -34,12 +34,14 @@ def _event(row: tuple[int, str, str, str, str, float]) -> SkillEvent:
 
 
 def _states(conn: sqlite3.Connection, agents: Sequence[str]) -> dict[str, AgentSkill]:
-    return {
-        agent: decode_as(AGENT_SKILL, data, f"skill_states/{agent}")
-        for agent, data in rows_in(
-            conn, "SELECT agent_id, state_json FROM skill_states", "agent_id", agents
-        )
-    }
+    found = {}
+    for agent, data in rows_in(
+        conn, "SELECT agent_id, state_json FROM skill_states", "agent_id", agents
+    ):
+        state = decode_state(data, f"skill_states/{agent}")
+        if state is not None:
+            found[agent] = state
+    return found
 
 
 def _cached_states(
@@ -57,9 +59,10 @@ def _cached_states(
     for agent, data, seq in rows_in(
         conn, "SELECT agent_id, state_json, seq FROM skill_states", "agent_id", stale
     ):
-        state = decode_as(AGENT_SKILL, data, f"skill_states/{agent}")
-        cache.put(agent, (seq, state))
-        found[agent] = state
+        state = decode_state(data, f"skill_states/{agent}")
+        if state is not None:
+            cache.put(agent, (seq, state))
+            found[agent] = state
     return found
 
 
@@ -197,7 +200,8 @@ class SqliteSkills(SqliteFile):
                 " ORDER BY agent_id",
                 (FLEET,),
             )
-            return [decode_as(AGENT_SKILL, data, f"skill_states/{a}") for a, data in rows]
+            states = (decode_state(data, f"skill_states/{a}") for a, data in rows)
+            return [state for state in states if state is not None]
 
         return await self._read(run)
 
