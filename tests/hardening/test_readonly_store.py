@@ -53,7 +53,12 @@ def _judge(server: Server, client: httpx.Client, numbers: range) -> list[httpx.R
     return [
         client.post(
             server.url("/oracle/judgments"),
-            json={"agent_id": f"agent-{n % 5}", "contract_id": f"c-{n}", "score": 6.5},
+            json={
+                "agent_id": f"agent-{n % 5}",
+                "contract_id": f"c-{n}",
+                "score": 6.5,
+                "new_agent": True,
+            },
         )
         for n in numbers
     ]

@@ -31,7 +31,12 @@ def _judge(server: Server, client: httpx.Client, start: int, count: int) -> list
     return [
         client.post(
             server.url("/oracle/judgments"),
-            json={"agent_id": f"agent-{n % 10}", "contract_id": f"c-{n}", "score": 7.0},
+            json={
+                "agent_id": f"agent-{n % 10}",
+                "contract_id": f"c-{n}",
+                "score": 7.0,
+                "new_agent": True,
+            },
         )
         for n in range(start, start + count)
     ]
@@ -105,7 +110,7 @@ def test_a_deleted_file_refuses_writes_and_is_not_replaced_by_an_empty_one(
         board = httpx.get(fresh.url("/oracle/leaderboard"), timeout=10)
         stored = httpx.post(
             fresh.url("/oracle/judgments"),
-            json={"agent_id": "agent-0", "contract_id": "new", "score": 7.0},
+            json={"agent_id": "agent-0", "contract_id": "new", "score": 7.0, "new_agent": True},
             timeout=10,
         )
     finally:
