@@ -32,8 +32,9 @@ def _events(db: Path) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize("suffix", [".eval", ".json"])
 def test_each_sample_epoch_is_one_judgment_by_the_rules(tmp_path: Path, suffix: str) -> None:
-    """C/I/P, 0-1 and 0-10 values, an errored sample (failed, 0), working time as
-    duration, the contract id from eval id, sample id and epoch; a re-import adds nothing."""
+    """C/I/P and numbers (one scorer's numbers on one scale: 0.75 and 7 make it 0-10), an
+    errored sample (failed, 0), working time as duration, the contract id from eval id,
+    sample id and epoch; a re-import adds nothing."""
     log = write_log(
         tmp_path / f"run{suffix}",
         [
@@ -58,7 +59,7 @@ def test_each_sample_epoch_is_one_judgment_by_the_rules(tmp_path: Path, suffix: 
     got = {k.split(":", 3)[3]: (e["score"], e["success"]) for k, e in events.items()}
     assert got == {
         "1:1": (10.0, True), "1:2": (0.0, False), "q-2:1": (5.0, True),
-        "3:1": (7.5, True), "4:1": (7.0, True), "5:1": (0.0, False),
+        "3:1": (0.75, False), "4:1": (7.0, True), "5:1": (0.0, False),
     }  # fmt: skip
     first = events["judgment:inspect:evalAbc123:1:1"]
     assert first["agent"] == "openai-gpt-4o-mini"
@@ -97,14 +98,16 @@ def test_agent_mapping_prices_and_the_scorer_option(tmp_path: Path) -> None:
     events = _events(db)
     assert {e["agent"] for e in events.values()} == {"mini"}
     assert {e["task_type"] for e in events.values()} == {"qa"}
-    assert sorted(e["score"] for e in events.values()) == [3.0, 9.0]
+    # the judge's 3 and 9 on the scale its values make, 1-10: 1 is the worst
+    assert sorted(e["score"] for e in events.values()) == pytest.approx([20 / 9, 80 / 9])
     # 1000 input and 500 output tokens at 2 and 8 per million
     assert [e["cost"] for e in events.values()] == pytest.approx([0.006, 0.006])
 
 
 def test_unmappable_values_are_refused_with_field_and_value(tmp_path: Path) -> None:
-    """A value outside the rules, an unknown --scorer, a sample without score, a file that
-    is no log: each refused naming field and value; the good sample is imported."""
+    """A value outside the scale given (--scale), an unknown --scorer, a sample without
+    score, a file that is no log: each refused naming field and value; the good sample is
+    imported. Without --scale, 42 makes the scorer's scale 0-100."""
     log = write_log(
         tmp_path / "odd.json",
         [sample(1, 1, {"m": 42}), sample(2, 1, {"m": "C"}), sample(3, 1, None)],
@@ -112,13 +115,15 @@ def test_unmappable_values_are_refused_with_field_and_value(tmp_path: Path) -> N
     broken = tmp_path / "broken.eval"
     broken.write_bytes(b"not a zip")
     db = tmp_path / "x.db"
-    code, summary = _import(str(log), str(broken), "--db", str(db))
+    code, summary = _import(str(log), str(broken), "--db", str(db), "--scale", "0-10")
     assert code == 1
     assert (summary["imported"], summary["refused"]) == (1, 3)
     errors = [p["error"] for p in summary["problems"]]
-    assert errors[0].startswith("scores.m.value: ")
-    assert errors[0].endswith("(42)")
+    assert errors[0] == "scores.m.value: is outside the scale 0-10 (42)"
     assert errors[1].startswith("scores: the sample has no score")
     assert errors[2].startswith("file: cannot be read as an Inspect log")
     code, other = _import(str(log), "--db", str(db), "--scorer", "nope")
     assert other["problems"][0]["error"].startswith("scores: no scorer 'nope'")
+    code, detected = _import(str(log), "--db", str(tmp_path / "y.db"))
+    assert (detected["imported"], detected["refused"]) == (2, 1)
+    assert sorted(e["score"] for e in _events(tmp_path / "y.db").values()) == [4.2, 10.0]

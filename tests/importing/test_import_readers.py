@@ -182,7 +182,7 @@ def test_a_nan_score_and_an_infinite_working_time_are_refused_by_the_rules(
     )  # fmt: skip
     items = _read(log)
     assert items[0].error == (
-        "scores.m.value: is not C, P, I, N, a boolean, or a number in 0-1 or 0-10 ('NaN')"
+        "scores.m.value: is not C, P, I, N, a boolean, or a finite number ('NaN')"
     )
     assert items[1].error is not None
     assert items[1].error.startswith("duration_ms: ")

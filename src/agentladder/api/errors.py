@@ -36,6 +36,7 @@ from agentladder.errors import (
     StoreUnavailable,
     TooFewAgents,
     UnknownAgent,
+    shown_value,
 )
 
 __all__ = [
@@ -212,6 +213,12 @@ def install_error_handlers(app: FastAPI) -> None:
                 400, "bad_request", f"the body is not JSON: {reason} at character {where}"
             )
         loc = [str(part) for part in first.get("loc", ()) if part != "body"]
+        raised = first.get("ctx", {}).get("error")
+        if isinstance(raised, InvalidInput):  # a model's own check names its field
+            field = ".".join([*loc, raised.field])[:_MAX_ECHO]
+            message = f"{field}: {raised.reason} ({shown_value(raised.value)})"
+            return error_response(422, "invalid_input", message, field=field,
+                                  value=_safe(raised.value))  # fmt: skip
         field = (".".join(loc) or "body")[:_MAX_ECHO]  # a 10,000-character key stays cut
         message = f"{field}: {str(first.get('msg', 'invalid')).removeprefix('Value error, ')}"
         return error_response(422, "invalid_input", message, field=field,

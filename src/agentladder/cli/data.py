@@ -23,6 +23,7 @@ from agentladder.cli.stores import (
     store_url,
 )
 from agentladder.config import Settings, load_settings, parse_settings
+from agentladder.domain.scales import Scale
 from agentladder.services.container import Services, build_services
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.verify import verify_store
@@ -167,8 +168,15 @@ def profile(
 def judge(
     agent_id: Annotated[str, typer.Option(help="The judged agent.")],
     contract_id: Annotated[str, typer.Option(help="The task's contract id.")],
-    score: Annotated[float | None, typer.Option(help="0 to 10.")] = None,
+    score: Annotated[float | None, typer.Option(help="0 to 10 (or on --scale).")] = None,
     task_type: Annotated[str, typer.Option()] = "general",
+    judge_name: Annotated[
+        str | None,
+        typer.Option("--judge", help="Who scored it (its noise and leniency are learned)."),
+    ] = None,
+    scale: Annotated[
+        Scale | None, typer.Option(help="The scale of --score: 0-1, 1-10, 0-10 or 0-100.")
+    ] = None,
     failed: Annotated[bool, typer.Option("--failed", help="The task failed.")] = False,
     retries: Annotated[int, typer.Option(min=0)] = 0,
     cost: Annotated[float, typer.Option(min=0)] = 0.0,
@@ -191,6 +199,7 @@ def judge(
     request = JudgmentRequest(
         agent_id=agent_id, contract_id=contract_id, score=score, task_type=task_type,
         success=not failed, retries=retries, cost=cost, budget=budget, new_agent=new_agent,
+        judge=judge_name, scale=scale,
     )  # fmt: skip
     result = _with_services(
         config, store_url(store, db), lambda s: s.oracle.submit_for_judgment(request),

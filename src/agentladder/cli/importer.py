@@ -16,6 +16,7 @@ from agentladder.cli.commands import app
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _with_services
 from agentladder.cli.stores import CreateOpt
 from agentladder.domain.agents import validate_agent_name
+from agentladder.domain.scales import Scale
 from agentladder.errors import InvalidInput
 from agentladder.importing.bounds import ImportBounds, parse_size
 from agentladder.importing.inspect_logs import InspectOptions
@@ -63,6 +64,13 @@ def import_results(
     scorer: Annotated[
         str | None, typer.Option(help="The scorer to read when a log has several.")
     ] = None,
+    scale: Annotated[
+        Scale | None,
+        typer.Option(
+            help="The scale of the scores: 0-1, 1-10, 0-10 or 0-100 (JSONL: of lines naming"
+            " none, else 0-10; Inspect: of every scorer, else each decided from its values)."
+        ),
+    ] = None,
     config: ConfigOpt = None,
     store: StoreOpt = None,
     db: Annotated[Path | None, typer.Option("--db", help="A SQLite file to import into.")] = None,
@@ -103,7 +111,7 @@ def import_results(
     total = None if as_json else count_lines(files, file_format)
 
     async def work(services: Services) -> Summary:
-        options = InspectOptions(mapping, task_type, scorer, services.oracle.agents)
+        options = InspectOptions(mapping, task_type, scorer, services.oracle.agents, scale)
         items = read_sources(files, file_format, options, bounds)
         if as_json:
             return await run_import(services.oracle, items)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from agentladder.domain.agents import AgentName
 from agentladder.domain.deliberation_record import (
@@ -70,6 +70,11 @@ class ExternalDeliberation(BaseModel):
     rounds: tuple[ReportedRound, ...] = Field(min_length=1, max_length=20)
     task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
     complexity: Complexity | None = None
+    observed_at: AwareDatetime | None = Field(
+        default=None,
+        description="when it finished (ISO 8601 with its time zone, not in the future): the"
+        " skill model's time for its scores; default: when reported",
+    )
 
     @model_validator(mode="after")
     def _evaluators_took_part(self) -> ExternalDeliberation:
@@ -141,6 +146,6 @@ def reported_record(external: ExternalDeliberation, now: float) -> DeliberationR
         cost_basis=COST_BASIS,  # a report carries no costs: every call counts 0
         source="external",
         created_at=now,
-        started_at=now,
-        finished_at=now,
+        started_at=now if external.observed_at is None else external.observed_at.timestamp(),
+        finished_at=now if external.observed_at is None else external.observed_at.timestamp(),
     )

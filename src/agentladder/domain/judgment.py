@@ -3,23 +3,36 @@
 The model validates every field and names the field and the value when it refuses one:
 scores from 0 to 10 (finite), non-negative durations, costs, budgets and limits, a task
 type matching ``[a-z0-9_.-]{1,64}``, a non-blank contract id, and a contract id, provider
-and model without invisible characters (``domain/text.py``).
+and model without invisible characters (``domain/text.py``), a judge's name matching
+``JUDGE_PATTERN`` and a time of judging with its time zone.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from agentladder.domain.agents import MODEL_FIELD_MAX, AgentName
 from agentladder.domain.rules import Complexity
 from agentladder.domain.text import Visible
 
-__all__ = ["CONTRACT_ID_MAX", "TASK_TYPE_PATTERN", "Judgment", "TaskPosition"]
+__all__ = [
+    "CONTRACT_ID_MAX",
+    "JUDGE_PATTERN",
+    "OPTIONAL_FIELDS",
+    "TASK_TYPE_PATTERN",
+    "Judgment",
+    "TaskPosition",
+]
 
 TASK_TYPE_PATTERN = r"^[a-z0-9_.-]{1,64}$"
 CONTRACT_ID_MAX = 256
+JUDGE_PATTERN = r"^[A-Za-z0-9_.:/@+-]{1,128}$"
+"""A judge's name: a model (``openai/gpt-4o``), a person, a scorer, a token's name."""
+OPTIONAL_FIELDS = frozenset({"judge", "observed_at"})
+"""Fields stored and fingerprinted only when given: a judgment without them is stored as
+it was before they existed (a file imported then is all duplicates when imported again)."""
 
 
 class Judgment(BaseModel):
@@ -43,6 +56,18 @@ class Judgment(BaseModel):
     history: bool = Field(
         default=False,
         description="past work (an import): XP and skill as usual, but no probation",
+    )
+    judge: str | None = Field(
+        default=None,
+        pattern=JUDGE_PATTERN,
+        description="who scored it (a model, a person, a scorer): the skill model learns each"
+        " judge's noise and leniency; default: the server's judge when it scored, else"
+        " 'oracle' (an import: its scorer or 'import')",
+    )
+    observed_at: AwareDatetime | None = Field(
+        default=None,
+        description="when the work was judged (ISO 8601 with its time zone, not in the"
+        " future); the skill model's time (docs/skill.md, 'Time'); default: when received",
     )
 
     @field_validator("contract_id")

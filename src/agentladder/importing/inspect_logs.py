@@ -7,7 +7,8 @@ for a log whose run never finished), then each ``samples/ID_epoch_N.json`` membe
 Inspect's order (by epoch, then sample id), one at a time, each streamed through the
 JSON parser keeping only the fields a judgment needs (``jsonstream``). A ``.json`` log is
 one JSON document: read twice, streaming, first for its run (near its start), then for
-its samples, one at a time.
+its samples, one at a time. Unless ``--scale`` says it, each scorer's scale is decided
+from all its values in the import's logs, read in a first pass (``scorer_ranges``).
 
 Reading needs ijson (and zstandard for the zstd members Inspect writes): the optional
 extra ``agentladder[inspect]``. A file that cannot be read, or that breaks a bound, is one
@@ -16,6 +17,7 @@ refused item naming the file (and the member and bound); items read before it st
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from agentladder.importing.inspect_samples import (
     SAMPLE,
     InspectOptions,
     Run,
+    chosen_value,
     run_of,
     sample_item,
 )
@@ -42,7 +45,7 @@ from agentladder.importing.jsonstream import (
 )
 from agentladder.importing.zipped import Member, ZipLog
 
-__all__ = ["LOG_SUFFIXES", "InspectOptions", "read_inspect_log"]
+__all__ = ["LOG_SUFFIXES", "InspectOptions", "read_inspect_log", "scorer_ranges"]
 
 LOG_SUFFIXES = (".eval", ".json")
 _HEADERS = ("header.json", "_journal/start.json")
@@ -64,14 +67,44 @@ def read_inspect_log(
     _needs()
     bounds = bounds or ImportBounds()
     try:
-        if _is_zip(path):
-            yield from _eval_log(path, options, bounds)
-        else:
-            yield from _json_log(path, options, bounds)
+        for fields, budget, run in _samples_of(path, bounds):
+            yield sample_item(str(path), fields, budget, run, options)
     except (InvalidInput, OSError) as error:
         reason = error.reason if isinstance(error, InvalidInput) else error.strerror or error
         yield Item(str(path), error=f"file: cannot be read as an Inspect log: {reason}"
                    f" ({shown_value(str(path))})")  # fmt: skip
+
+
+def scorer_ranges(
+    path: Path, options: InspectOptions, bounds: ImportBounds, ranges: dict[str, list[float]]
+) -> None:
+    """Widen ``ranges`` (scorer -> [lowest, highest]) by every finite number the chosen
+    scorer gave in the log at ``path``; a log that cannot be read adds nothing (reading it
+    for its items says why)."""
+    _needs()
+    try:
+        for fields, _, _ in _samples_of(path, bounds):
+            chosen = chosen_value(fields, options.scorer)
+            if chosen is None:
+                continue
+            name, value = chosen
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if number and math.isfinite(value):
+                span = ranges.setdefault(name, [value, value])
+                span[0], span[1] = min(span[0], value), max(span[1], value)
+    except (InvalidInput, OSError):
+        return
+
+
+_Sample = tuple[Any, Budget, Run]
+
+
+def _samples_of(path: Path, bounds: ImportBounds) -> Iterator[_Sample]:
+    """Every sample x epoch of the log, projected, with its budget and run."""
+    if _is_zip(path):
+        yield from _eval_log(path, bounds)
+    else:
+        yield from _json_log(path, bounds)
 
 
 def _is_zip(path: Path) -> bool:
@@ -83,7 +116,7 @@ def _is_zip(path: Path) -> bool:
         return data.read(2) == b"PK"
 
 
-def _eval_log(path: Path, options: InspectOptions, bounds: ImportBounds) -> Iterator[Item]:
+def _eval_log(path: Path, bounds: ImportBounds) -> Iterator[_Sample]:
     log = ZipLog(path, bounds)
     try:
         name = next((n for n in _HEADERS if n in log.members), None)
@@ -93,7 +126,7 @@ def _eval_log(path: Path, options: InspectOptions, bounds: ImportBounds) -> Iter
         run = run_of(header, f"member {name}", str(path))
         for member in sorted(_samples(log), key=_order):
             fields, budget = _member(log, member, SAMPLE)
-            yield sample_item(str(path), fields, budget, run, options)
+            yield fields, budget, run
     finally:
         log.close()
 
@@ -133,7 +166,7 @@ def _read_member(log: ZipLog, member: Member, shape: Any, slow: bool) -> tuple[A
     return kept, budget
 
 
-def _json_log(path: Path, options: InspectOptions, bounds: ImportBounds) -> Iterator[Item]:
+def _json_log(path: Path, bounds: ImportBounds) -> Iterator[_Sample]:
     """The samples of a ``.json`` log; read again by the slow parser, from the sample
     after the last one yielded, if it holds an integer past 64 bits."""
     try:
@@ -143,19 +176,17 @@ def _json_log(path: Path, options: InspectOptions, bounds: ImportBounds) -> Iter
     run = run_of(header, "the log", str(path))
     done = 0
     try:
-        for item in _json_samples(path, options, bounds, run, slow=False):
+        for sample in _json_samples(path, bounds, run, slow=False):
             done += 1
-            yield item
+            yield sample
     except IntegerOverflow:
-        samples = _json_samples(path, options, bounds, run, slow=True)
-        for number, item in enumerate(samples):
+        samples = _json_samples(path, bounds, run, slow=True)
+        for number, sample in enumerate(samples):
             if number >= done:
-                yield item
+                yield sample
 
 
-def _json_samples(
-    path: Path, options: InspectOptions, bounds: ImportBounds, run: Run, slow: bool
-) -> Iterator[Item]:
+def _json_samples(path: Path, bounds: ImportBounds, run: Run, slow: bool) -> Iterator[_Sample]:
     with path.open("rb") as data:
         events = _top(data, path, bounds, slow)
         while True:
@@ -169,7 +200,7 @@ def _json_samples(
             while (item := events.next())[0] != "end_array":
                 budget = Budget()
                 fields = project(events, item[0], item[1], SAMPLE, budget)
-                yield sample_item(str(path), fields, budget, run, options)
+                yield fields, budget, run
         events.finish()
 
 

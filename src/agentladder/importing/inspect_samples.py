@@ -1,10 +1,15 @@
 """The few fields of an Inspect AI log that a judgment needs, and the judgment they make
 by the rules of ``domain.eval_mapping``.
 
-``EVAL`` and ``SAMPLE`` are the shapes ``jsonstream.project`` keeps: the run's id, model
-and task; a sample's id, epoch, whether it errored, its working time, each scorer's
-value and each model's tokens and cost. Everything else in a log (messages, events,
-attachments, the store) is skipped unread.
+``EVAL`` and ``SAMPLE`` are the shapes ``jsonstream.project`` keeps: the run's id, model,
+task and time of creation; a sample's id, epoch, whether it errored, its working time, each
+scorer's value and each model's tokens and cost.
+
+A scorer's numeric values are on one scale for all of them (``InspectOptions.scales``:
+given by ``--scale``, or ``domain.scales.detect`` over every value the import's logs hold
+of that scorer, read in a first pass). Its judge, for the skill model, is
+``inspect:<scorer>``; the time of its judgments the run's ``created``. Everything else in
+a log (messages, events, attachments, the store) is skipped unread.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,14 +31,24 @@ from agentladder.domain.eval_mapping import (
     task_type_of,
     token_cost,
 )
+from agentladder.domain.scales import Scale, to_ten
 from agentladder.errors import InvalidInput, shown_value
 from agentladder.importing.items import Item, validation_line
 from agentladder.importing.jsonstream import KEEP, PRESENT, Budget, Shape
 from agentladder.services.oracle.models import JudgmentRequest
 
-__all__ = ["EVAL", "HEADER", "SAMPLE", "InspectOptions", "Run", "run_of", "sample_item"]
+__all__ = [
+    "EVAL",
+    "HEADER",
+    "SAMPLE",
+    "InspectOptions",
+    "Run",
+    "chosen_value",
+    "run_of",
+    "sample_item",
+]
 
-EVAL: Shape = {"eval_id": KEEP, "model": KEEP, "task": KEEP}
+EVAL: Shape = {"eval_id": KEEP, "model": KEEP, "task": KEEP, "created": KEEP}
 HEADER: Shape = {"eval": EVAL}
 """``header.json``, ``_journal/start.json``, and a ``.json`` log's top level."""
 _USAGE: Shape = {"input_tokens": KEEP, "output_tokens": KEEP, "total_cost": KEEP}
@@ -49,8 +65,9 @@ _CONSTANTS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 class InspectOptions:
-    """How logs map: model name -> agent id, a task type for all, the scorer to use, and
-    the configured agents (their prices)."""
+    """How logs map: model name -> agent id, a task type for all, the scorer to use, the
+    configured agents (their prices), the scale of every scorer (``scale``) and the scale
+    decided for each (``scales``; a scorer in neither: 0-10)."""
 
     def __init__(
         self,
@@ -58,11 +75,18 @@ class InspectOptions:
         task_type: str | None = None,
         scorer: str | None = None,
         configs: Mapping[str, AgentConfig] | None = None,
+        scale: Scale | None = None,
     ) -> None:
         self.agents = dict(agents or {})
         self.task_type = task_type
         self.scorer = scorer
         self.configs = dict(configs or {})
+        self.scale = scale
+        self.scales: dict[str, Scale] = {}
+
+    def scale_of(self, scorer: str) -> Scale:
+        """The scale of ``scorer``'s numeric values."""
+        return self.scale or self.scales.get(scorer, "0-10")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +96,7 @@ class Run:
     eval_id: str
     model: str
     task: str
+    created: float | None = None
 
 
 def run_of(header: Any, where: str, path: str) -> Run:
@@ -86,7 +111,33 @@ def run_of(header: Any, where: str, path: str) -> Run:
             raise InvalidInput("file", path, f"{where}: eval.{name} is not a string"
                                f" ({shown_value(value)})")  # fmt: skip
         values.append(value)
-    return Run(*values)
+    eval_id, model, task = values
+    return Run(eval_id, model, task, _created(spec.get("created")))
+
+
+def _created(value: Any) -> float | None:
+    """The run's creation time (ISO 8601; without a zone, UTC) in seconds; None when
+    absent or unreadable (the judgments are then observed when imported)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp()
+
+
+def chosen_value(fields: Any, scorer: str | None) -> tuple[str, Any] | None:
+    """The chosen scorer's name and raw value in a projected sample, if there is one."""
+    fields = fields if isinstance(fields, dict) else {}
+    scores = fields.get("scores")
+    if scores is None and isinstance(fields.get("score"), dict):
+        scores = {"score": fields["score"]}
+    if not isinstance(scores, dict):
+        return None
+    name = scorer if scorer is not None else (next(iter(scores)) if len(scores) == 1 else None)
+    entry = scores.get(name) if name is not None else None
+    return None if name is None or not isinstance(entry, dict) else (name, entry.get("value"))
 
 
 def sample_item(path: str, fields: Any, budget: Budget, run: Run, options: InspectOptions) -> Item:
@@ -109,16 +160,17 @@ def sample_item(path: str, fields: Any, budget: Budget, run: Run, options: Inspe
     if task_type is None:
         reason = "cannot be made a task type; give one with --task-type"
         return Item(where, error=f"task: {reason} ({shown_value(run.task)})")
+    judge: str | None = None  # an errored sample: no scorer scored it
     if fields.get("error") is True:
         score, success = 0.0, False
     else:
         scores = fields.get("scores")
         if scores is None and isinstance(fields.get("score"), dict):
             scores = {"score": fields["score"]}
-        scored = _score(scores if isinstance(scores, dict) else {}, options.scorer)
+        scored = _score(scores if isinstance(scores, dict) else {}, options)
         if isinstance(scored, str):
             return Item(where, error=scored)
-        score, success = scored, scored >= SUCCESS_FROM
+        (score, judge), success = scored, scored[0] >= SUCCESS_FROM
     try:
         working = _number(fields.get("working_time"), "working_time")
         cost = _cost(fields.get("model_usage"), options.configs.get(agent_id))
@@ -137,11 +189,13 @@ def sample_item(path: str, fields: Any, budget: Budget, run: Run, options: Inspe
         return Item(where, error=str(error))
     except ValidationError as error:
         return Item(where, error=validation_line(error, "sample"))
-    return Item(where, request)
+    return Item(where, request, judge=judge, at=run.created)
 
 
-def _score(scores: Mapping[str, Any], scorer: str | None) -> float | str:
-    """The normalized score of the chosen scorer, or the one-line reason there is none."""
+def _score(scores: Mapping[str, Any], options: InspectOptions) -> tuple[float, str | None] | str:
+    """The normalized score of the chosen scorer and its judge, or the one-line reason
+    there is none."""
+    scorer = options.scorer
     if scorer is not None:
         if scorer not in scores:
             names = ", ".join(sorted(scores)) or "none"
@@ -155,12 +209,19 @@ def _score(scores: Mapping[str, Any], scorer: str | None) -> float | str:
         names = ", ".join(sorted(scores))
         return f"scores: several scorers, choose one with --scorer ({names})"
     entry = scores[name]
-    value = entry.get("value") if isinstance(entry, dict) else None
-    normalized = normalized_score(_CONSTANTS.get(value, value) if isinstance(value, str) else value)
+    raw = entry.get("value") if isinstance(entry, dict) else None
+    value = _CONSTANTS.get(raw, raw) if isinstance(raw, str) else raw
+    scale = options.scale_of(name)
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        try:
+            return to_ten(float(value), scale), f"inspect:{name}"
+        except ValueError as error:
+            return f"scores.{name}.value: {error} ({shown_value(raw)})"
+    normalized = normalized_score(value)
     if normalized is None:
-        reason = "is not C, P, I, N, a boolean, or a number in 0-1 or 0-10"
-        return f"scores.{name}.value: {reason} ({shown_value(value)})"
-    return normalized
+        reason = "is not C, P, I, N, a boolean, or a finite number"
+        return f"scores.{name}.value: {reason} ({shown_value(raw)})"
+    return normalized, f"inspect:{name}"
 
 
 def _number(value: Any, field: str) -> float | None:

@@ -15,12 +15,16 @@ __all__ = ["Item", "validation_line"]
 @dataclass(frozen=True, slots=True)
 class Item:
     """``where`` (``file:line`` or ``file#sample/epoch``), and a request or a refusal;
-    ``size``: the bytes it was read from, when they may be many (a JSONL line)."""
+    ``size``: the bytes it was read from, when they may be many (a JSONL line); ``judge``
+    and ``at``: the skill evidence's judge and time when the request names none (an
+    Inspect scorer, its run's creation)."""
 
     where: str
     request: JudgmentRequest | None = None
     error: str | None = None
     size: int = 0
+    judge: str | None = None
+    at: float | None = None
 
 
 def validation_line(error: ValidationError, whole: str = "line") -> str:
@@ -33,6 +37,8 @@ def validation_line(error: ValidationError, whole: str = "line") -> str:
     reason = cause.reason if isinstance(cause, InvalidInput) else first["msg"]
     if isinstance(cause, ValueError) and not isinstance(cause, InvalidInput):
         reason = str(cause)
-    more = f"; and {len(details) - 1} more" if len(details) > 1 else ""
     shown = f" ({shown_value(first['input'])})" if "input" in first else ""
+    if isinstance(cause, InvalidInput) and not first["loc"]:  # a model's check of a field
+        where, shown = cause.field, f" ({shown_value(cause.value)})"
+    more = f"; and {len(details) - 1} more" if len(details) > 1 else ""
     return f"{where}: {reason}{shown}{more}"

@@ -2,16 +2,18 @@
 
 Blank lines are skipped. A line that is not such an object is refused with its line
 number, field and value. ``task_type`` given to the import is the task type of the lines
-that name none. The file is read as it goes, a line at a time, and a line longer than the
+that name none, and ``scale`` (``--scale``) the scale of the lines that name none (as the
+API, 0-10 without it). The file is read as it goes, a line at a time, and a line longer than the
 bound (``ImportBounds.max_line``, without its newline) is refused with its number without
 being read whole: the rest of it is skipped in pieces.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
@@ -25,7 +27,7 @@ _PIECE = 1 << 20
 
 
 def read_jsonl(
-    path: Path, task_type: str | None = None, max_line: int | None = None
+    path: Path, task_type: str | None = None, max_line: int | None = None, scale: str | None = None
 ) -> Iterator[Item]:
     """Every non-blank line of ``path`` as an item, in order (read as it goes), each at
     most ``max_line`` bytes (default ``ImportBounds``')."""
@@ -44,13 +46,29 @@ def read_jsonl(
             if not text.strip():
                 continue
             try:
-                request = JudgmentRequest.model_validate_json(text)
+                request = (
+                    JudgmentRequest.model_validate_json(text)
+                    if scale is None
+                    else JudgmentRequest.model_validate(_scaled(text, scale))
+                )
             except ValidationError as error:
                 yield Item(where, error=validation_line(error), size=len(line))
                 continue
             if task_type is not None and "task_type" not in request.model_fields_set:
                 request = request.model_copy(update={"task_type": task_type})
             yield Item(where, request, size=len(line))
+
+
+def _scaled(text: str, scale: str) -> Any:
+    """The line's object with ``scale`` where it names none (anything else as it is, for
+    the model to refuse)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text  # refused below as the API would: not an object
+    if isinstance(value, dict) and "scale" not in value:
+        value["scale"] = scale
+    return value
 
 
 def _skip_line(lines: BinaryIO) -> int:

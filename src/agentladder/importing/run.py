@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pydantic import BaseModel, Field
 
 from agentladder.importing.items import Item
-from agentladder.services.oracle.batch import ItemStatus, submit_many
+from agentladder.services.oracle.batch import EvidenceSource, ItemStatus, submit_many
 from agentladder.services.oracle.known import unknown_among
 from agentladder.services.oracle.service import Oracle
 
@@ -118,7 +118,8 @@ async def run_import(
         named = {request.agent_id for request in requests} - seen
         new = await unknown_among(oracle.store, oracle.agents, named)
         seen |= named - new
-        outcomes = await submit_many(oracle, requests)
+        sources = [EvidenceSource(item.judge, item.at) for item in ready]
+        outcomes = await submit_many(oracle, requests, sources)
         for item, request, outcome in zip(ready, requests, outcomes, strict=True):
             summary.note(item.where, outcome.status, outcome.error)
             if request.agent_id in new and outcome.status is ItemStatus.IMPORTED:

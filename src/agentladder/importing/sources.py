@@ -8,9 +8,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
+from agentladder.domain.scales import detect
 from agentladder.errors import InvalidInput
 from agentladder.importing.bounds import ImportBounds
-from agentladder.importing.inspect_logs import LOG_SUFFIXES, InspectOptions, read_inspect_log
+from agentladder.importing.inspect_logs import (
+    LOG_SUFFIXES,
+    InspectOptions,
+    read_inspect_log,
+    scorer_ranges,
+)
 from agentladder.importing.items import Item
 from agentladder.importing.jsonl import read_jsonl
 
@@ -54,9 +60,15 @@ def read_sources(
 ) -> Iterator[Item]:
     """Every item of every file, in order, read within ``bounds``."""
     bounds = bounds or ImportBounds()
+    logs = [path for path in files if format_of(path, given) != "jsonl"]
+    if logs and options.scale is None:  # each scorer's scale, from all its values
+        ranges: dict[str, list[float]] = {}
+        for path in logs:
+            scorer_ranges(path, options, bounds, ranges)
+        options.scales = {name: detect(low, high) for name, (low, high) in ranges.items()}
     for path in files:
         if format_of(path, given) == "jsonl":
-            yield from read_jsonl(path, options.task_type, bounds.max_line)
+            yield from read_jsonl(path, options.task_type, bounds.max_line, options.scale)
         else:
             yield from read_inspect_log(path, options, bounds)
 

@@ -147,16 +147,18 @@ def chains_of(
 def run_chains(
     chains: Chains, start_mean: Floats, start_var: Floats, mean: Floats, var: Floats,
     rules: SkillRules,
-) -> tuple[Floats, Floats, Floats, Floats, Floats, Floats, Floats, Floats]:  # fmt: skip
+) -> tuple[Floats, Floats, Floats, Floats, Floats, Floats, Floats, Floats, Floats]:  # fmt: skip
     """Both filters over every pair's messages (``mean``, ``var`` in chain order), all
     pairs at once. Per pair: the still filter's end (mean, var), the moving one's end
     (mean, var, drop, rise); per message: the moving filter's estimate after it (mean,
-    var)."""
+    var: what was known then) and the moving chain's smoothed mean at it (what all the
+    pair's evidence says of the skill at that time: ``smoothed``)."""
     n_pairs = len(start_mean)
     still_m, still_v = start_mean.copy(), start_var.copy()
     move_m, move_v = start_mean.copy(), start_var.copy()
     drop, rise = np.zeros(n_pairs), np.zeros(n_pairs)
     path_m, path_v = np.zeros(len(mean)), np.zeros(len(mean))
+    predicted, filtered = np.zeros(len(mean)), np.zeros(len(mean))
     threshold, half = rules.change_threshold, rules.change_threshold / 2.0
     by_rank, bounds = chains.by_rank, chains.bounds
     for r in range(len(bounds) - 1):
@@ -168,6 +170,7 @@ def run_chains(
         prior_v = move_v[p] + chains.added[m]
         post_v = 1.0 / (1.0 / prior_v + 1.0 / var[m])
         post_m = post_v * (move_m[p] / prior_v + mean[m] / var[m])
+        predicted[m], filtered[m] = prior_v, post_v
         if threshold > 0.0:
             z = np.clip((mean[m] - move_m[p]) / np.sqrt(prior_v + var[m]), -half, half)
             d = np.maximum(0.0, drop[p] - z - rules.change_allowance)
@@ -178,4 +181,28 @@ def run_chains(
             rise[p] = np.where(changed, 0.0, u)
         move_m[p], move_v[p] = post_m, post_v
         path_m[m], path_v[m] = post_m, post_v
-    return still_m, still_v, move_m, move_v + chains.late, drop, rise, path_m, path_v
+    smoothed = smoothed_means(chains, path_m, predicted, filtered)
+    return (still_m, still_v, move_m, move_v + chains.late, drop, rise, path_m, path_v,
+            smoothed)  # fmt: skip
+
+
+def smoothed_means(chains: Chains, path_m: Floats, predicted: Floats, filtered: Floats) -> Floats:
+    """The Rauch-Tung-Striebel smoother over the moving chain, all pairs at once, from
+    each pair's last message back: the skill at each message's time given all the pair's
+    messages. Between two messages the skill moves by a random walk whose variance is what
+    the filter added there (drift, model changes, a detected change), so the gain of a
+    message is its filtered variance over the next message's predicted one. With no
+    dynamics the gain is 1 and every message reads the end: its one value."""
+    smooth = path_m.copy()
+    n = len(path_m)
+    by_rank, bounds = chains.by_rank, chains.bounds
+    for r in range(len(bounds) - 2, -1, -1):
+        m = by_rank[bounds[r] : bounds[r + 1]]
+        nxt = m + 1
+        has = nxt < n
+        m, nxt = m[has], nxt[has]
+        same = chains.pair[nxt] == chains.pair[m]
+        m, nxt = m[same], nxt[same]
+        gain = filtered[m] / predicted[nxt]
+        smooth[m] = path_m[m] + gain * (smooth[nxt] - path_m[m])
+    return smooth

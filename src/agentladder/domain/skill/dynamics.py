@@ -52,11 +52,13 @@ class Dynamics:
     moving_var: Floats
     drop: Floats
     rise: Floats
+    smoothed: Floats
 
     def deviation(self, lay: MessageLayout) -> Floats:
-        """Per message: how far the moving estimate after it lies from the pair's one
-        value (the still filter's end)."""
-        return self.path_mean - self.still_mean[lay.pair]
+        """Per message: how far the skill at its time (the moving chain smoothed over all
+        the pair's messages) lies from the pair's one value (the still filter's end); 0
+        for every message of a pair whose skill did not move."""
+        return self.smoothed - self.still_mean[lay.pair]
 
 
 def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> MessageLayout:
@@ -104,12 +106,14 @@ def dynamics(
     start_mean = mean[q] + mean[lv]
     start_var = type_spread + sol.var[q] + sol.var[lv]
     order = msg.order
-    still_m, still_v, move_m, move_v, drop, rise, path_m, path_v = run_chains(
+    still_m, still_v, move_m, move_v, drop, rise, path_m, path_v, smooth_m = run_chains(
         msg.chains, start_mean, start_var, m_mean[order], m_var[order], rules
     )
     path_mean = np.empty(n)
     path_var = np.empty(n)
+    smoothed = np.empty(n)
     path_mean[order] = path_m
     path_var[order] = path_v
+    smoothed[order] = smooth_m
     return Dynamics(m_mean, m_var, path_mean, path_var, still_m, still_v, move_m, move_v,
-                    drop, rise)  # fmt: skip
+                    drop, rise, smoothed)  # fmt: skip

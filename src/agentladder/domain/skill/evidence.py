@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentladder.domain.agents import MODEL_FIELD_MAX, AgentName
-from agentladder.domain.judgment import TASK_TYPE_PATTERN
+from agentladder.domain.judgment import JUDGE_PATTERN, TASK_TYPE_PATTERN
 from agentladder.errors import InvalidInput
 
 __all__ = [
@@ -39,8 +39,6 @@ __all__ = [
 ]
 
 _STRICT = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-JUDGE_PATTERN = r"^[A-Za-z0-9_.:/@+-]{1,128}$"
-"""A judge's name: a model (``openai/gpt-4o``), a person, a scorer, a token's name."""
 DEFAULT_JUDGE = "oracle"
 """The judge of a judgment that names none."""
 AGGREGATE = "aggregate"

@@ -59,7 +59,7 @@ from agentladder.services.deliberations.unfinished import (
     settle_unfinished,
 )
 from agentladder.services.oracle.mentors import Mentors
-from agentladder.services.oracle.service import Oracle
+from agentladder.services.oracle.service import CLOCK_SKEW_S, Oracle
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
@@ -381,7 +381,11 @@ class Orchestrator:
             if existing.source != "external" or existing.rounds != reported_rounds(external):
                 raise PayloadConflict(f"deliberation {external.deliberation_id}")
             return existing, True
-        record = reported_record(external, self._now())
+        now = self._now()
+        at = external.observed_at
+        if at is not None and at.timestamp() > now + CLOCK_SKEW_S:
+            raise InvalidInput("observed_at", at.isoformat(), "is in the future")
+        record = reported_record(external, now)
         record.outcomes = outcomes(
             record.agents, record.rounds, record.scores, self.settings.success_min_score
         )

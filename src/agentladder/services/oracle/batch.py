@@ -26,7 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 from agentladder.domain.judgment import Judgment
-from agentladder.domain.skill.evidence import Evidence, ScoreEvidence
+from agentladder.domain.skill.evidence import DEFAULT_JUDGE, Evidence, ScoreEvidence
 from agentladder.domain.task_types import check_agent_task_type
 from agentladder.errors import AgentladderError, InvalidInput, PayloadConflict
 from agentladder.services.clock import iso
@@ -37,7 +37,19 @@ from agentladder.services.skill.evidence import judgment_evidence
 from agentladder.store.base import OracleItem
 from agentladder.store.records import OracleEvent
 
-__all__ = ["ItemStatus", "Submitted", "submit_many"]
+__all__ = ["EvidenceSource", "ItemStatus", "Submitted", "submit_many"]
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceSource:
+    """For the skill evidence of a request that names no ``judge`` or ``observed_at``:
+    the judge and the time to say (an import's scorer, its run's time)."""
+
+    judge: str | None = None
+    at: float | None = None
+
+
+_NONE = EvidenceSource()
 
 
 class ItemStatus(StrEnum):
@@ -84,10 +96,17 @@ def _judgment(oracle: Oracle, request: JudgmentRequest) -> Judgment:
     )
 
 
-async def submit_many(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> list[Submitted]:
-    """Each request as ``submit_for_judgment`` would take it, in order; one outcome each."""
+async def submit_many(
+    oracle: Oracle,
+    requests: Sequence[JudgmentRequest],
+    sources: Sequence[EvidenceSource] | None = None,
+) -> list[Submitted]:
+    """Each request as ``submit_for_judgment`` would take it, in order; one outcome each.
+    ``sources``, one per request: the judge and time of its skill evidence when it names
+    none."""
     out: list[Submitted] = []
-    run: list[JudgmentRequest] = []
+    run: list[tuple[JudgmentRequest, EvidenceSource]] = []
+    given = [_NONE] * len(requests) if sources is None else sources
     types = await _task_types(oracle, requests)
     unknown: set[str] = set()
     if not oracle.rules.accept_unregistered:
@@ -95,7 +114,7 @@ async def submit_many(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> li
         unknown = await unknown_among(oracle.store, oracle.agents, named)
     known = await known_ids(oracle.store, oracle.agents) if unknown else []
     accepted: set[str] = set()  # new agents of this batch, known from their first item
-    for request in requests:
+    for request, source in zip(requests, given, strict=True):
         agent = request.agent_id
         new = agent in unknown and agent not in accepted
         try:
@@ -104,6 +123,7 @@ async def submit_many(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> li
             held = types.setdefault(agent, set())
             limit = oracle.rules.max_task_types_per_agent
             check_agent_task_type(agent, held, request.task_type, limit)
+            oracle.observed(request)  # not in the future
             await oracle.task_types.admit([request.task_type])
         except InvalidInput as error:
             out.extend(await _applied(oracle, run))
@@ -118,7 +138,7 @@ async def submit_many(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> li
             run = []
             out.append(await _judged_alone(oracle, request))
         else:
-            run.append(request)
+            run.append((request, source))
     out.extend(await _applied(oracle, run))
     return out
 
@@ -142,9 +162,12 @@ async def _judged_alone(oracle: Oracle, request: JudgmentRequest) -> Submitted:
     return Submitted(status, result.xp_awarded, result.total_xp)
 
 
-async def _applied(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> list[Submitted]:
-    if not requests:
+async def _applied(
+    oracle: Oracle, run: Sequence[tuple[JudgmentRequest, EvidenceSource]]
+) -> list[Submitted]:
+    if not run:
         return []
+    requests = [request for request, _ in run]
     items: list[OracleItem] = []
     digests: list[str] = []
     for request in requests:
@@ -156,8 +179,7 @@ async def _applied(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> list[
     applied = await oracle.store.apply_oracle_many(items)
     out: list[Submitted] = []
     evidence: list[Evidence] = []
-    now = oracle.clock.now().timestamp()
-    for request, digest, outcome in zip(requests, digests, applied, strict=True):
+    for (request, source), digest, outcome in zip(run, digests, applied, strict=True):
         if outcome is None:
             raise TypeError(f"the fold of {request.agent_id}/{request.contract_id} wrote nothing")
         event = outcome.event
@@ -172,17 +194,22 @@ async def _applied(oracle: Oracle, requests: Sequence[JudgmentRequest]) -> list[
             oracle.awards["judgment"] += 1
         status = ItemStatus.IMPORTED if outcome.created else ItemStatus.DUPLICATE
         out.append(_earned(status, event.result))
-        evidence.append(_evidence(event, request.success, now))
+        at = source.at if request.observed_at is None else None
+        evidence.append(
+            _evidence(event, request, oracle.observed(request) if at is None else at, source)
+        )
     if oracle.skill is not None and evidence:
         await oracle.skill.observe_many(evidence)
     return out
 
 
-def _evidence(event: OracleEvent, success: bool, at: float) -> ScoreEvidence:
+def _evidence(
+    event: OracleEvent, request: JudgmentRequest, at: float, source: EvidenceSource
+) -> ScoreEvidence:
     """The skill evidence of a stored judgment (its first result, as ``submit_for_judgment``
-    gives it for a repeat too)."""
+    gives it for a repeat too), by the request's judge (else the source's), at ``at``."""
     result = event.result
     return judgment_evidence(
         result["agent_id"], result["contract_id"], result["task_type"], result["score"],
-        success, at,
+        request.success, at, judge=request.judge or source.judge or DEFAULT_JUDGE,
     )  # fmt: skip

@@ -7,14 +7,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentladder.domain.agents import AgentName
 from agentladder.domain.award import AchievementUnlock, LevelChange, SpecializationLevelChange
-from agentladder.domain.judgment import Judgment
+from agentladder.domain.judgment import OPTIONAL_FIELDS, Judgment
 from agentladder.domain.levels import Level
 from agentladder.domain.profile import AgentProfile
+from agentladder.domain.scales import SCALES, Scale, to_ten
 from agentladder.domain.xp import XPLine
+from agentladder.errors import InvalidInput
 
 __all__ = [
     "JudgmentRequest",
@@ -23,6 +25,7 @@ __all__ = [
     "ValidationResult",
     "VerifyReport",
     "fingerprint",
+    "judgment_payload",
 ]
 
 MAX_OUTPUT = 1_000_000
@@ -39,6 +42,27 @@ class JudgmentRequest(Judgment):
         " judged it before (else such an id is refused as a likely typo)",
     )
 
+    scale: Scale | None = Field(
+        default=None,
+        description="the scale `score` is given on (0-10 when absent): 0-1, 1-10, 0-10 or"
+        " 0-100, mapped to 0-10 from the scale's lowest value (0) to its highest (10); on"
+        " 1-10, 1 is the worst",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _to_ten(cls, data: Any) -> Any:
+        """``score`` mapped from its ``scale`` to 0-10 (the field then checks 0-10)."""
+        if not isinstance(data, dict) or data.get("scale") not in SCALES:
+            return data
+        score = data.get("score")
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            return data
+        try:
+            return {**data, "score": to_ten(float(score), data["scale"])}
+        except ValueError as error:
+            raise InvalidInput("score", score, str(error)) from None
+
     def judgment(self, **resolved: object) -> Judgment:
         """The judgment without the output, with resolved fields (score, provider, model)."""
         values = {name: getattr(self, name) for name in Judgment.model_fields}
@@ -47,6 +71,7 @@ class JudgmentRequest(Judgment):
 
 
 NOT_PAYLOAD = frozenset({"new_agent", "history"})
+_OPTIONAL = OPTIONAL_FIELDS | {"scale"}
 """Fields of a judgment request that say how to apply it, not what was judged: the same
 contract sent again with other values of them is the same judgment (a file imported
 before ``history`` existed is all duplicates when imported again)."""
@@ -55,13 +80,23 @@ before ``history`` existed is all duplicates when imported again)."""
 def fingerprint(values: BaseModel | Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of ``values``: same request, same fingerprint."""
     if isinstance(values, JudgmentRequest):
-        plain = values.model_dump(mode="json", exclude=set(NOT_PAYLOAD))
+        absent = {name for name in _OPTIONAL if getattr(values, name) is None}
+        plain = values.model_dump(mode="json", exclude=set(NOT_PAYLOAD) | absent)
     elif isinstance(values, BaseModel):
         plain = values.model_dump(mode="json")
     else:
         plain = dict(values)
     canonical = json.dumps(plain, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def judgment_payload(judgment: Judgment) -> dict[str, Any]:
+    """What an Oracle event stores of a judgment: ``history`` only when true and the
+    optional fields only when given, so that a judgment is stored as it always was."""
+    absent = {name for name in OPTIONAL_FIELDS if getattr(judgment, name) is None}
+    if not judgment.history:
+        absent.add("history")
+    return judgment.model_dump(mode="json", exclude=absent)
 
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")

@@ -41,6 +41,7 @@ from agentladder.domain.probation import (
 )
 from agentladder.domain.profile import AgentProfile, new_profile
 from agentladder.domain.rules import Complexity, OracleRules
+from agentladder.domain.skill.evidence import DEFAULT_JUDGE
 from agentladder.domain.task_types import check_agent_task_type
 from agentladder.domain.text import check_visible
 from agentladder.domain.xp import XPLine
@@ -53,6 +54,7 @@ from agentladder.services.oracle.models import (
     JudgmentResult,
     RawAwardResult,
     fingerprint,
+    judgment_payload,
 )
 from agentladder.services.oracle.task_types import TaskTypeBook
 from agentladder.services.skill.evidence import judgment_evidence
@@ -63,6 +65,9 @@ from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent,
 
 __all__ = ["Oracle", "judgment_key", "repeated_result"]
 
+CLOCK_SKEW_S = 300.0
+"""How far ahead of this server's clock a judgment's ``observed_at`` may be (another
+machine's clock): further is refused as in the future."""
 _TASK_TYPE = re.compile(TASK_TYPE_PATTERN)
 _EVENT_NAME = re.compile(r"[a-z0-9_.:-]{1,64}")
 
@@ -153,12 +158,25 @@ class Oracle:
             await self.skill.observe(
                 judgment_evidence(
                     result.agent_id, result.contract_id, result.task_type, result.score,
-                    request.success, self.clock.now().timestamp(),
+                    request.success, self.observed(request),
+                    judge=request.judge or result.judged_by or DEFAULT_JUDGE,
                 )
             )  # fmt: skip
         return result
 
+    def observed(self, request: JudgmentRequest) -> float:
+        """When the judged work happened (seconds since the epoch): ``observed_at``, else
+        now; ``InvalidInput`` for a time more than ``CLOCK_SKEW_S`` ahead of this clock."""
+        now = self.clock.now().timestamp()
+        if request.observed_at is None:
+            return now
+        at = request.observed_at.timestamp()
+        if at > now + CLOCK_SKEW_S:
+            raise InvalidInput("observed_at", request.observed_at.isoformat(), "is in the future")
+        return at
+
     async def _judged(self, request: JudgmentRequest) -> JudgmentResult:
+        self.observed(request)  # refused before anything is stored
         digest = fingerprint(request)
         key = judgment_key(request.contract_id)
         if request.score is None and self.judge is not None:
@@ -181,10 +199,7 @@ class Oracle:
         of its result to (the last one is that of the fold that was committed)."""
         key = judgment_key(judgment.contract_id)
         folded: list[Callable[[], JudgmentResult]] = []
-        # history only when true: a live judgment's payload is what it always was
-        payload = judgment.model_dump(
-            mode="json", exclude=None if judgment.history else {"history"}
-        )
+        payload = judgment_payload(judgment)
         rules = self.rules
         named = {
             "agent_id": judgment.agent_id,
