@@ -106,6 +106,27 @@ def test_a_judges_learned_noise_makes_the_intervals_as_wide_as_its_spread(noise:
         assert math.sqrt(estimate.var) == pytest.approx(plain, rel=0.2), agent
 
 
+def test_when_static_scores_came_does_not_move_the_estimate() -> None:
+    """The same scores of an agent whose skill did not change, given in rising and in
+    falling order over 40 seconds: the same estimate, near their mean (the fit reads each
+    score against the skill at its time, smoothed over all of them; the filter's running
+    estimate at each score made it lean 0.3 to the latest ones)."""
+    rng = random.Random(3)
+    scores = sorted(round(6.0 + rng.gauss(0.0, 1.0), 2) for _ in range(40))
+    others = _judged({f"o{i}": {"qa": 3.0 + i} for i in range(5)}, 200, 1.0, seed=4)
+    read = []
+    for order in (scores, scores[::-1]):
+        events = [
+            ScoreEvidence(key=f"judgment:a:{k}", at=1_000_000.0 + k, agent_id="a",
+                          task_type="qa", score=score, judge="j")
+            for k, score in enumerate(order)
+        ]  # fmt: skip
+        states, fleet = fold([*others, *events])
+        read.append(skill_view(states["a"], fleet, "qa", NOW, RULES).skill)
+    assert read[0] == pytest.approx(read[1], abs=0.02)
+    assert read[0] == pytest.approx(sum(scores) / len(scores), abs=0.1)
+
+
 def test_overall_is_the_mean_over_the_fleets_task_types_in_every_kind_of_fleet() -> None:
     """Overall is the mean of the agent's skill at every task type the fleet knows (a type
     it has not done counted as predicted), for a fleet of judgments and for one of
