@@ -28,7 +28,7 @@ def test_skills_after_deliberations_and_a_tampered_state_fails_verify(tmp_path: 
     table = run("skills", "--config", config, "--task-type", "deliberation")
     assert "sim_b" in table
     assert "interval" in table
-    assert "2 skill events" in run("oracle", "verify", "--config", config).replace("\n", " ")
+    assert "2 skill events" in " ".join(run("oracle", "verify", "--config", config).split())
     conn = sqlite3.connect(tmp_path / "cli.db")
     (data,) = conn.execute(
         "SELECT state_json FROM skill_states WHERE agent_id = 'sim_a'"

@@ -127,6 +127,35 @@ def test_when_static_scores_came_does_not_move_the_estimate() -> None:
     assert read[0] == pytest.approx(sum(scores) / len(scores), abs=0.1)
 
 
+def test_scores_of_two_modes_read_as_their_mean_with_its_standard_error() -> None:
+    """A judge of wins and losses (10 or 0, each agent winning its own share): each
+    estimate within 2.5 standard errors of its agent's mean score, and its sd within 20% of
+    the judge's spread (pooled over its scores: one noise per judge) over root n. Before,
+    0 and 10 were "this or beyond" and the minority mode wild scores: an agent winning 13%
+    read 0.09 with sd 0.09."""
+    rng = random.Random(8)
+    shares = [0.1, 0.2, 0.3, 0.45, 0.6, 0.7, 0.85]
+    events: list[Evidence] = []
+    given: dict[str, list[float]] = {}
+    for i, share in enumerate(shares):
+        for k in range(120):
+            score = 10.0 if rng.random() < share else 0.0
+            given.setdefault(f"a{i}", []).append(score)
+            events.append(ScoreEvidence(key=f"judgment:a{i}:{k}", at=1_000_000.0,
+                                        agent_id=f"a{i}", task_type="qa", score=score,
+                                        judge="prefs"))  # fmt: skip
+    states, fleet = fold(events)
+    means = {agent: sum(scores) / len(scores) for agent, scores in given.items()}
+    squares = [(x - means[agent]) ** 2 for agent, scores in given.items() for x in scores]
+    pooled = math.sqrt(sum(squares) / (len(squares) - len(given)))
+    for agent, scores in given.items():
+        mean = means[agent]
+        se = math.sqrt(sum((x - mean) ** 2 for x in scores) / (len(scores) - 1) / len(scores))
+        view = skill_view(states[agent], fleet, "qa", 1_000_000.0, RULES)  # read at once
+        assert abs(view.skill - mean) <= 2.5 * se, (agent, view.skill, mean, se)
+        assert view.sd == pytest.approx(pooled / math.sqrt(len(scores)), rel=0.2), agent
+
+
 def test_overall_is_the_mean_over_the_fleets_task_types_in_every_kind_of_fleet() -> None:
     """Overall is the mean of the agent's skill at every task type the fleet knows (a type
     it has not done counted as predicted), for a fleet of judgments and for one of

@@ -8,6 +8,10 @@ log (``SkillService.fit``), so the estimates do not depend on the order of the f
 Refused items are counted and never applied. A run killed at any point leaves whole
 batches applied; a re-run counts those as duplicates and applies the rest.
 
+Every judgment that says no time (``observed_at``, an Inspect run's ``created``) is skill
+evidence of one moment, the import's start: history has no order, and the order of a file
+is not when its lines happened.
+
 Every imported judgment is ``history`` (past work: XP and skill as usual, no probation)
 and may name a new agent (``new_agent``: an import is how a team brings agents in); the
 summary lists the agents it created.
@@ -105,6 +109,7 @@ async def run_import(
     """Apply every item (in order, ``batch`` at a time); the summary."""
     summary = Summary()
     started = time.perf_counter()
+    moment = oracle.clock.now().timestamp()  # of every line that says no time: one set
     source = iter(items)
     seen: set[str] = set()
     while chunk := _chunk(source, batch):
@@ -118,7 +123,9 @@ async def run_import(
         named = {request.agent_id for request in requests} - seen
         new = await unknown_among(oracle.store, oracle.agents, named)
         seen |= named - new
-        sources = [EvidenceSource(item.judge, item.at) for item in ready]
+        sources = [
+            EvidenceSource(item.judge, moment if item.at is None else item.at) for item in ready
+        ]
         outcomes = await submit_many(oracle, requests, sources)
         for item, request, outcome in zip(ready, requests, outcomes, strict=True):
             summary.note(item.where, outcome.status, outcome.error)

@@ -82,7 +82,11 @@ def apply_evidence(
     if isinstance(evidence, ScoreEvidence) and evidence.score is not None:
         source = fleet.source(judge_source(evidence.judge), rules)
         bias, bias_var, noise = source.at_type(task_type)
-        value, extra = censored(evidence.score, prior.mean + bias, prior.var + bias_var + noise)
+        value, extra = (
+            (evidence.score, 0.0)
+            if source.two_valued
+            else censored(evidence.score, prior.mean + bias, prior.var + bias_var + noise)
+        )
         var = (noise + extra) / max(source.honesty, 1e-6) + bias_var
         message = Message(at=at, mean=value - bias, var=var, count=1)
     else:
@@ -230,6 +234,6 @@ def _scored(
     """One score as (author, value without the source's leniency, weight)."""
     bias, bias_var, noise = source.at_type(task_type)
     spread = prior.var + fleet.difficulty(rules) + bias_var + noise
-    value, extra = censored(score, prior.mean + bias, spread)
+    value, extra = (score, 0.0) if source.two_valued else censored(score, prior.mean + bias, spread)
     weight = max(source.honesty, 1e-6) / (noise + extra + bias_var)
     return author, value - bias, weight

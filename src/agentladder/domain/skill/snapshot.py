@@ -90,6 +90,7 @@ def _source_state(fit: FitResult, s: int, counts: _Counts) -> SourceState:
         honesty=float(fit.honesty[s]),
         n=int(counts.source[s]),
         types=types,
+        at_bounds=float(fit.at_bounds[s]),
     )
 
 
