@@ -65,6 +65,7 @@ def test_bad_values_are_422_naming_the_field_and_nothing_is_stored(api: Any) -> 
         for field, change in (
             ("score", {"score": 120, "scale": "0-100"}),
             ("scale", {"score": 5, "scale": "1-5"}),
+            ("scale", {"score": 5, "scale": {}}),  # was a 500 (unhashable), found by schemathesis
             ("judge", {"score": 5, "judge": "a judge"}),
             ("observed_at", {"score": 5, "observed_at": "2026-01-01T00:00:00"}),
             ("observed_at", {"score": 5, "observed_at": ahead}),

@@ -53,13 +53,14 @@ class JudgmentRequest(Judgment):
     @classmethod
     def _to_ten(cls, data: Any) -> Any:
         """``score`` mapped from its ``scale`` to 0-10 (the field then checks 0-10)."""
-        if not isinstance(data, dict) or data.get("scale") not in SCALES:
-            return data
+        scale = data.get("scale") if isinstance(data, dict) else None
+        if not isinstance(scale, str) or scale not in SCALES:
+            return data  # no scale, or one the field refuses
         score = data.get("score")
         if isinstance(score, bool) or not isinstance(score, int | float):
             return data
         try:
-            return {**data, "score": to_ten(float(score), data["scale"])}
+            return {**data, "score": to_ten(float(score), scale)}
         except ValueError as error:
             raise InvalidInput("score", score, str(error)) from None
 
