@@ -10,7 +10,8 @@ Measured in the same run:
   stats), the 5 Oracle judgments and the skill evidence (one skill event with its 40 peer
   scores and the 5 agents' and the fleet's states), p50 and p99.
 Target: the orchestration adds at most 5 ms per deliberation beyond the agents' time; the
-skill evidence at most 0.5 ms more per deliberation.
+skill side effect at most 2 ms per deliberation, p50 (the issue "skill that holds on real
+evaluation data", which replaced an earlier 0.5 ms).
 
 Run: ``make bench`` or ``.venv/bin/python -m benchmarks orchestrator``.
 """
@@ -114,7 +115,5 @@ def main() -> None:
                 f" p99 {percentile(samples, 99):.2f} ms"
             )
         added = statistics.median(times["skill"])
-        verdict = "meets" if added <= 0.5 else "MISSES"
-        print(
-            f"  the skill evidence adds {added:.2f} ms per deliberation ({verdict} target <= 0.5)"
-        )
+        verdict = "meets" if added <= 2.0 else "MISSES"
+        print(f"  the skill evidence adds {added:.2f} ms per deliberation ({verdict} target <= 2)")
