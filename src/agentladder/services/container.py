@@ -19,7 +19,7 @@ from nats.aio.subscription import Subscription
 
 from agentladder.config import Settings
 from agentladder.domain.agents import AgentConfig
-from agentladder.errors import StoreUnavailable
+from agentladder.errors import RevisionConflict, StoreUnavailable
 from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
 from agentladder.providers.preflight import missing_keys
@@ -96,13 +96,22 @@ class Services:
 
         async def fitting() -> None:
             pause = self.settings.skill.fit_interval_s
+            quiet = False  # the last pass failed for a known cause: said once
             while True:
                 await asyncio.sleep(pause)
                 started = time.monotonic()
                 try:
                     await self.skill.fit()
+                except (StoreUnavailable, RevisionConflict) as error:  # the next pass tries again
+                    if not quiet:
+                        log.warning("the skill fit waits: %s", error)
+                    quiet = True
                 except Exception:  # the next pass tries again
                     log.exception("skill fit failed")
+                else:
+                    if quiet:
+                        log.warning("the skill fit resumed")
+                    quiet = False
                 # a fit takes at most about a third of the time
                 pause = max(self.settings.skill.fit_interval_s, 2.0 * (time.monotonic() - started))
 

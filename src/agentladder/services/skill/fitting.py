@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import TypeAdapter
+from threadpoolctl import threadpool_limits
 
 from agentladder.domain.skill.evidence import Evidence
 from agentladder.domain.skill.fit import fit_observations
@@ -70,8 +71,12 @@ def folded(
 
 
 def fitted_commit(log: Log, rules: SkillRules, at: float) -> FitFold:
-    """The fit of the log, as the fold ``Store.commit_skill_fit`` calls."""
-    snapshot = fitted(log, rules, at)
+    """The fit of the log, as the fold ``Store.commit_skill_fit`` calls. Its linear algebra
+    runs on one BLAS thread: a fit runs beside the event loop (``serve`` fits in the
+    background), and BLAS on every core left the loop's thread waiting for a core, so that
+    an agent answering in 0.2 s of a 0.5 s deadline was cut by it."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        snapshot = fitted(log, rules, at)
 
     def fold(newer: Sequence[SkillEvent]) -> SkillFitCommit:
         return SkillFitCommit(folded(snapshot, newer, rules), snapshot.fleet)

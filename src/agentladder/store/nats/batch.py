@@ -16,8 +16,10 @@ written earlier in the same batch cannot carry an expected sequence again.
 Errors: a failed expectation (JetStream codes 10071 "wrong last sequence: N" and 10164
 "wrong last sequence") raises ``RevisionConflict``; other JetStream API errors raise
 ``StoreError`` with the code and description, except 10210 (too many batches in flight)
-which is ``StoreUnavailable``, like a timeout or no responders. A timeout on the commit
-leaves its outcome unknown.
+and 10176 (the batch arrived incomplete: a plain publish of it was dropped on the way, as
+seen under load while nats-server restarted) which are ``StoreUnavailable``, like a
+timeout or no responders: nothing of the batch was stored and it may be sent again. A
+timeout on the commit leaves its outcome unknown.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ MAX_BATCH_MESSAGES = 1000
 
 WRONG_LAST_SEQUENCE_CODES = frozenset({10071, 10164})
 TOO_MANY_INFLIGHT_CODE = 10210
+INCOMPLETE_CODE = 10176
 _ACTUAL = re.compile(r"wrong last sequence: (\d+)")
 
 
@@ -181,7 +184,7 @@ async def _raise_for(
     if code in WRONG_LAST_SEQUENCE_CODES:
         raise await _conflict(nc, stream, messages, description, timeout)
     text = f"JetStream error {code} on stream {stream!r}: {description}"
-    if code == TOO_MANY_INFLIGHT_CODE:
+    if code in (TOO_MANY_INFLIGHT_CODE, INCOMPLETE_CODE):
         raise StoreUnavailable(text)
     raise StoreError(text)
 
