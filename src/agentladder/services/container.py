@@ -112,8 +112,9 @@ class Services:
                     if quiet:
                         log.warning("the skill fit resumed")
                     quiet = False
-                # a fit takes at most about a third of the time
-                pause = max(self.settings.skill.fit_interval_s, 2.0 * (time.monotonic() - started))
+                # a fit takes at most about a tenth of the time: it shares the interpreter
+                # with the event loop, whose answers it would otherwise slow
+                pause = max(self.settings.skill.fit_interval_s, 9.0 * (time.monotonic() - started))
 
         self._background = [
             asyncio.ensure_future(beat()),

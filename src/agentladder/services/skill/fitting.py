@@ -3,6 +3,7 @@ states to commit (the events appended while the fit ran folded onto them)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -70,13 +71,25 @@ def folded(
     return states
 
 
+FIT_SWITCH_S = 0.0005
+"""The interpreter's switch interval while a fit runs beside the event loop (seconds)."""
+
+
 def fitted_commit(log: Log, rules: SkillRules, at: float) -> FitFold:
     """The fit of the log, as the fold ``Store.commit_skill_fit`` calls. Its linear algebra
     runs on one BLAS thread: a fit runs beside the event loop (``serve`` fits in the
     background), and BLAS on every core left the loop's thread waiting for a core, so that
-    an agent answering in 0.2 s of a 0.5 s deadline was cut by it."""
-    with threadpool_limits(limits=1, user_api="blas"):
-        snapshot = fitted(log, rules, at)
+    an agent answering in 0.2 s of a 0.5 s deadline was cut by it. While it runs, the
+    interpreter's switch interval is ``FIT_SWITCH_S`` (5 ms otherwise): the event loop,
+    woken by a socket, waits at most that long for the fit's thread to hand it the
+    interpreter."""
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(FIT_SWITCH_S)  # the loop gets the interpreter back sooner
+    try:
+        with threadpool_limits(limits=1, user_api="blas"):
+            snapshot = fitted(log, rules, at)
+    finally:
+        sys.setswitchinterval(switch)
 
     def fold(newer: Sequence[SkillEvent]) -> SkillFitCommit:
         return SkillFitCommit(folded(snapshot, newer, rules), snapshot.fleet)
