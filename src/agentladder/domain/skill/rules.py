@@ -105,7 +105,7 @@ class SkillRules(BaseModel):
     )  # fmt: skip
 
     fit_interval_s: float = Field(
-        default=2.0, gt=0.0, description="seconds between two fits of new evidence by serve"
+        default=30.0, gt=0.0, description="seconds between two fits of new evidence by serve"
     )
 
     def digest(self) -> str:
