@@ -357,9 +357,16 @@ def check(planned: list[Planned], run: Campaign) -> None:
     seen: Counter[str] = Counter()
     for name, behaviour in BEHAVIOUR.items():
         seen[behaviour] += sum(run.stats[name])
+    # (a try cut by the deadline while its request still waited for a connection never
+    # reaches the server: on a loaded machine up to a tenth of a short campaign's tries to
+    # the agents that hang, 4 of 58 in one CI run; more seen than tried would be a retry)
     for behaviour, tries in seen.items():
         got = run.server["requests"].get(behaviour, 0)
-        assert tries - spurious_allowance(tries) <= got <= tries, (behaviour, got, tries)
+        assert tries - max(spurious_allowance(tries), tries // 10) <= got <= tries, (
+            behaviour,
+            got,
+            tries,
+        )
     assert run.server["stuck"] == 0, [s.server_stuck for s in run.samples]
     # no leaks: after warm-up (the first batch), nothing grows. The clients' idle keep-alive
     # connections come and go with the pools (both ends count them: the server its open
