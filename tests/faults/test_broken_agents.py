@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -69,6 +70,7 @@ TRIES = 1 + RETRIES
 KEY_ENV = "AGENTLADDER_BROKEN_KEY"
 KINDS = ("timeout", "http", "refused", "unparseable", "invalid")
 SLACK_S = 2.0  # scheduling on a shared two-core machine, the store, the event loop
+CONCURRENCY = 12  # deliberations run at once
 LEAK_SLACK = 16  # idle keep-alive connections in the pools vary from batch to batch
 
 GOOD = {"good_a": "good:8", "good_b": "good:6"}
@@ -268,6 +270,56 @@ class Campaign:
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # completed, failed
     levels: dict[str, Level] = field(default_factory=dict)
     server: dict[str, Any] = field(default_factory=dict)
+    stalls: list[float] = field(default_factory=list)  # the event loop's late wake-ups, s
+    gc_pauses: list[float] = field(default_factory=list)  # full collections, s
+
+
+@contextlib.contextmanager
+def quiet_heap() -> Iterator[None]:
+    """Collect, then freeze what the earlier tests left, for the campaign's length.
+
+    Deep in a whole suite this process holds some 700,000 objects, and a full collection
+    over them took 0.65 s on a loaded machine: longer than the deadline, so one that fell
+    inside a campaign cut every good try in flight (4 of 76 per good agent in one CI run).
+    Frozen objects are skipped by the collector; the campaign's own are still collected.
+    """
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def gc_pauses(into: list[float]) -> Iterator[None]:
+    """Record how long each full (generation 2) collection holds the process."""
+    started = [0.0]
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            into.append(time.perf_counter() - started[0])
+
+    gc.callbacks.append(timed)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(timed)
+
+
+async def watch_loop(into: list[float], tick_s: float = 0.01, late_s: float = 0.1) -> None:
+    """Record each wake-up of the event loop more than ``late_s`` after it was due: a stall
+    that would cut a good agent's try as surely as a slow agent."""
+    while True:
+        due = time.perf_counter() + tick_s
+        await asyncio.sleep(tick_s)
+        late = time.perf_counter() - due
+        if late > late_s:
+            into.append(late)
 
 
 @pytest.fixture
@@ -299,6 +351,7 @@ async def campaign(
         running = {k: asyncio.ensure_future(one(batch[k])) for k in slowest_first}
         return [await running[k] for k in range(len(batch))]
 
+    watcher = asyncio.ensure_future(watch_loop(out.stalls))
     try:
         started = time.perf_counter()
         for first in range(0, len(planned), every):
@@ -323,13 +376,20 @@ async def campaign(
             out.levels[name] = (await services.oracle.get_profile(name)).level
         out.server = await asyncio.to_thread(server.settled_stats)
     finally:
+        watcher.cancel()
         await services.close()
     return out
 
 
-def spurious_allowance(completed: int) -> int:
-    """Failed tries of an agent that answers in time: a loop stall on a loaded machine."""
-    return max(2, completed // 100)
+STALL_CUTS_S = TIMEOUT_S / 2  # a stall this long can cut a try that would answer in time
+IN_FLIGHT = 2 * CONCURRENCY  # an agent's tries in flight: two calls in each deliberation
+
+
+def spurious_allowance(completed: int, stalls: list[float] | None = None) -> int:
+    """Failed tries of an agent that answers in time: a loaded machine's delays, and every
+    try in flight during each stall of the event loop long enough to cut one."""
+    cutting = sum(1 for late in stalls or () if late >= STALL_CUTS_S)
+    return max(2, completed // 100) + IN_FLIGHT * cutting
 
 
 def check(planned: list[Planned], run: Campaign) -> None:
@@ -352,7 +412,7 @@ def check(planned: list[Planned], run: Campaign) -> None:
     for name in OK:
         done, missed = run.stats[name]
         assert done == completed[name], name
-        assert missed <= spurious_allowance(done), (name, missed)
+        assert missed <= spurious_allowance(done, run.stalls), (name, missed, run.stalls)
     # the server saw one request per try (none retried behind the provider's back)
     seen: Counter[str] = Counter()
     for name, behaviour in BEHAVIOUR.items():
@@ -403,6 +463,8 @@ def report(planned: list[Planned], run: Campaign) -> str:
             "server_accepted": run.server["accepted"],
             "server_requests": run.server["requests"],
             "stats": run.stats,
+            "loop_stalls_s": sorted((round(s, 3) for s in run.stalls), reverse=True)[:10],
+            "gc_pauses_s": sorted((round(s, 3) for s in run.gc_pauses), reverse=True)[:10],
             "samples": [
                 (s.deliberations, s.fds, s.tasks, s.server_open, s.connections) for s in run.samples
             ],
@@ -416,12 +478,15 @@ def run_plan(
     monkeypatch: pytest.MonkeyPatch,
     count: int,
     every: int,
-    concurrency: int = 12,
+    concurrency: int = CONCURRENCY,
 ) -> tuple[list[Planned], Campaign]:
     monkeypatch.setenv(KEY_ENV, "sk-broken-test")
     planned = plan(count)
     store = f"sqlite:///{tmp_path / 'agentladder.db'}"
-    run = asyncio.run(campaign(server, store, planned, every=every, concurrency=concurrency))
+    pauses: list[float] = []
+    with quiet_heap(), gc_pauses(pauses):
+        run = asyncio.run(campaign(server, store, planned, every=every, concurrency=concurrency))
+    run.gc_pauses = pauses
     return planned, run
 
 
@@ -664,3 +729,22 @@ def test_a_remote_agent_whose_provider_crashes_answers_at_once(
     assert "KeyError" in answers[0][0]
     assert "RecursionError" in answers[1][0]
     assert all(elapsed < 1.0 for _, elapsed in answers), answers
+
+
+def test_the_loop_watcher_sees_a_stall_that_could_cut_a_try() -> None:
+    """A callback that blocks the event loop for 0.3 s is recorded as a stall of at least
+    that (so a good agent's tries cut by it are allowed), and widens the allowance."""
+
+    async def main() -> list[float]:
+        stalls: list[float] = []
+        watcher = asyncio.ensure_future(watch_loop(stalls))
+        await asyncio.sleep(0.05)
+        time.sleep(0.3)  # what a full collection of a large heap does to the loop
+        await asyncio.sleep(0.05)
+        watcher.cancel()
+        return stalls
+
+    stalls = asyncio.run(main())
+    assert max(stalls) >= 0.3 - 0.01 - 0.001
+    assert spurious_allowance(76, stalls) == 2 + IN_FLIGHT
+    assert spurious_allowance(76, []) == 2
