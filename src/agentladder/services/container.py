@@ -32,6 +32,7 @@ from agentladder.services.deliberations.recovery import recover
 from agentladder.services.lease import Lease
 from agentladder.services.oracle.sentinel import Sentinel
 from agentladder.services.oracle.service import Oracle
+from agentladder.services.passes import QuietPasses
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
@@ -78,40 +79,23 @@ class Services:
                     await self.registry.beat_local()
 
         async def recovering() -> None:
-            away = False  # the store was unavailable at the last pass: said once
+            passes = QuietPasses("recovery", (StoreUnavailable,))
+            orchestrator = self.orchestrator
+
+            async def one_pass() -> None:
+                await recover(orchestrator, now=orchestrator.clock.now().timestamp())
+
             while True:
-                try:
-                    await recover(self.orchestrator, now=self.orchestrator.clock.now().timestamp())
-                except StoreUnavailable as error:  # the next pass tries again
-                    if not away:
-                        log.warning("recovery waits for the store: %s", error)
-                    away = True
-                except Exception:  # the next pass tries again
-                    log.exception("recovery pass failed")
-                else:
-                    if away:
-                        log.warning("recovery resumed: the store answers again")
-                    away = False
+                await passes.run(one_pass)
                 await asyncio.sleep(settings.recover_interval_s)
 
         async def fitting() -> None:
+            passes = QuietPasses("the skill fit", (StoreUnavailable, RevisionConflict))
             pause = self.settings.skill.fit_interval_s
-            quiet = False  # the last pass failed for a known cause: said once
             while True:
                 await asyncio.sleep(pause)
                 started = time.monotonic()
-                try:
-                    await self.skill.fit()
-                except (StoreUnavailable, RevisionConflict) as error:  # the next pass tries again
-                    if not quiet:
-                        log.warning("the skill fit waits: %s", error)
-                    quiet = True
-                except Exception:  # the next pass tries again
-                    log.exception("skill fit failed")
-                else:
-                    if quiet:
-                        log.warning("the skill fit resumed")
-                    quiet = False
+                await passes.run(self.skill.fit)
                 # a fit takes at most about a tenth of the time: it shares the interpreter
                 # with the event loop, whose answers it would otherwise slow
                 pause = max(self.settings.skill.fit_interval_s, 9.0 * (time.monotonic() - started))

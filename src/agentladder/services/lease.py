@@ -20,6 +20,7 @@ import logging
 
 from agentladder.errors import StoreUnavailable
 from agentladder.services.clock import Clock
+from agentladder.services.passes import QuietPasses
 from agentladder.store.base import Store
 
 __all__ = ["Lease"]
@@ -46,20 +47,10 @@ class Lease:
         await self.renew()
 
         async def keep() -> None:
-            away = False  # the store was unavailable at the last renewal: said once
+            passes = QuietPasses(f"the lease of instance {self.holder}", (StoreUnavailable,))
             while True:
                 await asyncio.sleep(self.lease_s / 3)
-                try:
-                    await self.renew()
-                except StoreUnavailable as error:  # the next renewal tries again
-                    if not away:
-                        log.warning("the lease of instance %s waits for the store: %s",
-                                    self.holder, error)  # fmt: skip
-                    away = True
-                except Exception:  # the next renewal tries again
-                    log.exception("renewing the lease of instance %s failed", self.holder)
-                else:
-                    away = False
+                await passes.run(self.renew)
 
         self._task = asyncio.ensure_future(keep())
 
