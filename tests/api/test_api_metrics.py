@@ -103,6 +103,33 @@ def test_provider_calls_are_measured_per_agent() -> None:
     call_app(AGENTS, body)
 
 
+def test_writes_are_visible() -> None:
+    """Compare-and-set attempts and conflicts by operation, side effects retried, and the
+    side effects in flight with the oldest one's age: counters and gauges that exist before
+    any trouble (an operator's alert needs the series) and count what the services did."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        before = families((await client.get("/metrics")).text)
+        assert before["agentladder_side_effects_pending"].type == "gauge"
+        assert before["agentladder_side_effects_oldest_seconds"].type == "gauge"
+        for name in ("attempts", "conflicts", "exhausted"):
+            assert before[f"agentladder_store_cas_{name}"].type == "counter"
+        assert before["agentladder_side_effect_retries"].type == "counter"
+        await deliberate(client, services)
+        services.orchestrator.writes.retried["judgments"] += 2  # as two failed attempts would
+        found = families((await client.get("/metrics")).text)
+        attempts = found["agentladder_store_cas_attempts"]
+        assert value(attempts, "agentladder_store_cas_attempts_total", op="stats") == 1
+        assert value(found["agentladder_side_effect_retries"],
+                     "agentladder_side_effect_retries_total", kind="judgments") == 2  # fmt: skip
+        assert value(found["agentladder_side_effects_pending"],
+                     "agentladder_side_effects_pending") == 0  # fmt: skip
+        assert value(found["agentladder_side_effects_oldest_seconds"],
+                     "agentladder_side_effects_oldest_seconds") == 0  # fmt: skip
+
+    call_app(AGENTS, body)
+
+
 def test_static_files_are_labelled_by_their_route() -> None:
     """Two static files and a docs asset count under their mounts' routes, not their paths."""
 

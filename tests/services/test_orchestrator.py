@@ -10,7 +10,7 @@ import pytest
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.deliberation_record import DeliberationStatus, SideEffectState
 from agentladder.domain.stats import AgentPerformanceStats
-from agentladder.errors import StoreUnavailable, TooFewAgents
+from agentladder.errors import RevisionConflict, StoreUnavailable, TooFewAgents
 from agentladder.providers.base import EvaluateRequest, Evaluation, Proposal, ProposeRequest
 from agentladder.store.base import Store
 from tests.services.world import simulated, world
@@ -190,7 +190,44 @@ def test_a_failing_store_delays_the_ranking_but_not_the_deliberation(with_store:
         await orchestrator.settle()
         assert record.ranking.state is SideEffectState.APPLIED
         assert record.ranking.attempts == 4
+        assert orchestrator.writes.retried == {"ranking": 3}  # /metrics: side effects retried
+        assert orchestrator.settling == (0, 0.0)  # none in flight now
         assert await ranks(store, "a", "b") == {"a": 0, "b": 1}
         assert (await orchestrator.get(record.id)).ranking.state is SideEffectState.APPLIED
+
+    with_store(body)
+
+
+class Racing:
+    """Wraps a store whose first ``losses`` commit_stats calls lose a compare-and-set race."""
+
+    def __init__(self, inner: Store, losses: int) -> None:
+        self.inner = inner
+        self.losses = losses
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def commit_stats(self, updates: Any, *, marker: str | None = None) -> Any:
+        if self.losses > 0:
+            self.losses -= 1
+            raise RevisionConflict("stats/a", 1, 2)
+        return await self.inner.commit_stats(updates, marker=marker)
+
+
+def test_a_lost_race_is_counted_and_retried_at_once(with_store: Any) -> None:
+    """Two lost compare-and-sets on the stats: three attempts, two conflicts, none given up
+    (what /metrics shows as agentladder_store_cas_*{op="stats"}); no back-off retry."""
+
+    async def body(store: Store) -> None:
+        racing = Racing(store, losses=2)
+        orchestrator = await world(racing, simulated({"a": 6.0, "b": 9.0}))  # type: ignore[arg-type]
+        await orchestrator.run(ask("a", "b", scope="quick"))
+        await orchestrator.settle()
+        writes = orchestrator.writes
+        assert (writes.attempts["stats"], writes.conflicts["stats"]) == (3, 2)
+        assert not writes.exhausted
+        assert not writes.retried
+        assert await ranks(store, "a", "b") == {"a": 0, "b": 1}
 
     with_store(body)

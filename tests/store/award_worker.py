@@ -20,7 +20,9 @@ async def main(url: str, agent_id: str, prefix: str, count: int) -> None:
     try:
         for i in range(count):
             item = judgment(agent_id, f"{prefix}-{i}", score=float(i % 11), task_type=f"t{i % 3}")
-            await retry_on_conflict(lambda item=item: award(store, item), attempts=10_000)
+            await retry_on_conflict(
+                lambda item=item: award(store, item), op="award", attempts=10_000
+            )
             sys.stdout.write(f"ACK {item.contract_id}\n")
             sys.stdout.flush()
     finally:

@@ -10,7 +10,7 @@ import pytest
 from agentladder.domain.stats import AgentPerformanceStats, record_submission
 from agentladder.errors import AlreadyApplied, RevisionConflict
 from agentladder.store.base import Store
-from agentladder.store.retry import retry_on_conflict
+from agentladder.store.retry import WriteTally, retry_on_conflict
 
 STATS = AgentPerformanceStats(rank=3, avg_score=7.8, recent_latencies_ms=(25000.0, 30000.0))
 
@@ -131,9 +131,13 @@ def test_concurrent_submissions_lose_no_update(with_store: Any) -> None:
                 await store.commit_stats(updates)
 
             for _ in range(10):
-                await retry_on_conflict(attempt)
+                await retry_on_conflict(attempt, op="stats", tally=tally)
 
+        tally = WriteTally()
         await asyncio.gather(*(one(i % 2 == 0) for i in range(20)))
+        # each of the 200 writes took one attempt that worked, and one more per conflict
+        assert tally.attempts["stats"] - tally.conflicts["stats"] == 200
+        assert not tally.exhausted
         for agent in ("a", "b"):
             got = await store.get_stats(agent)
             assert got is not None

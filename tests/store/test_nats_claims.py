@@ -93,3 +93,30 @@ def test_a_stale_head_never_applies_a_key_twice(nats_store_url: str) -> None:
             await two.close()
 
     asyncio.run(main())
+
+
+def test_a_lost_race_is_counted(nats_store_url: str) -> None:
+    """Ten judgments of one agent at once: all fold from one head, one wins each round and
+    the others' compare-and-sets are refused and retried; counted by operation for
+    /metrics (agentladder_store_cas_*{op="oracle"}), each call ending with one attempt
+    that went through."""
+
+    async def main() -> None:
+        store = await open_store(nats_store_url)
+        try:
+
+            def fold_for(contract: str) -> Any:
+                return lambda profile: judgment_commit(profile, judgment("a1", contract))
+
+            keys = [f"c-{i}" for i in range(10)]
+            done = await asyncio.gather(*(store.apply_oracle("a1", k, fold_for(k)) for k in keys))
+            assert all(applied is not None and applied.created for applied in done)
+            tally = store.conflicts
+            assert tally.conflicts["oracle"] >= 1
+            assert tally.attempts["oracle"] - tally.conflicts["oracle"] == len(keys)
+            assert not tally.exhausted
+            assert sorted(e.key for e in await store.events("a1")) == sorted(keys)
+        finally:
+            await store.close()
+
+    asyncio.run(main())

@@ -1,5 +1,5 @@
 """``GET /metrics``: Prometheus text: requests, latencies, deliberations, awards, agents,
-refusals, provider calls.
+refusals, provider calls, compare-and-set conflicts, side effects retried and in flight.
 
 Each app has its own registry (no process-global state, so several apps and tests can
 live in one process). Running totals are counters (``_total``): the totals the services
@@ -13,6 +13,7 @@ its route's template (``/agents/{agent_id}``), a static file by its mount
 from __future__ import annotations
 
 import time
+from collections import Counter as Tally
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,7 +26,12 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -34,6 +40,7 @@ from agentladder.api.deps import ServicesDep
 from agentladder.api.errors import refusals_of
 from agentladder.services.container import Services
 from agentladder.services.oracle.probation import probation_census
+from agentladder.store.retry import WriteTally
 
 __all__ = ["install_metrics", "router"]
 
@@ -123,6 +130,7 @@ class Totals(Collector):
         )  # fmt: skip
         yield from _sentinel(services)
         yield from _provider_calls(services)
+        yield from _writes(services)
 
 
 def _counter(name: str, what: str, label: str, values: Any) -> CounterMetricFamily:
@@ -187,6 +195,47 @@ def _provider_calls(services: Services) -> Iterator[Metric]:
     for agent, dollars in sorted(calls.cost.items()):
         cost.add_metric([agent], dollars)
     yield cost
+
+
+def _writes(services: Services) -> Iterator[Metric]:
+    """Compare-and-set attempts and conflicts (the NATS store's and the side effects'),
+    side effects retried, and the side effects in flight now with the oldest one's age."""
+    tallies = [services.orchestrator.writes]
+    store_tally = getattr(services.store, "conflicts", None)  # the NATS store keeps one
+    if isinstance(store_tally, WriteTally):
+        tallies.append(store_tally)
+    for name, what, part in (
+        ("attempts", "compare-and-set attempts by operation (oracle, skill, skill_fit: the"
+         " NATS store's; stats: a deliberation's ranking)", "attempts"),
+        ("conflicts", "compare-and-set attempts refused because another writer got there"
+         " first, by operation; each is retried", "conflicts"),
+        ("exhausted", "operations that gave up after their last conflicting attempt",
+         "exhausted"),
+    ):  # fmt: skip
+        family = CounterMetricFamily(f"agentladder_store_cas_{name}", what, labels=["op"])
+        totals: Tally[str] = sum((getattr(t, part) for t in tallies), Tally())
+        for op, count in sorted(totals.items()):
+            family.add_metric([op], count)
+        yield family
+    yield _counter(
+        "agentladder_side_effect_retries",
+        "failed attempts of a deliberation's side effects, each retried with back-off, by"
+        " kind (ranking, judgments, skill, calls, save)", "kind",
+        services.orchestrator.writes.retried.items(),
+    )  # fmt: skip
+    pending, oldest_s = services.orchestrator.settling
+    queue = GaugeMetricFamily(
+        "agentladder_side_effects_pending",
+        "deliberations whose side effects this instance is applying now",
+    )
+    queue.add_metric([], pending)
+    yield queue
+    lag = GaugeMetricFamily(
+        "agentladder_side_effects_oldest_seconds",
+        "how long the oldest side effects in flight have been applied for (0 when none)",
+    )
+    lag.add_metric([], oldest_s)
+    yield lag
 
 
 def _route_of(scope: Scope) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine, Mapping
@@ -65,6 +66,7 @@ from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.records import DeliberationDoc
+from agentladder.store.retry import WriteTally
 
 __all__ = ["SETTLING", "Orchestrator", "stored_status"]
 
@@ -117,6 +119,7 @@ class Orchestrator:
         self.mentors = Mentors(self.settings)
         self.finished: Counter[str] = Counter()  # status -> deliberations, for /metrics
         self.calls = ProviderCalls()  # every call to an agent, for /metrics
+        self.writes = WriteTally()  # its side effects' conflicts and retries, for /metrics
         self._tasks: set[asyncio.Task[None]] = set()
         self._active: dict[str, DeliberationRecord] = {}
         self._slots = asyncio.Semaphore(self.settings.max_running)
@@ -124,7 +127,7 @@ class Orchestrator:
         # accepted by ``submit`` and not finished, counted from the moment of admission
         # (a spawned task joins ``_waiting`` only once it first runs)
         self._admitted = 0
-        self._settling: set[str] = set()
+        self._settling: dict[str, float] = {}  # id -> when its side effects began (monotonic)
         self._allowances: dict[str, dict[str, TaskAllowance]] = {}
         self._stopping: str | None = None  # set by ``close``: why what runs is interrupted
         self._interrupted: list[DeliberationRecord] = []
@@ -227,6 +230,13 @@ class Orchestrator:
     def running(self, deliberation_id: str) -> bool:
         """True while this instance runs the deliberation or holds it waiting for a slot."""
         return deliberation_id in self._active or deliberation_id in self._waiting
+
+    @property
+    def settling(self) -> tuple[int, float]:
+        """Deliberations whose side effects are being applied now, and how long the oldest
+        of them has been at it (s; 0 when none): the side effects' queue and lag."""
+        started = min(self._settling.values(), default=None)
+        return len(self._settling), 0.0 if started is None else time.monotonic() - started
 
     @property
     def load(self) -> tuple[int, int]:
@@ -341,27 +351,41 @@ class Orchestrator:
 
     async def _side_effects(self, record: DeliberationRecord) -> None:
         """Ranking, then judgments, each retried until the store takes it; saved after."""
-        self._settling.add(record.id)
+        self._settling[record.id] = time.monotonic()
         try:
             await self._apply_side_effects(record)
         finally:
-            self._settling.discard(record.id)
+            self._settling.pop(record.id, None)
 
     async def _apply_side_effects(self, record: DeliberationRecord) -> None:
         now = int(self._now())
         if record.status is DeliberationStatus.FAILED:
-            await settle_unfinished(self.store, record, now)
-            await with_backoff(f"saving {record.id}", SideEffect(), lambda: self._save(record))
+            await settle_unfinished(self.store, record, now, tally=self.writes)
+            await with_backoff(
+                f"saving {record.id}",
+                SideEffect(),
+                lambda: self._save(record),
+                kind="save",
+                tally=self.writes,
+            )
             return
 
         async def rank() -> None:
-            await apply_ranking(self.store, record, now)
+            await apply_ranking(self.store, record, now, self.writes)
 
         async def judge() -> None:
             await apply_judgments(self.oracle, record, self.settings.success_min_score)
 
-        await with_backoff(f"ranking of {record.id}", record.ranking, rank)
-        await with_backoff(f"judgments of {record.id}", record.judgments, judge)
+        await with_backoff(
+            f"ranking of {record.id}", record.ranking, rank, kind="ranking", tally=self.writes
+        )
+        await with_backoff(
+            f"judgments of {record.id}",
+            record.judgments,
+            judge,
+            kind="judgments",
+            tally=self.writes,
+        )
         skill = self.skill
         if skill is None:
             record.skill.state = SideEffectState.SKIPPED
@@ -370,8 +394,20 @@ class Orchestrator:
             async def observe() -> None:
                 await apply_skill(skill, record)
 
-            await with_backoff(f"skill evidence of {record.id}", record.skill, observe)
-        await with_backoff(f"saving {record.id}", SideEffect(), lambda: self._save(record))
+            await with_backoff(
+                f"skill evidence of {record.id}",
+                record.skill,
+                observe,
+                kind="skill",
+                tally=self.writes,
+            )
+        await with_backoff(
+            f"saving {record.id}",
+            SideEffect(),
+            lambda: self._save(record),
+            kind="save",
+            tally=self.writes,
+        )
 
     async def report(self, external: ExternalDeliberation) -> tuple[DeliberationRecord, bool]:
         """Rank a deliberation run elsewhere, once per id; (record, duplicate)."""
@@ -419,7 +455,9 @@ class Orchestrator:
         now = int(self._now())
         for record in interrupted:
             try:
-                await settle_unfinished(self.store, record, now, max_attempts=CLOSE_ATTEMPTS)
+                await settle_unfinished(
+                    self.store, record, now, max_attempts=CLOSE_ATTEMPTS, tally=self.writes
+                )
                 await self._save(record)
             except Exception:  # the store failed: recovery resumes it (stored as settling)
                 log.exception("settling the interrupted deliberation %s failed", record.id)

@@ -39,7 +39,7 @@ from agentladder.services.oracle.service import Oracle
 from agentladder.services.skill.evidence import from_record
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
-from agentladder.store.retry import retry_on_conflict
+from agentladder.store.retry import WriteTally, retry_on_conflict
 
 __all__ = [
     "apply_calls",
@@ -65,11 +65,14 @@ async def with_backoff(
     effect: SideEffect,
     action: Callable[[], Awaitable[None]],
     *,
+    kind: str,
+    tally: WriteTally | None = None,
     first_delay: float = 0.05,
     max_delay: float = 5.0,
     max_attempts: int | None = None,
 ) -> None:
-    """Run ``action`` until it succeeds, doubling the pause after each failure."""
+    """Run ``action`` until it succeeds, doubling the pause after each failure; each
+    failure is counted in ``tally.retried[kind]`` (``/metrics``)."""
     delay = first_delay
     while True:
         effect.attempts += 1
@@ -78,6 +81,8 @@ async def with_backoff(
         except asyncio.CancelledError:
             raise
         except Exception as error:  # logged, retried, never fatal
+            if tally is not None:
+                tally.retried[kind] += 1
             effect.state = SideEffectState.RETRYING
             effect.error = f"{type(error).__name__}: {error}"
             log.warning("%s failed (attempt %d), retrying: %s", what, effect.attempts, error)
@@ -106,12 +111,12 @@ def outcomes_of(
 
 
 async def apply_ranking(
-    store: Store, record: DeliberationRecord, now: int
+    store: Store, record: DeliberationRecord, now: int, tally: WriteTally | None = None
 ) -> RankingOutcome | None:
     """Fold the deliberation into every participant's stats, once; None if applied before.
     The record's ranking part names the floor group and explains the promotion."""
     rounds = [{p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds]
-    outcome = await _fold(store, record, rounds, now)
+    outcome = await _fold(store, record, rounds, now, tally)
     if outcome is None:
         return None
     promotion = outcome.promotion
@@ -122,15 +127,21 @@ async def apply_ranking(
     return outcome
 
 
-async def apply_calls(store: Store, record: DeliberationRecord, now: int, why: str) -> None:
+async def apply_calls(
+    store: Store, record: DeliberationRecord, now: int, why: str, tally: WriteTally | None = None
+) -> None:
     """A deliberation that did not complete: its calls made (its submissions) folded into
     the stats, nobody promoted, no deliberation counted; once (the same marker)."""
-    if await _fold(store, record, [], now) is not None:
+    if await _fold(store, record, [], now, tally) is not None:
         record.ranking.explanation = f"nobody promoted: {why}; its calls made are counted"
 
 
 async def _fold(
-    store: Store, record: DeliberationRecord, rounds: list[dict[str, float | None]], now: int
+    store: Store,
+    record: DeliberationRecord,
+    rounds: list[dict[str, float | None]],
+    now: int,
+    tally: WriteTally | None,
 ) -> RankingOutcome | None:
 
     async def attempt() -> RankingOutcome:
@@ -145,7 +156,7 @@ async def _fold(
         return outcome
 
     try:
-        return await retry_on_conflict(attempt)
+        return await retry_on_conflict(attempt, op="stats", tally=tally)
     except AlreadyApplied:
         return None
 

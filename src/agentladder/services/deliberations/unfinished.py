@@ -20,6 +20,7 @@ from agentladder.domain.deliberation_record import (
 from agentladder.services.deliberations.rounds import RoundRunner
 from agentladder.services.deliberations.side_effects import apply_calls, with_backoff
 from agentladder.store.base import Store
+from agentladder.store.retry import WriteTally
 
 __all__ = ["abandon", "abandon_all", "failed_with_calls", "settle_unfinished"]
 
@@ -49,7 +50,12 @@ def failed_with_calls(record: DeliberationRecord, error: str, runner: RoundRunne
 
 
 async def settle_unfinished(
-    store: Store, record: DeliberationRecord, now: int, *, max_attempts: int | None = None
+    store: Store,
+    record: DeliberationRecord,
+    now: int,
+    *,
+    max_attempts: int | None = None,
+    tally: WriteTally | None = None,
 ) -> None:
     """The side effects of a failed deliberation: its calls into the stats (retried with
     back-off, at most ``max_attempts`` times when given), its judgments and skill
@@ -58,10 +64,15 @@ async def settle_unfinished(
     if record.submissions:
 
         async def calls() -> None:
-            await apply_calls(store, record, now, why)
+            await apply_calls(store, record, now, why, tally)
 
         await with_backoff(
-            f"calls of {record.id}", record.ranking, calls, max_attempts=max_attempts
+            f"calls of {record.id}",
+            record.ranking,
+            calls,
+            kind="calls",
+            tally=tally,
+            max_attempts=max_attempts,
         )
     else:
         abandon(record.ranking, f"nothing to rank: no call was made ({why})")

@@ -67,7 +67,7 @@ from agentladder.store.records import (
     Versioned,
     registration_matches,
 )
-from agentladder.store.retry import retry_on_conflict
+from agentladder.store.retry import WriteTally, retry_on_conflict
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 
 __all__ = ["LEADERBOARD_WAIT", "NatsStore", "open_nats_store"]
@@ -140,6 +140,7 @@ class NatsStore:
         self._listing = AgentListingCache()
         self._directory = AgentListingCache()  # the directory's objects, by agent
         self._closed = False
+        self.conflicts = WriteTally()  # its compare-and-set retries, for /metrics
 
     @property
     def url(self) -> str:
@@ -231,7 +232,7 @@ class NatsStore:
             with self._guard("apply_oracle"):
                 return await self._oracle.apply(agent_id, key, fold)
 
-        return await retry_on_conflict(attempt)
+        return await retry_on_conflict(attempt, op="oracle", tally=self.conflicts)
 
     async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
         """Several agents' events in flight at once, each agent's in order (``store.many``)."""
@@ -247,7 +248,7 @@ class NatsStore:
                 with self._guard("apply_skill_many"):
                     return await self._skills.apply_many(chunk)
 
-            out.extend(await retry_on_conflict(attempt))
+            out.extend(await retry_on_conflict(attempt, op="skill", tally=self.conflicts))
         return out
 
     async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
@@ -257,7 +258,7 @@ class NatsStore:
             with self._guard("apply_skill"):
                 return await self._skills.apply(key, agents, fold)
 
-        return await retry_on_conflict(attempt)
+        return await retry_on_conflict(attempt, op="skill", tally=self.conflicts)
 
     async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:
         """The states in batches, then the fleet's on the head's compare-and-set, retried
@@ -267,7 +268,7 @@ class NatsStore:
             with self._guard("commit_skill_fit"):
                 await self._skills.commit_fit(seq, fold)
 
-        await retry_on_conflict(attempt)
+        await retry_on_conflict(attempt, op="skill_fit", tally=self.conflicts)
 
     async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """From the skill bucket, at once."""
