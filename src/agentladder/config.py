@@ -80,6 +80,11 @@ class OrchestratorSettings(BaseModel):
         default=1000, ge=0, le=1_000_000,
         description="accepted deliberations waiting for a free slot; more are refused (busy)",
     )  # fmt: skip
+    max_settling: int = Field(
+        default=1000, ge=1, le=1_000_000,
+        description="deliberations whose side effects may be pending on this instance; while"
+        " as many are, new deliberations and reports are refused (busy)",
+    )  # fmt: skip
     recover_interval_s: float = Field(
         default=30.0, gt=0.0, allow_inf_nan=False,
         description="how often unfinished deliberations are looked for (deliberations/recovery.py)",

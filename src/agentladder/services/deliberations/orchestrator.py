@@ -75,6 +75,8 @@ SETTLING = "settling"
 CLOSE_ATTEMPTS = 3
 """Writes ``close`` tries for an interrupted deliberation's calls before leaving them to
 recovery at the next start."""
+BEHIND_RETRY_S = 5.0
+"""The ``Retry-After`` while the side effects are behind (``max_settling``)."""
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +129,7 @@ class Orchestrator:
         # accepted by ``submit`` and not finished, counted from the moment of admission
         # (a spawned task joins ``_waiting`` only once it first runs)
         self._admitted = 0
+        self._effects_queued = 0  # side effects spawned and not ended (max_settling)
         self._settling: dict[str, float] = {}  # id -> when its side effects began (monotonic)
         self._allowances: dict[str, dict[str, TaskAllowance]] = {}
         self._stopping: str | None = None  # set by ``close``: why what runs is interrupted
@@ -177,6 +180,7 @@ class Orchestrator:
         one of the ``max_running`` slots: while ``max_running + max_waiting`` accepted ones
         have not finished, counted from their acceptance, so requests arriving together
         cannot all slip in before their tasks first run."""
+        self._refuse_when_behind()
         if self._admitted >= self.settings.max_running + self.settings.max_waiting:
             running, waiting = len(self._active), len(self._waiting)
             raise Busy(
@@ -196,6 +200,26 @@ class Orchestrator:
         task.add_done_callback(functools.partial(self._release_admission, record.id))
         return record
 
+    def _refuse_when_behind(self) -> None:
+        """``Busy`` while ``max_settling`` deliberations' side effects are not applied yet:
+        the store falls behind or is away, and more work would only pile up retries."""
+        if self._effects_queued >= self.settings.max_settling:
+            raise Busy(
+                f"the side effects of {self._effects_queued} deliberations are still being"
+                " applied on this instance (the store is slow or away), its most"
+                " (orchestrator.max_settling)",
+                retry_after_s=BEHIND_RETRY_S,
+            )
+
+    def _spawn_effects(self, record: DeliberationRecord) -> None:
+        """Apply the record's side effects in the background, counted until they end."""
+        self._effects_queued += 1
+        task = self._spawn(self._side_effects(record))
+        task.add_done_callback(self._effects_ended)
+
+    def _effects_ended(self, _: asyncio.Task[None]) -> None:
+        self._effects_queued -= 1
+
     def _release_admission(self, deliberation_id: str, _: asyncio.Task[None]) -> None:
         self._admitted -= 1
         self._waiting.discard(deliberation_id)  # also when cancelled before it first ran
@@ -209,11 +233,12 @@ class Orchestrator:
     def resume(self, record: DeliberationRecord) -> bool:
         """Apply a completed deliberation's pending side effects in the background, once.
 
-        False when they are already being applied by this instance.
+        False when they are already being applied by this instance, or while
+        ``max_settling`` deliberations' side effects are (the next recovery pass resumes it).
         """
-        if record.id in self._settling:
+        if record.id in self._settling or self._effects_queued >= self.settings.max_settling:
             return False
-        self._spawn(self._side_effects(record))
+        self._spawn_effects(record)
         return True
 
     async def interrupt(self, record: DeliberationRecord, reason: str) -> None:
@@ -347,7 +372,7 @@ class Orchestrator:
             await self._save(record)
         finally:
             self._active.pop(record.id, None)
-        self._spawn(self._side_effects(record))
+        self._spawn_effects(record)
 
     async def _side_effects(self, record: DeliberationRecord) -> None:
         """Ranking, then judgments, each retried until the store takes it; saved after."""
@@ -417,6 +442,7 @@ class Orchestrator:
             if existing.source != "external" or existing.rounds != reported_rounds(external):
                 raise PayloadConflict(f"deliberation {external.deliberation_id}")
             return existing, True
+        self._refuse_when_behind()
         now = self._now()
         at = external.observed_at
         if at is not None and at.timestamp() > now + CLOCK_SKEW_S:
@@ -427,7 +453,7 @@ class Orchestrator:
         )
         await self.oracle.admit_task_type(judged_type(record.task_type), record.agents)
         await self._save(record)
-        self._spawn(self._side_effects(record))
+        self._spawn_effects(record)
         return record, False
 
     async def load_mentors(self, limit: int = 1000) -> None:

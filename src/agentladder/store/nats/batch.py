@@ -48,8 +48,10 @@ from agentladder.errors import (
 )
 
 __all__ = [
+    "BATCHES_IN_FLIGHT",
     "MAX_BATCH_MESSAGES",
     "BatchAck",
+    "BatchGate",
     "BatchMessage",
     "enable_atomic",
     "publish_atomic",
@@ -61,6 +63,7 @@ MAX_BATCH_MESSAGES = 1000
 
 WRONG_LAST_SEQUENCE_CODES = frozenset({10071, 10164})
 TOO_MANY_INFLIGHT_CODE = 10210
+BATCHES_IN_FLIGHT = 16  # one instance's atomic batches open at once on one stream
 INCOMPLETE_CODE = 10176
 _ACTUAL = re.compile(r"wrong last sequence: (\d+)")
 
@@ -189,10 +192,31 @@ async def _raise_for(
     raise StoreError(text)
 
 
+class BatchGate:
+    """The atomic batches one instance keeps open on one stream at once, at most ``limit``:
+    the server allows 50 per stream, across all its clients, and refuses more (10210), so
+    three instances at 16 each stay under it. A batch waits here for its turn instead."""
+
+    def __init__(self, limit: int = BATCHES_IN_FLIGHT) -> None:
+        self.limit = limit
+        self._open = asyncio.Semaphore(limit)
+
+    async def __aenter__(self) -> None:
+        await self._open.acquire()
+
+    async def __aexit__(self, *_: object) -> None:
+        self._open.release()
+
+
 async def publish_atomic(
-    nc: Client, messages: Sequence[BatchMessage], *, timeout: float = 5.0
+    nc: Client,
+    messages: Sequence[BatchMessage],
+    *,
+    timeout: float = 5.0,
+    gate: BatchGate | None = None,
 ) -> BatchAck:
-    """Publish ``messages`` as one atomic batch to the stream that holds their subjects.
+    """Publish ``messages`` as one atomic batch to the stream that holds their subjects
+    (once ``gate``, the stream's, lets it open: the timeout counts from then).
 
     Returns the commit's ``BatchAck``. Raises ``RevisionConflict`` (naming the subject,
     its expected and current sequence) when an expectation fails, ``StoreUnavailable``
@@ -201,6 +225,9 @@ async def publish_atomic(
     stored.
     """
     _validate(messages)
+    if gate is not None:
+        async with gate:
+            return await publish_atomic(nc, messages, timeout=timeout)
     batch_id = uuid.uuid4().hex
     deadline = asyncio.get_running_loop().time() + timeout
     last = len(messages)

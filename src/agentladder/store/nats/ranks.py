@@ -32,7 +32,7 @@ from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, InvalidInput, RevisionConflict
 from agentladder.store.base import StatsUpdate
 from agentladder.store.codec import decode
-from agentladder.store.nats.batch import BatchMessage, publish_atomic, publish_expected
+from agentladder.store.nats.batch import BatchGate, BatchMessage, publish_atomic, publish_expected
 from agentladder.store.nats.config import MARKER_PREFIX, NatsOptions, kv_key_ok, marker_key
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, scan
 from agentladder.store.records import Versioned
@@ -49,6 +49,7 @@ class RankStats:
         self, nc: Client, js: JetStreamContext, kv: KeyValue, options: NatsOptions
     ) -> None:
         self._nc = nc
+        self._batches = BatchGate()  # its stream's atomic batches open at once
         self._js = js
         self._kv = kv
         self._options = options
@@ -118,7 +119,9 @@ class RankStats:
                 seq = await publish_expected(self._nc, messages[0], timeout=REQUEST_TIMEOUT)
                 first = seq
             else:
-                ack = await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
+                ack = await publish_atomic(
+                    self._nc, messages, timeout=REQUEST_TIMEOUT, gate=self._batches
+                )
                 first = ack.seq - ack.count + 1 + (1 if marker is not None else 0)
         except RevisionConflict as conflict:
             key = conflict.key.removeprefix(self._pre)

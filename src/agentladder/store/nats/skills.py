@@ -29,7 +29,7 @@ from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill,
 from agentladder.errors import RevisionConflict
 from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode, decode_as
-from agentladder.store.nats.batch import BatchMessage, publish_atomic
+from agentladder.store.nats.batch import BatchGate, BatchMessage, publish_atomic
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold, decode_state
@@ -46,6 +46,7 @@ class SkillKv:
 
     def __init__(self, nc: Client, js: JetStreamContext, kv: KeyValue, bucket: str) -> None:
         self._nc = nc
+        self._batches = BatchGate()  # its stream's atomic batches open at once
         self._js = js
         self._kv = kv
         self._bucket = bucket
@@ -108,7 +109,7 @@ class SkillKv:
         if commit.fleet is not None:
             messages.append(BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(commit.fleet)))
         try:
-            await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
+            await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT, gate=self._batches)
         except RevisionConflict:
             stored = await self.get_event(key)
             if stored is not None:  # another instance applied this very key
@@ -163,7 +164,7 @@ class SkillKv:
         )
         if fleet_changed:
             messages.append(BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(fleet)))
-        await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
+        await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT, gate=self._batches)
         return out
 
     async def commit_fit(self, seq: int, fold: FitFold) -> None:
@@ -187,7 +188,7 @@ class SkillKv:
                 BatchMessage(f"{self._pre}a.{agent}", AGENT_SKILL.dump_json(state))
                 for agent, state in states[start : start + SKILL_CHUNK]
             ]
-            await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT)
+            await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT, gate=self._batches)
         await publish_atomic(
             self._nc,
             [
@@ -195,6 +196,7 @@ class SkillKv:
                 BatchMessage(f"{self._pre}head", json.dumps({"seq": last}).encode(), head_revision),
             ],
             timeout=REQUEST_TIMEOUT,
+            gate=self._batches,
         )
 
     async def list_states(self) -> list[AgentSkill]:
