@@ -10,9 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.api.openapi_errors import ERROR_STATUSES, ERRORS
 from agentladder.domain.agents import AgentConfig
+from agentladder.domain.deliberation import Excluded
 from agentladder.domain.levels import Level
 from agentladder.domain.registry import AgentStatus
 from agentladder.domain.routing.health import AgentHealth, HealthStatus
+from agentladder.domain.routing.spec import NotChosen
 from agentladder.domain.stats import (
     AgentPerformanceStats,
     latency_max,
@@ -163,12 +165,37 @@ def stats_out(agent_id: str, stats: AgentPerformanceStats) -> AgentStatsOut:
 
 
 class ErrorBody(BaseModel):
-    """The inside of the one error shape: a code, a message, and per code more fields."""
+    """The inside of the one error shape: a code, a message, and per code more fields
+    (``api/errors.py`` adds them; each is absent where its code does not carry it)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
-    code: str
-    message: str
+    code: str = Field(description="invalid_input, not_found, conflict, too_few_agents, ...")
+    message: str = Field(description="one line for a person")
+    field: str | None = Field(
+        default=None, description="invalid_input: the refused field's path (judgments.3.score)"
+    )
+    value: str | int | float | bool | None = Field(
+        default=None,
+        description="invalid_input: the refused value, a JSON scalar (a list or object as its"
+        " repr, cut to 200 characters; NaN and infinities as strings); null when absent",
+    )
+    suggestions: list[str] | None = Field(
+        default=None, description="invalid_input for an agent id nobody knows: the closest ids"
+    )
+    fields: list[str] | None = Field(
+        default=None,
+        description="server_owned_field: the fields a heartbeat may not set;"
+        " declaration_mismatch: those contradicting the configuration",
+    )
+    qualified: list[str] | None = Field(
+        default=None, description="too_few_agents: the agents that qualify"
+    )
+    excluded: list[Excluded | NotChosen] | None = Field(
+        default=None,
+        description="too_few_agents: each agent left out with its reason (a deliberation's"
+        " named agents: with their rank; routing's: with a detail)",
+    )
 
 
 class ErrorOut(BaseModel):

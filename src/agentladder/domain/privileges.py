@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from agentladder.domain.levels import Level
 from agentladder.domain.profile import AgentProfile
@@ -127,7 +127,11 @@ class SamplingDecision(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    validate_output: bool = Field(serialization_alias="validate")
+    validate_output: bool = Field(
+        validation_alias=AliasChoices("validate_output", "validate"),
+        serialization_alias="validate",
+        description="validate this output (``validate`` in JSON)",
+    )
     reason: str = Field(
         description="requested, probation, model_change (every output), sampled, skipped_by_level"
     )

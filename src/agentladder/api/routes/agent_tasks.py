@@ -14,6 +14,7 @@ from agentladder.api.deps import CallerDep, CheckedJson, Role, ServicesDep
 from agentladder.api.errors import ApiError, CallRefused
 from agentladder.domain.agents import AgentName
 from agentladder.errors import NotFound
+from agentladder.providers.base import EvaluateRequest, ProposeRequest
 
 __all__ = ["router"]
 
@@ -27,7 +28,9 @@ class TaskOut(BaseModel):
 
     task_id: str
     kind: Literal["propose", "evaluate"]
-    request: dict[str, Any]
+    request: ProposeRequest | EvaluateRequest = Field(
+        description="a ProposeRequest for kind propose, an EvaluateRequest for evaluate"
+    )
 
 
 class TaskError(BaseModel):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel
 
 from agentladder.api.deps import MAX_OFFSET, CheckedJson, Role, ServicesDep
 from agentladder.api.paging import PageOut, page_of
+from agentladder.api.records import LISTED, SHOWN, DeliberationOut, DeliberationSummary
 from agentladder.api.schemas import Accepted
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.external import ExternalDeliberation
@@ -23,7 +24,7 @@ ORCHESTRATOR_WRITE = [Depends(Role("orchestrator")), CheckedJson]
 class DeliberationsOut(BaseModel):
     """``{"deliberations": [...], "page": {...}}``, newest first."""
 
-    deliberations: list[dict[str, Any]]
+    deliberations: list[DeliberationSummary]
     page: PageOut
 
 
@@ -41,12 +42,12 @@ async def start(
     return Accepted(deliberation_id=record.id, status=record.status.value)
 
 
-@router.get("/deliberation/{deliberation_id}", response_model=dict[str, Any])
+@router.get("/deliberation/{deliberation_id}", response_model=DeliberationOut)
 async def get(services: ServicesDep, deliberation_id: str) -> Response:
     """Status, agents, excluded, rounds with proposals and scores, result, side effects."""
     record = await services.orchestrator.get(deliberation_id)
     # encoded by pydantic in one pass, not walked again by FastAPI's encoder
-    body = record.model_dump_json(exclude={"submissions"})
+    body = record.model_dump_json(exclude=set(SHOWN))
     return Response(body, media_type="application/json")
 
 
@@ -54,19 +55,18 @@ async def get(services: ServicesDep, deliberation_id: str) -> Response:
 async def list_all(
     services: ServicesDep,
     request: Request,
-    response: Response,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
-) -> DeliberationsOut:
+) -> Response:
     """Deliberations, newest first, a page (``page.next``: the next one)."""
     read = await services.orchestrator.list(limit=limit + 1, offset=offset)
-    records, page = page_of(request, response, read, offset=offset, limit=limit)
-    return DeliberationsOut(
-        deliberations=[
-            r.model_dump(mode="json", exclude={"submissions", "rounds"}) for r in records
-        ],
-        page=page,
-    )
+    links = Response()
+    records, page = page_of(request, links, read, offset=offset, limit=limit)
+    # each record encoded by pydantic in one pass, as GET /deliberation/{id} does
+    items = b",".join(r.model_dump_json(exclude=set(LISTED)).encode() for r in records)
+    body = b'{"deliberations":[' + items + b'],"page":' + page.model_dump_json().encode() + b"}"
+    headers = {"Link": links.headers["Link"]} if "Link" in links.headers else None
+    return Response(body, media_type="application/json", headers=headers)
 
 
 @router.post("/deliberations/results", response_model=Accepted, dependencies=ORCHESTRATOR_WRITE)

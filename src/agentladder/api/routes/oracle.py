@@ -138,14 +138,15 @@ async def privileges(
     return await services.oracle.get_privileges(agent_id, task_type)
 
 
-@router.post("/sentinel/check", dependencies=ORCHESTRATOR_WRITE)
-async def sentinel_check(services: ServicesDep, check: SentinelCheck) -> dict[str, object]:
+@router.post("/sentinel/check", response_model=SamplingDecision, dependencies=ORCHESTRATOR_WRITE)
+async def sentinel_check(services: ServicesDep, check: SentinelCheck) -> Response:
     """Validate this output, at the effective rate? (reason: requested, probation,
     model_change, sampled or skipped_by_level)."""
     decision: SamplingDecision = await services.sentinel.should_validate(
         check.agent_id, check.task_type, check.force
     )
-    return decision.model_dump(mode="json", by_alias=True)
+    # ``validate`` by its alias, as before; encoded here, not checked again by FastAPI
+    return Response(decision.model_dump_json(by_alias=True), media_type="application/json")
 
 
 @router.post("/validations", response_model=ValidationResult, dependencies=ORCHESTRATOR_WRITE)

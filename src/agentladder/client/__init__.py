@@ -1,0 +1,89 @@
+"""``agentladder.client``: a typed client of the agentladder API (docs/client.md).
+
+::
+
+    from agentladder.client import JudgmentRequest, Ladder
+
+    with Ladder("http://127.0.0.1:8000", token="...") as ladder:
+        ladder.judge(JudgmentRequest(agent_id="sim_a", contract_id="task-1", score=8.5))
+
+``Ladder`` blocks, ``AsyncLadder`` has the same methods as coroutines. Parameters and
+answers are the API's own pydantic models; errors are one tree under ``LadderError``
+(``errors.py``); 503, 429 and lost connections are tried again (``core.py``).
+"""
+
+from __future__ import annotations
+
+from agentladder.client.async_ import AsyncLadder
+from agentladder.client.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    LadderError,
+    NotFound,
+    RateLimited,
+    RetryLater,
+    ServerError,
+    TooFewAgents,
+    Unauthorized,
+    Unavailable,
+)
+from agentladder.client.models import (
+    BATCH_MAX,
+    Accepted,
+    AgentConfig,
+    AgentOut,
+    AgentProfile,
+    AgentSkillsOut,
+    BatchItemOut,
+    DeliberationOut,
+    ExternalDeliberation,
+    JudgmentRequest,
+    JudgmentResult,
+    ReportedAgent,
+    ReportedRound,
+    RouteOut,
+    RouteRequest,
+    SamplingDecision,
+    SkillBoardOut,
+    SkillOut,
+    Validation,
+    ValidationResult,
+)
+from agentladder.client.sync import Ladder
+
+__all__ = [
+    "BATCH_MAX",
+    "Accepted",
+    "AgentConfig",
+    "AgentOut",
+    "AgentProfile",
+    "AgentSkillsOut",
+    "AsyncLadder",
+    "BatchItemOut",
+    "Conflict",
+    "DeliberationOut",
+    "ExternalDeliberation",
+    "Forbidden",
+    "InvalidInput",
+    "JudgmentRequest",
+    "JudgmentResult",
+    "Ladder",
+    "LadderError",
+    "NotFound",
+    "RateLimited",
+    "ReportedAgent",
+    "ReportedRound",
+    "RetryLater",
+    "RouteOut",
+    "RouteRequest",
+    "SamplingDecision",
+    "ServerError",
+    "SkillBoardOut",
+    "SkillOut",
+    "TooFewAgents",
+    "Unauthorized",
+    "Unavailable",
+    "Validation",
+    "ValidationResult",
+]

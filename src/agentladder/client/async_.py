@@ -1,0 +1,173 @@
+"""``AsyncLadder``: the asyncio client, with the methods of ``Ladder`` (``sync.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
+from types import TracebackType
+from typing import Self, TypeVar
+
+import httpx
+from pydantic import BaseModel
+
+from agentladder.client import calls
+from agentladder.client.core import Call, Retry, chunks, headers, no_answer, parse
+from agentladder.client.models import (
+    BATCH_MAX,
+    Accepted,
+    AgentConfig,
+    AgentOut,
+    AgentProfile,
+    AgentSkillsOut,
+    BatchItemOut,
+    DeliberationOut,
+    ExternalDeliberation,
+    JudgmentRequest,
+    JudgmentResult,
+    RouteOut,
+    RouteRequest,
+    SamplingDecision,
+    SkillBoardOut,
+    Validation,
+    ValidationResult,
+)
+
+__all__ = ["AsyncLadder"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class AsyncLadder:
+    """A client of one agentladder server: ``AsyncLadder("http://127.0.0.1:8000", token=...)``.
+
+    ``transport``: httpx's (``httpx.MockTransport`` in tests); ``timeout``: seconds per
+    request; ``retries`` and ``max_wait``: the tries after a 503, a 429 or no answer, and
+    the seconds they may wait in all (``core.py``). Use it as an async context manager, or
+    await ``close``."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float = 30.0,
+        retries: int = 3,
+        max_wait: float = 30.0,
+    ) -> None:
+        self.retries = retries
+        self.max_wait = max_wait
+        self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        self._http = httpx.AsyncClient(
+            base_url=url, headers=headers(token), timeout=timeout, transport=transport
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    async def _send(self, call: Call[M]) -> M:
+        budget = Retry(self.retries, self.max_wait)
+        while True:
+            try:
+                response = await self._http.request(
+                    call.method, call.path, content=call.content(), params=call.query(),
+                    headers={"content-type": "application/json"} if call.body else None,
+                )  # fmt: skip
+            except httpx.TransportError as error:
+                wait = budget.delay(None)
+                if wait is None:
+                    raise no_answer(call, error) from error
+                await self._sleep(wait)
+                continue
+            wait = budget.delay(response)
+            if wait is None:
+                return parse(call, response)
+            await self._sleep(wait)
+
+    async def judge(self, judgment: JudgmentRequest) -> JudgmentResult:
+        """Submit one judged task; the same contract again answers the first award."""
+        return await self._send(calls.judge(judgment))
+
+    async def judge_many(
+        self, judgments: Iterable[JudgmentRequest], *, chunk: int = BATCH_MAX
+    ) -> list[BatchItemOut]:
+        """Submit judgments in batches of ``chunk`` (at most the API's 1,000): one result
+        per judgment, in order (``imported``, ``duplicate``, ``conflict`` or ``refused``)."""
+        results: list[BatchItemOut] = []
+        for part in chunks(judgments, min(chunk, BATCH_MAX)):
+            results.extend((await self._send(calls.batch(part))).results)
+        return results
+
+    async def report(self, deliberation: ExternalDeliberation) -> Accepted:
+        """Report a deliberation run elsewhere (with raw peer scores), ranked once per id."""
+        return await self._send(calls.report(deliberation))
+
+    async def should_validate(
+        self, agent_id: str, *, task_type: str | None = None, force: bool = False
+    ) -> SamplingDecision:
+        """The Sentinel's decision: check this output of the agent now?"""
+        return await self._send(calls.check(agent_id, task_type, force))
+
+    async def record_validation(
+        self, agent_id: str, contract_id: str, *, passed: bool, notes: str = ""
+    ) -> ValidationResult:
+        """Record the verdict on a judged task (once per contract)."""
+        return await self._send(calls.verdict(agent_id, contract_id, passed, notes))
+
+    async def validate(
+        self,
+        agent_id: str,
+        contract_id: str,
+        check: Callable[[], bool | Awaitable[bool]],
+        *,
+        task_type: str | None = None,
+        force: bool = False,
+        notes: str = "",
+    ) -> Validation:
+        """Ask the Sentinel whether to check this judged output; if so, run ``check``
+        (True: it passed; a coroutine function too) and record the verdict."""
+        decision = await self.should_validate(agent_id, task_type=task_type, force=force)
+        if not decision.validate_output:
+            return Validation(decision=decision)
+        passed = check()
+        if inspect.isawaitable(passed):
+            passed = await passed
+        result = await self.record_validation(agent_id, contract_id, passed=passed, notes=notes)
+        return Validation(decision=decision, result=result)
+
+    async def skills(self, task_type: str | None = None, *, limit: int = 100) -> SkillBoardOut:
+        """The skill board, best first: overall, or of one task type."""
+        return await self._send(calls.skills(task_type, limit))
+
+    async def agent_skills(self, agent_id: str) -> AgentSkillsOut:
+        """One agent's skill, overall and per task type."""
+        return await self._send(calls.agent_skills(agent_id))
+
+    async def route(self, request: RouteRequest) -> RouteOut:
+        """The agents routing would choose for a task, with why (nothing is run)."""
+        return await self._send(calls.route(request))
+
+    async def profile(self, agent_id: str) -> AgentProfile:
+        """The agent's Oracle profile: XP, level, specializations, achievements."""
+        return await self._send(calls.profile(agent_id))
+
+    async def heartbeat(self, agent: AgentConfig) -> AgentOut:
+        """Declare the agent alive, with its whole declaration."""
+        return await self._send(calls.heartbeat(agent))
+
+    async def deliberation(self, deliberation_id: str) -> DeliberationOut:
+        """A deliberation's record."""
+        return await self._send(calls.deliberation(deliberation_id))

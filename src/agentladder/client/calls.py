@@ -1,0 +1,117 @@
+"""Each method's request to the API (docs/api.md), built once for both clients."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from agentladder.client.core import Call
+from agentladder.client.models import (
+    Accepted,
+    AgentConfig,
+    AgentOut,
+    AgentProfile,
+    AgentSkillsOut,
+    BatchIn,
+    BatchOut,
+    DeliberationOut,
+    ExternalDeliberation,
+    JudgmentRequest,
+    JudgmentResult,
+    RouteOut,
+    RouteRequest,
+    SamplingDecision,
+    SentinelCheck,
+    SkillBoardOut,
+    ValidationIn,
+    ValidationResult,
+)
+
+__all__ = [
+    "agent_skills",
+    "batch",
+    "check",
+    "deliberation",
+    "heartbeat",
+    "judge",
+    "profile",
+    "report",
+    "route",
+    "skills",
+    "verdict",
+]
+
+
+def _id(value: str) -> str:
+    return quote(value, safe="")
+
+
+def _sendable(judgment: JudgmentRequest) -> JudgmentRequest:
+    """The judgment as sent: its score as the model holds it, on 0-10 (a ``scale`` was
+    applied when the model was built, so it is not sent again)."""
+    if judgment.scale is None:
+        return judgment
+    return JudgmentRequest.model_validate(
+        judgment.model_dump(exclude_unset=True, exclude={"scale"})
+    )
+
+
+def judge(judgment: JudgmentRequest) -> Call[JudgmentResult]:
+    """``POST /oracle/judgments``."""
+    return Call("POST", "/oracle/judgments", JudgmentResult, _sendable(judgment))
+
+
+def batch(judgments: list[JudgmentRequest]) -> Call[BatchOut]:
+    """``POST /oracle/judgments/batch``: one chunk (at most ``BATCH_MAX``)."""
+    sent = [_sendable(j) for j in judgments]
+    body = BatchIn.model_construct(judgments=sent, _fields_set={"judgments"})
+    return Call("POST", "/oracle/judgments/batch", BatchOut, body)
+
+
+def report(deliberation: ExternalDeliberation) -> Call[Accepted]:
+    """``POST /deliberations/results``."""
+    return Call("POST", "/deliberations/results", Accepted, deliberation)
+
+
+def check(agent_id: str, task_type: str | None, force: bool) -> Call[SamplingDecision]:
+    """``POST /oracle/sentinel/check``."""
+    body = SentinelCheck(agent_id=agent_id, task_type=task_type, force=force)
+    return Call("POST", "/oracle/sentinel/check", SamplingDecision, body)
+
+
+def verdict(agent_id: str, contract_id: str, passed: bool, notes: str) -> Call[ValidationResult]:
+    """``POST /oracle/validations``."""
+    body = ValidationIn(agent_id=agent_id, contract_id=contract_id, passed=passed, notes=notes)
+    return Call("POST", "/oracle/validations", ValidationResult, body)
+
+
+def skills(task_type: str | None, limit: int) -> Call[SkillBoardOut]:
+    """``GET /skills``."""
+    return Call("GET", "/skills", SkillBoardOut, params={"task_type": task_type, "limit": limit})
+
+
+def agent_skills(agent_id: str) -> Call[AgentSkillsOut]:
+    """``GET /agents/{agent_id}/skills``."""
+    return Call("GET", f"/agents/{_id(agent_id)}/skills", AgentSkillsOut)
+
+
+def route(request: RouteRequest) -> Call[RouteOut]:
+    """``POST /route``."""
+    return Call("POST", "/route", RouteOut, request)
+
+
+def profile(agent_id: str) -> Call[AgentProfile]:
+    """``GET /oracle/profiles/{agent_id}``."""
+    return Call("GET", f"/oracle/profiles/{_id(agent_id)}", AgentProfile)
+
+
+def heartbeat(agent: AgentConfig) -> Call[AgentOut]:
+    """``POST /agents/heartbeat``: the whole declaration, as an agent process sends it."""
+    return Call(
+        "POST", "/agents/heartbeat", AgentOut, agent, whole=True,
+        exclude=frozenset({"estimated_cost_per_round"}),  # the server's to compute
+    )  # fmt: skip
+
+
+def deliberation(deliberation_id: str) -> Call[DeliberationOut]:
+    """``GET /deliberation/{deliberation_id}``."""
+    return Call("GET", f"/deliberation/{_id(deliberation_id)}", DeliberationOut)

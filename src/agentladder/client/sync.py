@@ -1,0 +1,169 @@
+"""``Ladder``: the blocking client (``AsyncLadder`` in ``async_.py`` has the same methods)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from types import TracebackType
+from typing import Self, TypeVar
+
+import httpx
+from pydantic import BaseModel
+
+from agentladder.client import calls
+from agentladder.client.core import Call, Retry, chunks, headers, no_answer, parse
+from agentladder.client.models import (
+    BATCH_MAX,
+    Accepted,
+    AgentConfig,
+    AgentOut,
+    AgentProfile,
+    AgentSkillsOut,
+    BatchItemOut,
+    DeliberationOut,
+    ExternalDeliberation,
+    JudgmentRequest,
+    JudgmentResult,
+    RouteOut,
+    RouteRequest,
+    SamplingDecision,
+    SkillBoardOut,
+    Validation,
+    ValidationResult,
+)
+
+__all__ = ["Ladder"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Ladder:
+    """A client of one agentladder server: ``Ladder("http://127.0.0.1:8000", token=...)``.
+
+    ``transport``: httpx's (``httpx.MockTransport`` in tests); ``timeout``: seconds per
+    request; ``retries`` and ``max_wait``: the tries after a 503, a 429 or no answer, and
+    the seconds they may wait in all (``core.py``). Use it as a context manager, or call
+    ``close``."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 30.0,
+        retries: int = 3,
+        max_wait: float = 30.0,
+    ) -> None:
+        self.retries = retries
+        self.max_wait = max_wait
+        self._sleep: Callable[[float], None] = time.sleep
+        self._http = httpx.Client(
+            base_url=url, headers=headers(token), timeout=timeout, transport=transport
+        )
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    def _send(self, call: Call[M]) -> M:
+        budget = Retry(self.retries, self.max_wait)
+        while True:
+            try:
+                response = self._http.request(
+                    call.method, call.path, content=call.content(), params=call.query(),
+                    headers={"content-type": "application/json"} if call.body else None,
+                )  # fmt: skip
+            except httpx.TransportError as error:
+                wait = budget.delay(None)
+                if wait is None:
+                    raise no_answer(call, error) from error
+                self._sleep(wait)
+                continue
+            wait = budget.delay(response)
+            if wait is None:
+                return parse(call, response)
+            self._sleep(wait)
+
+    def judge(self, judgment: JudgmentRequest) -> JudgmentResult:
+        """Submit one judged task; the same contract again answers the first award."""
+        return self._send(calls.judge(judgment))
+
+    def judge_many(
+        self, judgments: Iterable[JudgmentRequest], *, chunk: int = BATCH_MAX
+    ) -> list[BatchItemOut]:
+        """Submit judgments in batches of ``chunk`` (at most the API's 1,000): one result
+        per judgment, in order (``imported``, ``duplicate``, ``conflict`` or ``refused``)."""
+        results: list[BatchItemOut] = []
+        for part in chunks(judgments, min(chunk, BATCH_MAX)):
+            results.extend(self._send(calls.batch(part)).results)
+        return results
+
+    def report(self, deliberation: ExternalDeliberation) -> Accepted:
+        """Report a deliberation run elsewhere (with raw peer scores), ranked once per id."""
+        return self._send(calls.report(deliberation))
+
+    def should_validate(
+        self, agent_id: str, *, task_type: str | None = None, force: bool = False
+    ) -> SamplingDecision:
+        """The Sentinel's decision: check this output of the agent now?"""
+        return self._send(calls.check(agent_id, task_type, force))
+
+    def record_validation(
+        self, agent_id: str, contract_id: str, *, passed: bool, notes: str = ""
+    ) -> ValidationResult:
+        """Record the verdict on a judged task (once per contract)."""
+        return self._send(calls.verdict(agent_id, contract_id, passed, notes))
+
+    def validate(
+        self,
+        agent_id: str,
+        contract_id: str,
+        check: Callable[[], bool],
+        *,
+        task_type: str | None = None,
+        force: bool = False,
+        notes: str = "",
+    ) -> Validation:
+        """Ask the Sentinel whether to check this judged output; if so, run ``check``
+        (True: it passed) and record the verdict."""
+        decision = self.should_validate(agent_id, task_type=task_type, force=force)
+        if not decision.validate_output:
+            return Validation(decision=decision)
+        result = self.record_validation(agent_id, contract_id, passed=check(), notes=notes)
+        return Validation(decision=decision, result=result)
+
+    def skills(self, task_type: str | None = None, *, limit: int = 100) -> SkillBoardOut:
+        """The skill board, best first: overall, or of one task type."""
+        return self._send(calls.skills(task_type, limit))
+
+    def agent_skills(self, agent_id: str) -> AgentSkillsOut:
+        """One agent's skill, overall and per task type."""
+        return self._send(calls.agent_skills(agent_id))
+
+    def route(self, request: RouteRequest) -> RouteOut:
+        """The agents routing would choose for a task, with why (nothing is run)."""
+        return self._send(calls.route(request))
+
+    def profile(self, agent_id: str) -> AgentProfile:
+        """The agent's Oracle profile: XP, level, specializations, achievements."""
+        return self._send(calls.profile(agent_id))
+
+    def heartbeat(self, agent: AgentConfig) -> AgentOut:
+        """Declare the agent alive, with its whole declaration."""
+        return self._send(calls.heartbeat(agent))
+
+    def deliberation(self, deliberation_id: str) -> DeliberationOut:
+        """A deliberation's record."""
+        return self._send(calls.deliberation(deliberation_id))
