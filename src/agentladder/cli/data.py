@@ -15,6 +15,7 @@ import typer
 from rich.table import Table
 
 from agentladder.cli.commands import app, console
+from agentladder.cli.demofile import demo_fallback, demo_settings_for
 from agentladder.cli.stores import (
     CreateOpt,
     DbOpt,
@@ -47,16 +48,22 @@ def _with_services(
     create: bool = False,
     forget: bool | None = None,
 ) -> T:
-    """Build the services over the store ``store`` names (else the configuration's), run
+    """Build the services over the store ``store`` names (else the configuration's; with
+    neither, the demo's file when the default one is missing: ``cli/demofile.py``), run
     ``work``, close them; a store that does not exist is refused unless ``create``, and
     one whose marker says it vanished unless ``forget`` (default: ``create``;
-    ``cli/stores.py``); a failure is one line (cli.oneline)."""
+    ``cli/stores.py``); a store the demo wrote, opened without ``--config``, brings the
+    demo's agents; a failure is one line (cli.oneline)."""
     settings: Settings = load_settings(config) if config else parse_settings(None)
     url = store or settings.store
+    if store is None and config is None and not create:
+        url = demo_fallback(url)
     if not create:
         check_exists(url)
     if create if forget is None else forget:
         forget_vanished_store(url)
+    if config is None:
+        settings = demo_settings_for(url) or settings
 
     async def run() -> T:
         services = await build_services(settings, store_url=url)

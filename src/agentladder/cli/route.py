@@ -9,6 +9,7 @@ from rich.table import Table
 
 from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
+from agentladder.cli.stores import DbOpt, store_url
 from agentladder.domain.routing.spec import RouteSpec, Routing, Strategy
 from agentladder.errors import TooFewAgents
 
@@ -40,6 +41,7 @@ def route(
     ] = False,
     config: ConfigOpt = None,
     store: StoreOpt = None,
+    db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The agents to give a task of TASK_TYPE to, with why; the others with why not."""
@@ -48,7 +50,7 @@ def route(
         strategy=strategy, quality_floor=floor, seed=seed,
     )  # fmt: skip
     routing: Routing = _with_services(
-        config, store, lambda s: s.routing.route(spec, online_only=online_only)
+        config, store_url(store, db), lambda s: s.routing.route(spec, online_only=online_only)
     )
     if not routing.enough:
         raise TooFewAgents(
