@@ -40,7 +40,7 @@ def test_judge_profile_and_leaderboard(tmp_path: Path) -> None:
               "--score", "8.5", "--retries", "1", "--cost", "0.05", "--budget", "0.1",
               "--create"]  # fmt: skip
     out = run(*judged)
-    assert "+35 XP" in out
+    assert "+45 XP (task 35, achievements 10); total now 45 XP" in out
     assert "quality_above_8: +15" in out
     assert "duplicate" in run(*judged)
     profile = json.loads(run("profile", "sim_a", "--config", config, "--json"))

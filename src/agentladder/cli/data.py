@@ -215,12 +215,24 @@ def judge(
     if as_json:
         _print_json(result.model_dump(mode="json"))
         return
-    label = " (duplicate: the first result)" if result.duplicate else ""
-    console.print(f"{result.agent_id}: +{result.xp_awarded} XP{label}")
+    # total_xp: this judgment's XP (task plus achievements), not the agent's total, which is
+    # its profile's xp (docs/api.md, "Judgments")
+    parts = f" (task {result.xp_awarded}, achievements {result.total_xp - result.xp_awarded})"
+    earned = f"+{result.total_xp} XP{parts if result.achievements else ''}"
+    if result.duplicate:
+        earned = (f"duplicate of contract {result.contract_id}: its first judgment earned"
+                  f" {earned}, nothing added")  # fmt: skip
+    console.print(
+        f"{result.agent_id}: {earned}; total now {result.profile.xp} XP,"
+        f" {result.profile.level.value}", highlight=False, soft_wrap=True,
+    )  # fmt: skip
     for line in result.breakdown:
-        console.print(f"  {line.event}: +{line.xp}")
+        console.print(f"  {line.event}: +{line.xp}", highlight=False)
     for unlock in result.achievements:
-        console.print(f"  achievement {unlock.name}: +{unlock.xp}")
+        console.print(f"  achievement {unlock.name}: +{unlock.xp}", highlight=False)
+    if result.level_up is not None and not result.duplicate:
+        change = result.level_up
+        console.print(f"  level up: {change.from_level.value} -> {change.to_level.value}")
 
 
 @oracle_app.command("verify")
