@@ -9,6 +9,7 @@ from rich.table import Table
 
 from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
+from agentladder.cli.shown import dollars
 from agentladder.cli.stores import DbOpt, store_url
 from agentladder.domain.routing.spec import RouteSpec, Routing, Strategy
 from agentladder.errors import TooFewAgents
@@ -63,18 +64,17 @@ def route(
         return
     table = Table(title=f"{strategy.value} for {task_type} (seed {routing.seed})")
     for column in ("agent", "skill", "sd", "lower bound", "cost/round", "p90 ms", "why"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold" if column == "agent" else "ellipsis")
     for p in routing.agents:
         p90 = "-" if p.latency_p90_ms is None else f"{p.latency_p90_ms:.0f}"
-        cost = p.estimated_cost_per_round
         table.add_row(
             p.agent_id, f"{p.skill:.2f}", f"{p.sd:.2f}", f"{p.low:.2f}",
-            "-" if cost is None else f"{cost:.4f}", p90, p.detail,
+            dollars(p.estimated_cost_per_round), p90, p.detail,
         )  # fmt: skip
     console.print(table)
     left = Table(title=f"Not chosen ({routing.unlisted} more not listed)")
     for column in ("agent", "reason", "detail"):
-        left.add_column(column)
+        left.add_column(column, overflow="fold" if column == "agent" else "ellipsis")
     for e in routing.excluded:
         left.add_row(e.agent_id, e.reason.value, e.detail)
     console.print(left)
