@@ -3,6 +3,7 @@ end: no line breaks off mid-sentence where the next word would fit."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -30,7 +31,7 @@ def needless_breaks(lines: list[str], room: int) -> list[str]:
     """The lines (of one paragraph or cell each, in order; "" ends one) after which the
     next line's first word would still have fitted in ``room`` characters."""
     found = []
-    for line, following in zip(lines, lines[1:], strict=False):
+    for line, following in itertools.pairwise(lines):
         if not line.strip() or not following.strip():
             continue
         word = following.split()[0]
