@@ -310,12 +310,17 @@ def config_check(
     ] = False,
 ) -> None:
     """Validate a configuration file and summarize it (with each agent's API key variable);
-    exit 1 with the bad field named. With --probe, one line per agent: ok, or what failed."""
-    from agentladder.cli import startup  # noqa: PLC0415
+    exit 1 with every bad field named, one line each. With --probe, one line per agent:
+    ok, or what failed."""
+    from agentladder.cli.configcheck import config_problems  # noqa: PLC0415
     from agentladder.providers.preflight import missing_keys, probe_agents  # noqa: PLC0415
 
+    problems = config_problems(path)  # the store URL parsed, not connected to
+    for problem in problems:
+        typer.echo(f"error: {problem}", err=True)
+    if problems:
+        raise typer.Exit(code=1)
     settings = load_settings(path)
-    startup.check_store_url(settings.store)  # parsed, not connected to
     console.print(f"[green]ok[/]: {len(settings.agents)} agents, store {settings.store}")
     missing = missing_keys(settings)
     for agent in settings.agents:
