@@ -35,7 +35,10 @@ def config_problems(path: Path) -> list[InvalidInput]:
         except InvalidInput as error:
             return [error]
         return []
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))  # read once already
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return [first]  # the file itself is the error
     if not isinstance(document, Mapping):
         return [first]
     found = _problems(dict(document))
