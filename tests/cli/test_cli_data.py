@@ -28,9 +28,10 @@ def config_file(tmp_path: Path) -> Path:
 
 
 def run(*args: str) -> str:
+    """Run the command; it must succeed; its stdout (notes and progress are on stderr)."""
     result = runner.invoke(app, list(args))
     assert result.exit_code == 0, result.output
-    return result.output
+    return result.stdout
 
 
 def test_judge_profile_and_leaderboard(tmp_path: Path) -> None:

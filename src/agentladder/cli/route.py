@@ -14,7 +14,14 @@ from agentladder.cli.stores import DbOpt, store_url
 from agentladder.domain.routing.spec import RouteSpec, Routing, Strategy
 from agentladder.errors import TooFewAgents
 
-__all__ = ["route"]
+__all__ = ["HEALTH_UNSEEN", "route"]
+
+HEALTH_UNSEEN = (
+    "note: health and cooldowns are not seen here: they live in the memory of the serving"
+    ' instance, from the provider calls it made (docs/routing.md, "Health"); an agent down'
+    " or cooling down there is chosen here as if ok. `POST /route` on the server weighs them."
+)
+"""What ``route`` says on stderr: it reads the store, not the server's health."""
 
 
 @app.command()
@@ -59,6 +66,7 @@ def route(
             [e.model_dump(mode="json") for e in routing.excluded],
             needed=count,
         )
+    typer.echo(HEALTH_UNSEEN, err=True)
     if as_json:
         _print_json(routing.model_dump(mode="json"))
         return
