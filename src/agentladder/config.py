@@ -26,6 +26,7 @@ from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from agentladder.domain.agents import AgentConfig, AgentName, parse_agents
 from agentladder.domain.probation import SentinelSettings
@@ -42,6 +43,7 @@ __all__ = [
     "Settings",
     "TokenSettings",
     "config_error",
+    "config_errors",
     "load_settings",
     "parse_settings",
 ]
@@ -289,7 +291,18 @@ def _models_in(annotation: object) -> list[type[BaseModel]]:
 def config_error(error: ValidationError, model: type[BaseModel], prefix: str = "") -> InvalidInput:
     """The first error of ``error`` as one ``InvalidInput`` naming its path in the YAML; an
     unknown key's reason offers the closest known key."""
-    detail = error.errors()[0]
+    return config_errors(error, model, prefix)[0]
+
+
+def config_errors(
+    error: ValidationError, model: type[BaseModel], prefix: str = ""
+) -> list[InvalidInput]:
+    """Every error of ``error``, each as ``config_error`` tells the first
+    (``agentladder config check`` lists them all)."""
+    return [_detail_error(detail, model, prefix) for detail in error.errors()]
+
+
+def _detail_error(detail: ErrorDetails, model: type[BaseModel], prefix: str) -> InvalidInput:
     loc = tuple(detail["loc"])
     field = _path(prefix, loc) or "config"
     if detail["type"] == "extra_forbidden":

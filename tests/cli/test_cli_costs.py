@@ -39,6 +39,6 @@ def test_deliberate_prints_the_total_cost(tmp_path: Path) -> None:
     assert float(found.group(1)) > 0
     as_json = runner.invoke(app, [*args, "--json"])
     assert as_json.exit_code == 0, as_json.output
-    record = json.loads(as_json.output)
+    record = json.loads(as_json.stdout)  # its progress is on stderr
     assert record["total_cost"] > 0
     assert record["total_cost"] == pytest.approx(sum(record["agent_costs"].values()))

@@ -28,9 +28,10 @@ def config_file(tmp_path: Path) -> Path:
 
 
 def run(*args: str) -> str:
+    """Run the command; it must succeed; its stdout (notes and progress are on stderr)."""
     result = runner.invoke(app, list(args))
     assert result.exit_code == 0, result.output
-    return result.output
+    return result.stdout
 
 
 def test_judge_profile_and_leaderboard(tmp_path: Path) -> None:
@@ -40,7 +41,7 @@ def test_judge_profile_and_leaderboard(tmp_path: Path) -> None:
               "--score", "8.5", "--retries", "1", "--cost", "0.05", "--budget", "0.1",
               "--create"]  # fmt: skip
     out = run(*judged)
-    assert "+35 XP" in out
+    assert "+45 XP (task 35, achievements 10); total now 45 XP" in out
     assert "quality_above_8: +15" in out
     assert "duplicate" in run(*judged)
     profile = json.loads(run("profile", "sim_a", "--config", config, "--json"))

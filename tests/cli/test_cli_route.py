@@ -60,3 +60,18 @@ def test_route_on_a_missing_store_says_so(tmp_path: Path) -> None:
     assert result.output.startswith("error: store: no such SQLite file")
     assert len(result.output.strip().splitlines()) == 1
     assert not any(tmp_path.glob("*.db"))
+
+
+def test_route_says_it_cannot_see_health_or_cooldowns(tmp_path: Path) -> None:
+    """route reads the store, not the serving instance's health: one note on stderr says
+    so and names POST /route; stdout stays the JSON answer."""
+    config = str(config_file(tmp_path))
+    run("judge", "--agent-id", "sim_a", "--contract-id", "c1", "--score", "5", "--config",
+        config, "--create")  # fmt: skip
+    result = runner.invoke(app, ["route", "--task-type", "x", "--count", "2", "--config",
+                                 config, "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["agents"]) == 2
+    assert result.stderr.startswith("note: health and cooldowns are not seen here")
+    assert "`POST /route` on the server weighs them" in result.stderr
+    assert len(result.stderr.splitlines()) == 1

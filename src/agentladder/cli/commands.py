@@ -18,6 +18,7 @@ from rich.table import Table
 
 from agentladder import __version__
 from agentladder.cli.oneline import one_line_errors
+from agentladder.cli.shown import dollars
 from agentladder.config import Settings, load_settings, parse_settings
 from agentladder.domain.stats import latency_p50, task_success_ratio
 from agentladder.errors import AgentladderError, InvalidInput
@@ -145,9 +146,9 @@ def examples() -> None:
     declared = cost_example()
     console.rule("Estimated cost per round")
     console.print(
-        f"{declared.name} ({declared.model_name}, {declared.input_price_per_mtok}/"
-        f"{declared.output_price_per_mtok} per Mtok): "
-        f"{declared.estimated_cost_per_round:.4f} per round"
+        f"{declared.name} ({declared.model_name}, ${declared.input_price_per_mtok}/"
+        f"${declared.output_price_per_mtok} per Mtok in/out): "
+        f"{dollars(declared.estimated_cost_per_round)} per round"
     )
     award = xp_example()
     console.rule("The Oracle: the level-up specification's judgment")
@@ -309,18 +310,23 @@ def config_check(
     ] = False,
 ) -> None:
     """Validate a configuration file and summarize it (with each agent's API key variable);
-    exit 1 with the bad field named. With --probe, one line per agent: ok, or what failed."""
-    from agentladder.cli import startup  # noqa: PLC0415
+    exit 1 with every bad field named, one line each. With --probe, one line per agent:
+    ok, or what failed."""
+    from agentladder.cli.configcheck import config_problems  # noqa: PLC0415
     from agentladder.providers.preflight import missing_keys, probe_agents  # noqa: PLC0415
 
+    problems = config_problems(path)  # the store URL parsed, not connected to
+    for problem in problems:
+        typer.echo(f"error: {problem}", err=True)
+    if problems:
+        raise typer.Exit(code=1)
     settings = load_settings(path)
-    startup.check_store_url(settings.store)  # parsed, not connected to
     console.print(f"[green]ok[/]: {len(settings.agents)} agents, store {settings.store}")
     missing = missing_keys(settings)
     for agent in settings.agents:
         console.print(
             f"  {agent.name}: {agent.provider_id or '-'} / {agent.model_name or '-'}, "
-            f"{agent.estimated_cost_per_round:.4f} per round"
+            f"{dollars(agent.estimated_cost_per_round)} per round"
             + (f"; warning: {missing[agent.name]}" if agent.name in missing else ""),
             highlight=False,
             soft_wrap=True,

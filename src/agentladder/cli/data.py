@@ -6,6 +6,7 @@ configuration (or ``--store URL``, ``--db FILE``) directly, one that exists
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -15,6 +16,8 @@ import typer
 from rich.table import Table
 
 from agentladder.cli.commands import app, console
+from agentladder.cli.demofile import demo_fallback, demo_settings_for
+from agentladder.cli.shown import EMPTY_STORE, dollars
 from agentladder.cli.stores import (
     CreateOpt,
     DbOpt,
@@ -23,7 +26,11 @@ from agentladder.cli.stores import (
     store_url,
 )
 from agentladder.config import Settings, load_settings, parse_settings
+from agentladder.domain.probation import OVERALL, EffectiveRate, streams_on_probation
+from agentladder.domain.profile import AgentProfile
 from agentladder.domain.scales import Scale
+from agentladder.domain.skill.board import SkillEntry
+from agentladder.errors import NotFound
 from agentladder.services.container import Services, build_services
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.verify import verify_store
@@ -47,16 +54,22 @@ def _with_services(
     create: bool = False,
     forget: bool | None = None,
 ) -> T:
-    """Build the services over the store ``store`` names (else the configuration's), run
+    """Build the services over the store ``store`` names (else the configuration's; with
+    neither, the demo's file when the default one is missing: ``cli/demofile.py``), run
     ``work``, close them; a store that does not exist is refused unless ``create``, and
     one whose marker says it vanished unless ``forget`` (default: ``create``;
-    ``cli/stores.py``); a failure is one line (cli.oneline)."""
+    ``cli/stores.py``); a store the demo wrote, opened without ``--config``, brings the
+    demo's agents; a failure is one line (cli.oneline)."""
     settings: Settings = load_settings(config) if config else parse_settings(None)
     url = store or settings.store
+    if store is None and config is None and not create:
+        url = demo_fallback(url)
     if not create:
         check_exists(url)
     if create if forget is None else forget:
         forget_vanished_store(url)
+    if config is None:
+        settings = demo_settings_for(url) or settings
 
     async def run() -> T:
         services = await build_services(settings, store_url=url)
@@ -93,12 +106,18 @@ def agents(
     if as_json:
         _print_json({"agents": rows})
         return
+    if not rows:
+        console.print(f"No agents in this store yet: configure them (`agentladder serve"
+                      f" --config FILE` registers them), or {EMPTY_STORE}.",
+                      highlight=False)  # fmt: skip
+        return
     table = Table(title="Agents")
-    for column in ("name", "provider", "model", "status", "rank", "cost/round"):
+    table.add_column("name", overflow="fold")
+    for column in ("provider", "model", "status", "rank", "cost/round"):
         table.add_column(column)
     for row in rows:
         table.add_row(row["name"], row["provider_id"], row["model_name"], row["status"],
-                      str(row["rank"]), f"{row['estimated_cost_per_round']:.4f}")  # fmt: skip
+                      str(row["rank"]), dollars(row["estimated_cost_per_round"]))  # fmt: skip
     console.print(table)
 
 
@@ -119,9 +138,13 @@ def leaderboard(
     if as_json:
         _print_json({"entries": [r.model_dump(mode="json") for r in rows]})
         return
+    if not rows:
+        where = f" in {task_type}" if task_type else ""
+        console.print(f"Nobody has been judged{where} yet: {EMPTY_STORE}.", highlight=False)
+        return
     table = Table(title=f"Leaderboard{' for ' + task_type if task_type else ''}")
     for column in ("#", "agent", "xp", "level", "tasks", "avg score"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold" if column == "agent" else "ellipsis")
     for r in rows:
         figures = (r.xp, r.level, r.tasks, r.average_score)
         if task_type is not None:
@@ -141,27 +164,54 @@ def profile(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """An agent's Oracle profile: XP, level, specializations, achievements, stats."""
-    found = _with_services(config, store_url(store, db), lambda s: s.oracle.get_profile(agent_id))
+    """An agent's Oracle profile: XP, level, probation, skill, specializations,
+    achievements, stats."""
+    found, skill, probation = _with_services(
+        config, store_url(store, db), lambda s: _profile(s, agent_id)
+    )
     if as_json:
         _print_json(found.model_dump(mode="json"))
         return
-    console.print(
-        f"[bold]{found.id}[/] ({found.provider or '-'} {found.model or '-'}): {found.xp} XP,"
-        f" {found.level.value}", highlight=False,
-    )  # fmt: skip
+    say = functools.partial(console.print, highlight=False, soft_wrap=True)
+    say(f"[bold]{found.id}[/] ({found.provider or '-'} {found.model or '-'}): {found.xp} XP,"
+        f" {found.level.value}")  # fmt: skip
     stats = found.stats
-    console.print(
-        f"  {stats.total_tasks} tasks, {stats.successful_tasks} successful, average score"
-        f" {stats.average_score:.2f}, total cost {stats.total_cost_incurred:.4f}",
-        highlight=False,
-    )
+    say(f"  {stats.total_tasks} tasks, {stats.successful_tasks} successful, average score"
+        f" {stats.average_score:.2f}, total cost {dollars(stats.total_cost_incurred)}")  # fmt: skip
+    overall, by_type = skill if skill is not None else (None, [])
+    say("  skill: " + ("no evidence yet" if overall is None else _skill_text(overall)))
+    for entry in by_type:
+        say(f"    at {entry.task_type}: {_skill_text(entry)}")
+    if not probation:
+        say("  probation: none (validated at its level's rate)")
+    for stream, rate in probation.items():
+        where = "overall" if stream == OVERALL else stream
+        cause = found.probation[stream].cause.value.replace("_", " ")
+        say(f"  probation ({where}): since a {cause}, every task validated;"
+            f" {rate.clearance_left} passed validations to go")  # fmt: skip
     for task_type, spec in found.specializations.items():
-        console.print(
-            f"  {task_type}: {spec.xp} XP, {spec.level.value}, {spec.tasks_judged} tasks,"
-            f" average {spec.avg_score:.2f}, best {spec.best_score:.2f}", highlight=False,
-        )  # fmt: skip
-    console.print("  achievements: " + (", ".join(a.name for a in found.achievements) or "none"))
+        say(f"  {task_type}: {spec.xp} XP, {spec.level.value}, {spec.tasks_judged} tasks,"
+            f" average {spec.avg_score:.2f}, best {spec.best_score:.2f}")  # fmt: skip
+    say("  achievements: " + (", ".join(a.name for a in found.achievements) or "none"))
+
+
+def _skill_text(entry: SkillEntry) -> str:
+    mark = ", provisional" if entry.provisional else ""
+    return (f"{entry.skill:.2f} (95% {entry.low:.2f}-{entry.high:.2f}, {entry.observations}"
+            f" observations{mark})")  # fmt: skip
+
+
+async def _profile(
+    services: Services, agent_id: str
+) -> tuple[AgentProfile, tuple[SkillEntry, list[SkillEntry]] | None, dict[str, EffectiveRate]]:
+    """The profile, its skill (None without evidence) and its streams on probation now."""
+    found = await services.oracle.get_profile(agent_id)
+    try:
+        skill: tuple[SkillEntry, list[SkillEntry]] | None = await services.skill.of_agent(agent_id)
+    except NotFound:
+        skill = None
+    oracle = services.oracle
+    return found, skill, streams_on_probation(found, oracle.rules, oracle.sentinel)
 
 
 @app.command()
@@ -208,12 +258,24 @@ def judge(
     if as_json:
         _print_json(result.model_dump(mode="json"))
         return
-    label = " (duplicate: the first result)" if result.duplicate else ""
-    console.print(f"{result.agent_id}: +{result.xp_awarded} XP{label}")
+    # total_xp: this judgment's XP (task plus achievements), not the agent's total, which is
+    # its profile's xp (docs/api.md, "Judgments")
+    parts = f" (task {result.xp_awarded}, achievements {result.total_xp - result.xp_awarded})"
+    earned = f"+{result.total_xp} XP{parts if result.achievements else ''}"
+    if result.duplicate:
+        earned = (f"duplicate of contract {result.contract_id}: its first judgment earned"
+                  f" {earned}, nothing added")  # fmt: skip
+    console.print(
+        f"{result.agent_id}: {earned}; total now {result.profile.xp} XP,"
+        f" {result.profile.level.value}", highlight=False, soft_wrap=True,
+    )  # fmt: skip
     for line in result.breakdown:
-        console.print(f"  {line.event}: +{line.xp}")
+        console.print(f"  {line.event}: +{line.xp}", highlight=False)
     for unlock in result.achievements:
-        console.print(f"  achievement {unlock.name}: +{unlock.xp}")
+        console.print(f"  achievement {unlock.name}: +{unlock.xp}", highlight=False)
+    if result.level_up is not None and not result.duplicate:
+        change = result.level_up
+        console.print(f"  level up: {change.from_level.value} -> {change.to_level.value}")
 
 
 @oracle_app.command("verify")

@@ -7,14 +7,16 @@ agents is one line on stderr naming each excluded agent and why, exit 1.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress
 
 from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
+from agentladder.cli.progress import Calls, Reporting
 from agentladder.cli.stores import CreateOpt, DbOpt, store_url
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.errors import TooFewAgents
@@ -31,7 +33,9 @@ def excluded_text(excluded: list[dict[str, Any]]) -> str:
 @app.command()
 def deliberate(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="The question.")],
+    user_query: Annotated[
+        str, typer.Argument(metavar="USER_QUERY", help="The question (the API's user_query).")
+    ],
     agent: Annotated[list[str], typer.Option("--agent", help="An agent (2 or more).")],
     scope: Annotated[str, typer.Option(help="quick, standard or deep.")] = "standard",
     min_agent_rank: Annotated[int, typer.Option(min=0)] = 0,
@@ -46,24 +50,39 @@ def deliberate(
     store: StoreOpt = None,
     db: DbOpt = None,
     create: CreateOpt = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="No progress on stderr while it runs.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run one deliberation among configured agents: who took part and who was excluded
-    (and why), the scores, the winning answer, the cost and who was promoted."""
+    (and why), the scores, the winning answer, the cost and who was promoted; its
+    progress on stderr while it runs (a line per round)."""
     request = DeliberationRequest.model_validate(
-        {"user_query": query, "agent_names": agent, "scope": scope,
+        {"user_query": user_query, "agent_names": agent, "scope": scope,
          "min_agent_rank": min_agent_rank, "task_type": task_type, "complexity": complexity}
     )  # fmt: skip
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
 
     async def work(services: Services) -> dict[str, Any]:
-        record = await services.orchestrator.run(request)
-        await services.orchestrator.settle()
+        orchestrator = services.orchestrator
+        rounds = orchestrator.settings.scope_rounds.get(request.scope.value, 1)
+        live = err.is_terminal and not quiet  # a live line per call on a terminal only
+        status = err.status("deliberating") if live else contextlib.nullcontext()
+        with status as shown:
+            calls = Calls(rounds, _silent if quiet else err.print, shown.update if shown else None)
+            inner = dict(orchestrator.providers)
+            orchestrator.providers = {a: Reporting(p, calls) for a, p in inner.items()}
+            try:
+                record = await orchestrator.run(request)
+            finally:
+                orchestrator.providers = inner
+                calls.finish()
+        await orchestrator.settle()
         return record.model_dump(mode="json", exclude={"submissions"})
 
     try:
-        with Progress(console=console, transient=True) as progress:
-            progress.add_task("deliberating", total=None)
-            record = _with_services(config, store_url(store, db), work, create=create)
+        record = _with_services(config, store_url(store, db), work, create=create)
     except TooFewAgents as error:
         if ctx.find_root().params.get("debug"):
             raise  # agentladder --debug: the error itself, with its traceback
@@ -73,6 +92,10 @@ def deliberate(
         _print_json(record)
         return
     _show(record)
+
+
+def _silent(_: str) -> None:
+    """--quiet: no progress."""
 
 
 def _show(record: dict[str, Any]) -> None:

@@ -12,6 +12,8 @@ missing argument) keep click's exit status 2, also on one line.
 
 from __future__ import annotations
 
+import inspect
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -72,8 +74,34 @@ def _print(line: str) -> None:
     click.echo(f"error: {line}", err=True)
 
 
+def reflow(text: str | None) -> str | None:
+    """``text`` with each paragraph on one line (paragraphs: separated by a blank line), so
+    that help is wrapped by the terminal's width, never at a docstring's line ends."""
+    if text is None:
+        return None
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", inspect.cleandoc(text))]
+    return "\n\n".join(p for p in paragraphs if p)
+
+
+def _reflow_all(command: click.Command) -> None:
+    """Reflow the help of ``command``, its options and arguments, and of its subcommands."""
+    command.help = reflow(command.help)
+    command.short_help = reflow(command.short_help)
+    for param in command.params:
+        text = getattr(param, "help", None)  # options and Typer's arguments have one
+        if isinstance(text, str):
+            param.help = reflow(text)  # type: ignore[attr-defined]
+    for sub in getattr(command, "commands", {}).values():
+        _reflow_all(sub)
+
+
 class OneLineGroup(TyperGroup):
-    """A Typer group whose failures are reported on one line (see the module docstring)."""
+    """A Typer group whose failures are reported on one line (see the module docstring),
+    and whose help, and every command's, wraps by the terminal's width (``reflow``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _reflow_all(self)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

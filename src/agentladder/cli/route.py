@@ -9,10 +9,19 @@ from rich.table import Table
 
 from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
+from agentladder.cli.shown import dollars
+from agentladder.cli.stores import DbOpt, store_url
 from agentladder.domain.routing.spec import RouteSpec, Routing, Strategy
 from agentladder.errors import TooFewAgents
 
-__all__ = ["route"]
+__all__ = ["HEALTH_UNSEEN", "route"]
+
+HEALTH_UNSEEN = (
+    "note: health and cooldowns are not seen here: they live in the memory of the serving"
+    ' instance, from the provider calls it made (docs/routing.md, "Health"); an agent down'
+    " or cooling down there is chosen here as if ok. `POST /route` on the server weighs them."
+)
+"""What ``route`` says on stderr: it reads the store, not the server's health."""
 
 
 @app.command()
@@ -40,6 +49,7 @@ def route(
     ] = False,
     config: ConfigOpt = None,
     store: StoreOpt = None,
+    db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The agents to give a task of TASK_TYPE to, with why; the others with why not."""
@@ -48,7 +58,7 @@ def route(
         strategy=strategy, quality_floor=floor, seed=seed,
     )  # fmt: skip
     routing: Routing = _with_services(
-        config, store, lambda s: s.routing.route(spec, online_only=online_only)
+        config, store_url(store, db), lambda s: s.routing.route(spec, online_only=online_only)
     )
     if not routing.enough:
         raise TooFewAgents(
@@ -56,23 +66,23 @@ def route(
             [e.model_dump(mode="json") for e in routing.excluded],
             needed=count,
         )
+    typer.echo(HEALTH_UNSEEN, err=True)
     if as_json:
         _print_json(routing.model_dump(mode="json"))
         return
     table = Table(title=f"{strategy.value} for {task_type} (seed {routing.seed})")
     for column in ("agent", "skill", "sd", "lower bound", "cost/round", "p90 ms", "why"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold" if column == "agent" else "ellipsis")
     for p in routing.agents:
         p90 = "-" if p.latency_p90_ms is None else f"{p.latency_p90_ms:.0f}"
-        cost = p.estimated_cost_per_round
         table.add_row(
             p.agent_id, f"{p.skill:.2f}", f"{p.sd:.2f}", f"{p.low:.2f}",
-            "-" if cost is None else f"{cost:.4f}", p90, p.detail,
+            dollars(p.estimated_cost_per_round), p90, p.detail,
         )  # fmt: skip
     console.print(table)
     left = Table(title=f"Not chosen ({routing.unlisted} more not listed)")
     for column in ("agent", "reason", "detail"):
-        left.add_column(column)
+        left.add_column(column, overflow="fold" if column == "agent" else "ellipsis")
     for e in routing.excluded:
         left.add_row(e.agent_id, e.reason.value, e.detail)
     console.print(left)

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
+from agentladder.cli.shown import EMPTY_STORE
 from agentladder.cli.stores import DbOpt, store_url
 from agentladder.services.container import Services
 from agentladder.services.skill.service import FitReport
@@ -35,14 +36,21 @@ def skills(
     if as_json:
         _print_json({"task_type": task_type, "entries": [r.model_dump(mode="json") for r in rows]})
         return
+    if not rows:
+        where = f" at {task_type}" if task_type else ""
+        console.print(f"No skill evidence{where} yet: {EMPTY_STORE}.", highlight=False)
+        return
     title = f"Skill{' at ' + task_type if task_type else ' overall'} (95% intervals; tier 1: "
     table = Table(title=title + "not separated from the best)")
-    for column in ("tier", "agent", "skill", "interval", "sd", "observations", ""):
-        table.add_column(column)
+    # an id is shown whole (folded onto more lines when narrow): two never read the same
+    table.add_column("tier")
+    table.add_column("agent", overflow="fold", ratio=1, min_width=12)
+    for column in ("skill", "interval", "sd", "observations", "estimate"):
+        table.add_column(column, overflow="fold")
     for r in rows:
         table.add_row(
             str(r.tier), r.agent_id, f"{r.skill:.2f}", f"{r.low:.2f}-{r.high:.2f}",
-            f"{r.sd:.2f}", str(r.observations), "provisional" if r.provisional else "",
+            f"{r.sd:.2f}", str(r.observations), "provisional" if r.provisional else "settled",
         )  # fmt: skip
     console.print(table)
 

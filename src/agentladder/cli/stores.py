@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import typer
 
+from agentladder.cli.demofile import demo_hint
 from agentladder.errors import InvalidInput, StoreUnavailable
 from agentladder.store.sqlite.identity import forget_vanished
 from agentladder.store.url import sqlite_path
@@ -65,7 +66,7 @@ def check_exists(url: str) -> None:
         if not Path(path).is_file():
             raise InvalidInput("store", url, f"no such SQLite file {path}: check the path"
                                " (serve, demo, and judge or deliberate with --create create a"
-                               " store)")  # fmt: skip
+                               f" store){demo_hint(Path(path))}")  # fmt: skip
     elif scheme in ("nats", "tls"):
         asyncio.run(_check_nats(url))
 

@@ -114,7 +114,10 @@ class JudgmentResult(BaseModel):
     score: float | None
     judged_by: str | None = Field(description="the judge that scored it, if a judge did")
     xp_awarded: int = Field(description="task XP; achievement XP is listed in achievements")
-    total_xp: int = Field(description="task XP plus achievement XP")
+    total_xp: int = Field(
+        description="the XP this judgment earned: task XP plus achievement XP (the agent's"
+        " total is profile.xp)"
+    )
     breakdown: tuple[XPLine, ...]
     level_up: LevelChange | None
     specialization_level_up: SpecializationLevelChange | None

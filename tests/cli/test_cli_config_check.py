@@ -1,0 +1,50 @@
+"""``agentladder config check`` lists every error of the file, one line each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentladder.cli import app
+
+runner = CliRunner()
+BAD = """
+store: postgres://x
+orchestrator:
+  timeout_s: -1
+agents:
+  - name: a1
+    input_price_per_mtok: -3
+    capabilty_tags: [audit]
+  - name: a1
+  - name: "bad name!"
+  - name: fine
+"""
+
+
+def test_every_error_of_the_file_is_one_line(tmp_path: Path) -> None:
+    """Six errors in four sections and three agents: six lines on stderr, each naming its
+    path and value, in the file's order of agents first; nothing on stdout; exit 1."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(BAD, encoding="utf-8")
+    result = runner.invoke(app, ["config", "check", str(path)])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "error: agents[0].input_price_per_mtok: Input should be greater than or equal to 0 (-3)",
+        "error: agents[0].capabilty_tags: unknown key (did you mean capability_tags?) (['audit'])",
+        "error: agents[1].name: duplicates agents[0].name ('a1')",
+        "error: agents[2].name: must be 1 to 64 characters from A-Z a-z 0-9 _ . - ('bad name!')",
+        "error: store: must start with memory://, sqlite:/// or nats:// ('postgres://x')",
+        "error: orchestrator.timeout_s: Input should be greater than 0 (-1)",
+    ]
+
+
+def test_a_file_with_one_error_is_one_line_as_serve_tells_it(tmp_path: Path) -> None:
+    """One error: the one line load_settings (serve) gives for it."""
+    path = tmp_path / "one.yaml"
+    path.write_text("orchestrator:\n  timeout_s: -1\n", encoding="utf-8")
+    result = runner.invoke(app, ["config", "check", str(path)])
+    assert result.exit_code == 1
+    assert result.stderr == "error: orchestrator.timeout_s: Input should be greater than 0 (-1)\n"
