@@ -206,3 +206,26 @@ def test_a_score_at_the_end_of_the_scale_counts_as_at_least_that() -> None:
     assert 10.0 <= censored(10.0, 3.0, 0.5)[0] < 10.1
     low, _ = censored(0.0, 0.3, 0.5)
     assert low < 0.0
+
+
+def test_between_fits_overall_is_a_mean_of_the_types_never_surer_than_they_are() -> None:
+    """Judged 8 at code then 6 at math, before any fit (the fleet knows no type yet): the
+    overall lies between the two types' estimates, with an sd no smaller than the smaller
+    of theirs (it read 7.86 [7.86-7.86], sd 0, above both types, counting each new type
+    as the only one); a third score at code moves it by a half share of that type's move."""
+    fleet = FleetSkill()
+    state = {"a": new_skill("a", RULES)}
+    for key, task_type, score in (("j1", "code", 8.0), ("j2", "math", 6.0)):
+        evidence = ScoreEvidence(key=key, at=NOW, agent_id="a", task_type=task_type, score=score)
+        state = dict(apply_evidence(state, fleet, evidence, RULES).agents)
+    views = {t: skill_view(state["a"], fleet, t, NOW, RULES) for t in ("code", "math")}
+    overall = skill_view(state["a"], fleet, None, NOW, RULES)
+    assert views["math"].skill < overall.skill < views["code"].skill
+    raw = state["a"]
+    assert raw.overall.mean == pytest.approx((raw.types["code"].mean + raw.types["math"].mean) / 2)
+    assert overall.sd >= min(v.sd for v in views.values())
+    assert overall.low < overall.high
+    third = ScoreEvidence(key="j3", at=NOW, agent_id="a", task_type="code", score=9.0)
+    moved = apply_evidence(state, fleet, third, RULES).agents["a"]
+    code_move = moved.types["code"].mean - raw.types["code"].mean
+    assert moved.overall.mean - raw.overall.mean == pytest.approx(code_move / 2)

@@ -124,25 +124,45 @@ def _moved(
         mean=after.mean, var=after.var, n=before.n + message.count, at=after.at,
         drop=after.drop, rise=after.rise, base_mean=before.base_mean, base_var=before.base_var,
     )  # fmt: skip
+    overall = _overall_moved(skill, fleet, task_type, before, after, message.count)
     types = dict(skill.types)
     types[task_type] = estimate
-    known = len(fleet.levels) + (0 if task_type in fleet.levels else 1)
-    share = 1.0 / max(known, 1)
-    overall = skill.overall
-    overall = Estimate(
-        mean=overall.mean + share * (after.mean - before.mean),
-        var=max(1e-8, overall.var + share * share * (after.var - before.var)),
-        n=overall.n + message.count,
-        at=after.at if overall.at is None else max(overall.at, after.at or 0.0),
-        base_mean=overall.base_mean,
-        base_var=overall.base_var,
-    )
     points: tuple[Point, ...] = (
         (message.at, task_type, after.mean, math.sqrt(after.var)),
         (message.at, OVERALL, overall.mean, math.sqrt(overall.var)),
     )
     history = (*skill.history, *points)[-rules.history :] if rules.history else ()
     return replace(skill, types=types, overall=overall, history=history)
+
+
+def _overall_moved(
+    skill: AgentSkill, fleet: FleetSkill, task_type: str, before: Estimate, after: Track,
+    count: int,
+) -> Estimate:  # fmt: skip
+    """The overall estimate (the mean over the task types known: the fleet's at its last
+    fit and the agent's own) after the estimate at ``task_type`` moved from ``before`` to
+    ``after``. A type already counted moves it by its share, 1/K. A type counted for the
+    first time makes it a mean over one more type: the old overall over K-1 types and the
+    new one's estimate, whose sd is taken as the weighted mean of the two sds (their
+    correlation is not known between fits; this is its upper bound, so the interval is
+    never narrower than the evidence allows; the next fit gives the joint one)."""
+    known = set(fleet.levels) | set(skill.types)
+    overall = skill.overall
+    at = after.at if overall.at is None else max(overall.at, after.at or 0.0)
+    if task_type not in known:
+        k = len(known) + 1
+        mean = ((k - 1) * overall.mean + after.mean) / k
+        sd = ((k - 1) * math.sqrt(overall.var) + math.sqrt(after.var)) / k
+        var = sd * sd if known else after.var
+        mean = mean if known else after.mean
+    else:
+        share = 1.0 / len(known)
+        mean = overall.mean + share * (after.mean - before.mean)
+        var = overall.var + share * share * (after.var - before.var)
+    return Estimate(
+        mean=mean, var=max(1e-8, var), n=overall.n + count, at=at,
+        base_mean=overall.base_mean, base_var=overall.base_var,
+    )  # fmt: skip
 
 
 def _model_change(skill: AgentSkill, at: float, rules: SkillRules) -> AgentSkill:
