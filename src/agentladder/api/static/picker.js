@@ -17,11 +17,11 @@
   };
   const number = (value, digits) => (value === null || value === undefined ? "—" : value.toFixed(digits));
 
-  const chosen = new Set(); // the agents ticked, kept across the rows' live refreshes
+  const ticked = new Set(); // the agents ticked, kept across the rows' live refreshes
 
   function update() {
-    chosen.clear();
-    picked().forEach((row) => chosen.add(row.dataset.agent));
+    ticked.clear();
+    picked().forEach((row) => ticked.add(row.dataset.agent));
     const tag = $("picker-tag").value;
     rows().forEach((row) => {
       const checked = row.querySelector("input").checked;
@@ -212,7 +212,7 @@
   });
   // The rows refresh live (rank, level, status: static/dashboard.js); the choice stays.
   $("picker-rows").addEventListener("live:update", () => {
-    rows().forEach((row) => { row.querySelector("input").checked = chosen.has(row.dataset.agent); });
+    rows().forEach((row) => { row.querySelector("input").checked = ticked.has(row.dataset.agent); });
     update();
   });
   $("picker-tag").addEventListener("input", update);
