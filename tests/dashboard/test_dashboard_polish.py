@@ -40,7 +40,8 @@ EMPTY_CELLS_JS = """
   const range = document.createRange();
   range.selectNodeContents(td);
   const content = range.getBoundingClientRect().height;
-  return {cell: td.getBoundingClientRect().height, content: content, text: td.innerText.slice(0, 30)};
+  const cell = td.getBoundingClientRect().height;
+  return {cell: cell, content: content, text: td.innerText.slice(0, 30)};
 })
 """
 
@@ -66,9 +67,11 @@ def test_forest_plots_are_fitted_readable_and_have_a_legend(
     for board in ("overall", "deliberation"):
         found = page.evaluate(FOREST_JS, board)
         low, high = min(found["lows"]), max(found["highs"])
-        assert found["low"] <= low and found["high"] >= high, found
+        assert found["low"] <= low, found
+        assert found["high"] >= high, found
         assert found["high"] - found["low"] <= max(3.0, high - low + 2.5), found
-        assert found["ticks"][0] >= found["low"] and found["ticks"][-1] <= found["high"], found
+        assert found["ticks"][0] >= found["low"], found
+        assert found["ticks"][-1] <= found["high"], found
         assert min(found["fonts"]) >= MIN_FONT_PX, (width, found["fonts"])
     legend = page.locator("#forest-legend [data-legend]")
     expect(legend).to_have_count(5)
@@ -107,7 +110,8 @@ def test_a_phone_shows_rounds_without_tall_empty_rows_and_cues_wide_tables(
     name = page.locator('#agent-rows tr[data-agent="sim_a"] td[data-col="name"]')
     box_left = box.evaluate("b => b.getBoundingClientRect().left")
     name_box = name.bounding_box()
-    assert name_box is not None and abs(name_box["x"] - box_left) <= 2, (name_box, box_left)
+    assert name_box is not None
+    assert abs(name_box["x"] - box_left) <= 2, (name_box, box_left)
 
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(server.url(f"/dashboard/deliberations/{record['id']}"))
