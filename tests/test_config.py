@@ -157,3 +157,31 @@ def test_section_errors_are_one_line_naming_the_path() -> None:
 def test_heartbeat_declarations_still_ignore_unknown_fields() -> None:
     """An agent's declaration outside the YAML (a heartbeat) keeps ignoring unknown fields."""
     assert AgentConfig.model_validate({"name": "a", "future_field": 1}).name == "a"
+
+
+def test_a_relative_sqlite_store_resolves_against_the_config_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """store: sqlite:///relative.db in a file names the file beside the configuration,
+    whatever the working directory; options are kept; absolute paths, memory:// and a file
+    without a store key are left as they are."""
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    path = folder / "agents.yaml"
+    cases = {
+        "store: sqlite:///data/ladder.db": f"sqlite:///{folder / 'data' / 'ladder.db'}",
+        "store: sqlite:///ladder.db?synchronous=normal": (
+            f"sqlite:///{folder / 'ladder.db'}?synchronous=normal"
+        ),
+        "store: sqlite:////srv/ladder.db": "sqlite:////srv/ladder.db",
+        "store: memory://": "memory://",
+        "store: nats://127.0.0.1:4222": "nats://127.0.0.1:4222",
+        "agents: []": "sqlite:///agentladder.db",
+    }
+    for text, expected in cases.items():
+        path.write_text(text + "\n", encoding="utf-8")
+        assert load_settings(Path("..") / "conf" / "agents.yaml").store == expected, text
+    assert parse_settings({"store": "sqlite:///ladder.db"}).store == "sqlite:///ladder.db"

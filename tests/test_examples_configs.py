@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
+from agentladder.cli.commands import serve
 from agentladder.cli.startup import check_store_url
 from agentladder.config import load_settings
 from agentladder.providers.settings import OpenAISettings
@@ -44,3 +47,16 @@ def test_openai_example_takes_keys_from_the_environment() -> None:
 def test_nats_example_is_on_nats() -> None:
     """The two-instance example's store is a NATS URL."""
     assert load_settings(EXAMPLES / "nats-two-instances.yaml").store.startswith("nats://")
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.name)
+def test_no_example_puts_a_model_server_on_serves_default_port(path: Path) -> None:
+    """No agent of an example calls a loopback endpoint on the port `agentladder serve`
+    listens on by default: both could not run on one machine."""
+    default = inspect.signature(serve).parameters["port"].default
+    settings = load_settings(path)
+    for agent in settings.agents:
+        if isinstance(agent.backend, OpenAISettings):
+            url = urlsplit(agent.backend.base_url)
+            loopback = url.hostname in ("127.0.0.1", "localhost", "::1")
+            assert not (loopback and url.port == default), (agent.name, agent.backend.base_url)

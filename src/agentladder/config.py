@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -46,6 +47,7 @@ __all__ = [
     "config_errors",
     "load_settings",
     "parse_settings",
+    "store_beside",
 ]
 
 DEFAULT_STORE = "sqlite:///agentladder.db"
@@ -346,4 +348,21 @@ def load_settings(path: Path) -> Settings:
         document = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise InvalidInput("config", str(path), f"is not valid YAML ({error})") from error
-    return parse_settings(document)
+    return store_beside(parse_settings(document), path.resolve().parent)
+
+
+def store_beside(settings: Settings, folder: Path) -> Settings:
+    """``settings`` with a relative ``sqlite:///`` store path made absolute against
+    ``folder`` (the configuration file's): the file names the same database from any
+    working directory. Other stores, absolute paths, ``:memory:`` and the default store
+    (no ``store`` key: the working directory's ``agentladder.db``) are kept."""
+    if "store" not in settings.model_fields_set:  # the default: the working directory's
+        return settings
+    parts = urlsplit(settings.store)
+    path = parts.path[1:] if parts.path.startswith("/") else parts.path
+    if parts.scheme != "sqlite" or parts.netloc or not path or path == ":memory:":
+        return settings
+    if Path(path).is_absolute():
+        return settings
+    query = f"?{parts.query}" if parts.query else ""
+    return settings.model_copy(update={"store": f"sqlite:///{folder / path}{query}"})

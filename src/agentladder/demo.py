@@ -59,6 +59,26 @@ class DemoResult:
     hidden_quality: dict[str, float] = field(default_factory=dict)
 
 
+def ladder_note(result: DemoResult) -> str:
+    """What rank and XP mean beside skill, with the demo's figures: every agent ends near
+    the same rank and level by the seeds' rules, which reads like a bug unless said."""
+    ranks = [stats.rank for stats in result.stats.values()] or [0]
+    levels = [row.level.value for row in result.leaderboard]
+    top = max(set(levels), key=levels.count) if levels else "rookie"
+    return (
+        f"Rank ({min(ranks)} to {max(ranks)} here) is the seed's floor-based promotion: in"
+        " each deliberation the best scorer of the lowest rank group present moves up one,"
+        " and rank never goes down, so after"
+        f" {result.deliberations} deliberations every agent has climbed about as often as"
+        " the others. It counts wins over peers of its own rank, not how good it is. XP and"
+        " levels are the Oracle's positive-only ladder: every judged task pays at least 10"
+        f" XP and nothing takes XP away, so steady work climbs whatever its quality"
+        f" ({levels.count(top)} of {len(levels)} agents are {top} here). To compare agents,"
+        " read skill: 0-10 with a 95% interval, what routing and the Sentinels go by"
+        " (docs/skill.md)."
+    )
+
+
 def agents() -> list[AgentSettings]:
     """The demo's agents, with their simulated backends."""
     return [

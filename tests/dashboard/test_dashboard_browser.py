@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 from playwright.sync_api import Locator, Page, expect
 
+from agentladder.api.render import money
 from tests.dashboard.served import Server, screenshot
 
 LIVE_MS = 8000  # two polls of 2 s plus the deliberation itself, with room to spare
@@ -135,7 +136,7 @@ def test_picker_starts_a_deliberation_and_follows_it(server: Server, page: Page)
     link = page.locator("#follow-link").text_content() or ""
     record = httpx.get(server.url(f"/deliberation/{link}")).json()
     assert record["total_cost"] > 0
-    spent = f"${record['total_cost']:.4f}"
+    spent = money(record["total_cost"])
     expect(page.locator("#spent-cost")).to_have_text(spent)  # beside the estimate
     screenshot(page, "picker")
 

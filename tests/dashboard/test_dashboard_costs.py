@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agentladder.api import render
 from agentladder.services.container import Services
 from tests.inprocess import call_app
 
@@ -35,7 +36,8 @@ async def deliberate(client: httpx.AsyncClient, services: Services) -> dict[str,
 
 
 def money(value: float) -> str:
-    return f"${value:.4f}"
+    """Dollars as the dashboard writes them: two significant digits below a cent."""
+    return render.money(value)
 
 
 def test_the_api_shows_each_deliberations_total_and_each_agents_spend() -> None:

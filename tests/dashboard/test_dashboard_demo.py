@@ -52,3 +52,23 @@ def test_the_demo_s_picker_starts_and_follows_a_deliberation(
     expect(page.locator("#follow-status")).to_have_text("completed")
     expect(page.locator("#follow-rounds .follow-round")).to_have_count(2)  # standard
     screenshot(page, "demo-picker")
+
+
+def test_the_demo_s_index_says_what_rank_and_xp_mean(demo_server: Server, page: Page) -> None:
+    """The index explains, above the agent table, that rank is floor-based and never goes
+    down, with the range of ranks the table shows, that XP is positive-only (how many
+    agents have 500 XP or more), and to compare agents by skill."""
+    page.goto(demo_server.url("/dashboard"))
+    ranks = page.locator('#agent-rows td[data-col="rank"]')
+    expect(ranks).to_have_count(len(DEMO_AGENTS))
+    values = [int(text) for text in ranks.all_inner_texts()]
+    xps = [int(text) for text in page.locator('#agent-rows td[data-col="xp"]').all_inner_texts()]
+    note = page.locator("#ladder-note")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text("floor-based promotion")
+    expect(note).to_contain_text("rank never goes down")
+    expect(note).to_contain_text(f"here ranks {min(values)} to {max(values)}")
+    climbed = sum(xp >= 500 for xp in xps)
+    expect(note).to_contain_text(f"({climbed} of {len(DEMO_AGENTS)} agents here have 500 XP")
+    expect(note).to_contain_text("positive-only")
+    expect(note).to_contain_text("To compare agents, read Skill")

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
 import httpx
 
-from agentladder.api.routes.dashboard_agent import xp_series
+from agentladder.api.routes.dashboard_agent import AGENT_SCAN, xp_series
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.services.clock import FixedClock
 from agentladder.services.container import Services
 from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.store.records import DeliberationDoc
 from tests.dashboard.served import ROOT
 from tests.inprocess import Body, call_app
 
@@ -198,3 +200,34 @@ def test_pages_show_a_page_of_task_types_and_link_the_others() -> None:
         assert (await client.get("/dashboard?types=-1")).status_code == 422
 
     run(body)
+
+
+def test_the_agent_page_lists_its_own_deliberations_older_than_the_newest_200() -> None:
+    """An agent whose last deliberation is older than 200 others (on SQLite) still sees it
+    on its page, with its failed-evaluation count: the page asks the store for the
+    agent's deliberations instead of filtering the newest 200."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        started = await client.post(
+            "/deliberation",
+            json={"user_query": "Old question", "agent_names": ["sim_a", "sim_b"]},
+        )
+        assert started.status_code == 202
+        await services.orchestrator.settle()
+        old = await services.store.get_deliberation(started.json()["deliberation_id"])
+        assert old is not None
+        for i in range(AGENT_SCAN):  # newer ones of sim_b alone, as stored records
+            newer = {**old.body, "id": f"newer-{i}", "agents": ["sim_b"],
+                     "created_at": old.created_at + 1 + i}  # fmt: skip
+            doc = DeliberationDoc(id=f"newer-{i}", status=old.status,
+                                  created_at=old.created_at + 1 + i, body=newer)  # fmt: skip
+            await services.store.put_deliberation(doc)
+        page = (await client.get("/dashboard/agents/sim_a")).text
+        mine = re.search(r'id="agent-deliberations">(.*?)</table>', page, re.S)
+        assert mine is not None
+        assert f'data-deliberation="{old.id}"' in mine.group(1)
+        assert "Old question" in mine.group(1)
+        assert re.search(r'id="evaluation-failures">0 of \d+', page)
+
+    with tempfile.TemporaryDirectory() as folder:
+        call_app(AGENTS, body, store=f"sqlite:///{folder}/pages.db", seed=None)

@@ -71,6 +71,38 @@ def test_deliberations_newest_first_with_paging(with_store: Any) -> None:
     with_store(body)
 
 
+def test_an_agents_deliberations_newest_first_from_the_store(with_store: Any) -> None:
+    """list_deliberations(agent=...) gives the records the agent took part in, newest
+    first, in pages, with the status filter; a replaced record's agents replace its old
+    ones; an agent of none gets none."""
+
+    async def body(store: Store) -> None:
+        for i in range(300):  # "a" in every 7th: far older than the newest 200
+            agents = ["a", "b"] if i % 7 == 0 else ["b", "c"]
+            status = "completed" if i % 2 else "failed"
+            doc = DeliberationDoc(id=f"d{i:03}", status=status, created_at=float(i),
+                                  body={"agents": agents})  # fmt: skip
+            await store.put_deliberation(doc)
+        mine = [d.id for d in await store.list_deliberations(agent="a", limit=1000)]
+        assert mine == [f"d{i:03}" for i in range(294, -1, -7)]
+        assert [d.id for d in await store.list_deliberations(agent="a", limit=2)] == [
+            "d294", "d287"
+        ]  # fmt: skip
+        paged = await store.list_deliberations(agent="a", limit=2, offset=41)
+        assert [d.id for d in paged] == ["d007", "d000"]
+        done = await store.list_deliberations(agent="a", statuses=["completed"], limit=3)
+        assert [d.id for d in done] == ["d287", "d273", "d259"]
+        assert await store.list_deliberations(agent="a", statuses=[]) == []
+        assert await store.list_deliberations(agent="nobody") == []
+        doc = DeliberationDoc(id="d294", status="completed", created_at=294.0,
+                              body={"agents": ["c", "d"]})  # fmt: skip
+        await store.put_deliberation(doc)
+        assert [d.id for d in await store.list_deliberations(agent="a", limit=1)] == ["d287"]
+        assert [d.id for d in await store.list_deliberations(agent="d")] == ["d294"]
+
+    with_store(body)
+
+
 def test_ping_answers(with_store: Any) -> None:
     """A reachable store answers ping."""
 

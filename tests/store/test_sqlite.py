@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 from pathlib import Path
@@ -14,6 +15,7 @@ from agentladder.domain.rules import OracleRules
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, CorruptRecord, InvalidInput
 from agentladder.services.oracle.verify import verify_store
+from agentladder.store.records import DeliberationDoc
 from agentladder.store.sqlite import connections as sqlite_module
 from agentladder.store.sqlite import schema
 from agentladder.store.sqlite.schema import MIGRATIONS
@@ -325,3 +327,36 @@ def test_reads_of_many_agents_leave_the_event_loop(
             await store.close()
 
     asyncio.run(body())
+
+
+def test_a_version_6_file_finds_each_agents_deliberations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 7 indexes the deliberations already stored by agent (a record without a
+    list of agents adds none), and later records are indexed as they are written."""
+    db = tmp_path / "v6.db"
+
+    async def before() -> None:  # the schema of version 6, the rows as its code wrote them
+        await SqliteStore(db).close()
+
+    with monkeypatch.context() as patched:
+        patched.setattr(schema, "MIGRATIONS", MIGRATIONS[:6])
+        asyncio.run(before())
+    conn = sqlite3.connect(db)
+    rows = [(f"d{i}", "completed", float(i), json.dumps({"agents": agents}))
+            for i, agents in enumerate((["a", "b"], ["b"], ["a", "c"]))]  # fmt: skip
+    rows += [("odd", "failed", 9.0, '{"agents": "a"}'), ("bad", "failed", 8.0, "not json")]
+    with conn:
+        conn.executemany("INSERT INTO deliberations VALUES (?,?,?,?)", rows)
+    conn.close()
+
+    async def after() -> None:
+        store = SqliteStore(db)
+        assert [d.id for d in await store.list_deliberations(agent="a")] == ["d2", "d0"]
+        assert [d.id for d in await store.list_deliberations(agent="b")] == ["d1", "d0"]
+        doc = DeliberationDoc(id="d3", status="queued", created_at=3.0, body={"agents": ["a"]})
+        await store.put_deliberation(doc)
+        assert [d.id for d in await store.list_deliberations(agent="a")] == ["d3", "d2", "d0"]
+        await store.close()
+
+    asyncio.run(after())

@@ -10,6 +10,7 @@ does not grow with the task types behind it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -28,8 +29,11 @@ __all__ = [
     "TypesOffset",
     "TypesShown",
     "environment",
+    "money",
     "page",
+    "stamp",
     "types_shown",
+    "when",
 ]
 
 POLL_MS = 2000
@@ -40,14 +44,42 @@ TypesOffset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="the first t
 """``?types=OFFSET``: where a page's task types start."""
 
 
+def when(at: float | None) -> str:
+    """Unix seconds as the dashboard writes every time: ``2026-01-05 10:00:00 UTC``."""
+    return "—" if at is None else f"{datetime.fromtimestamp(at, UTC):%Y-%m-%d %H:%M:%S} UTC"
+
+
+def stamp(text: str | None) -> str:
+    """An ISO 8601 timestamp (UTC when naive, as the ledger keeps them) written as ``when``;
+    the text itself if it is not one."""
+    if not text:
+        return "—"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    return when((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+
+
+def money(value: float | None) -> str:
+    """Dollars: four decimals, more below a cent so that two significant digits show
+    (``$0.00042``, not ``$0.0004``)."""
+    if value is None:
+        return "—"
+    digits = 4
+    if 0 < abs(value) < 0.01:
+        digits = max(4, 1 - math.floor(math.log10(abs(value))))
+    return f"${value:.{digits}f}"
+
+
 def environment() -> Environment:
     """The templates' environment, with the filters they use (each shows a dash for None)."""
     env = Environment(loader=PackageLoader("agentladder.api", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
     env.filters.update(
-        when=lambda at: (
-            "—" if at is None else f"{datetime.fromtimestamp(at, UTC):%Y-%m-%d %H:%M:%S}"
-        ),
+        when=when,
+        stamp=stamp,
+        money=money,
         number=lambda value, digits=1: "—" if value is None else f"{value:.{digits}f}",
         percent=lambda ratio: "—" if ratio is None else f"{100 * ratio:.1f}%",
     )

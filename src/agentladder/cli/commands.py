@@ -52,7 +52,7 @@ def demo(
     deliberations: Annotated[int, typer.Option(min=1, max=10_000)] = 60,
 ) -> None:
     """Eight simulated agents deliberate 60 times on SQLite; show ranks and XP leaderboards."""
-    from agentladder.demo import run_demo  # noqa: PLC0415 (the services load only here)
+    from agentladder.demo import ladder_note, run_demo  # noqa: PLC0415 (services load here)
 
     with Progress(console=console) as progress:
         task = progress.add_task("deliberations", total=deliberations)
@@ -98,6 +98,7 @@ def demo(
             f"{r.agent_id} ({r.specialization_xp} XP, {r.specialization_level})" for r in rows
         )
         console.print(f"best at {task_type}: {best}")
+    console.print(f"\n{ladder_note(result)}", soft_wrap=True, highlight=False)
     console.print(
         f"\nThe data is in {result.db}. Inspect it with any SQLite client, for example"
         f" `sqlite3 {result.db} 'select id, xp, level from agent_profiles order by xp desc'`."

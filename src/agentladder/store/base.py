@@ -240,9 +240,15 @@ class Store(Protocol):
         """One deliberation record, or None."""
 
     async def list_deliberations(
-        self, *, limit: int = 50, offset: int = 0, statuses: Collection[str] | None = None
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        statuses: Collection[str] | None = None,
+        agent: str | None = None,
     ) -> Sequence[DeliberationDoc]:
-        """Deliberation records, newest first; only those whose status is in ``statuses``."""
+        """Deliberation records, newest first; only those whose status is in ``statuses``,
+        and with ``agent`` only those it took part in (its id in the body's ``agents``)."""
 
     # Instance leases: which service instances are alive (recovery, services/lease.py).
     async def renew_lease(self, holder: str, expires_at: float) -> None:

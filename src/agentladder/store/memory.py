@@ -34,6 +34,7 @@ from agentladder.store.records import (
     Registration,
     Versioned,
     registration_matches,
+    took_part,
 )
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 
@@ -285,11 +286,20 @@ class MemoryStore:
         return self._deliberations.get(deliberation_id)
 
     async def list_deliberations(
-        self, *, limit: int = 50, offset: int = 0, statuses: Collection[str] | None = None
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        statuses: Collection[str] | None = None,
+        agent: str | None = None,
     ) -> Sequence[DeliberationDoc]:
         """Newest first."""
         docs = sorted(
-            (d for d in self._deliberations.values() if statuses is None or d.status in statuses),
+            (
+                d
+                for d in self._deliberations.values()
+                if (statuses is None or d.status in statuses) and took_part(d, agent)
+            ),
             key=lambda d: (-d.created_at, d.id),
         )
         return docs[offset : offset + limit]

@@ -27,6 +27,7 @@ __all__ = [
     "OracleEventKind",
     "Registration",
     "Versioned",
+    "took_part",
 ]
 
 T = TypeVar("T")
@@ -127,6 +128,15 @@ class DeliberationDoc(BaseModel):
     status: str
     created_at: float
     body: dict[str, Any] = Field(default_factory=dict)
+
+
+def took_part(doc: DeliberationDoc, agent: str | None) -> bool:
+    """Whether ``agent`` is one of the agents of the deliberation ``doc`` (always, for
+    None): the stores' ``list_deliberations(agent=...)``."""
+    if agent is None:
+        return True
+    agents = doc.body.get("agents")
+    return isinstance(agents, list) and agent in agents
 
 
 def registration_matches(registration: Registration, tag: str | None, provider: str | None) -> bool:

@@ -23,6 +23,8 @@ from pydantic import BaseModel
 from agentladder.api.dashboard_rows import AgentRow, all_profiles, rows, tags_of
 from agentladder.api.deps import ServicesDep
 from agentladder.api.render import POLL_MS, TypesOffset, page, types_shown
+from agentladder.api.svg_axes import Axis, skill_axis
+from agentladder.domain.agents import INPUT_TOKENS_PER_ROUND, OUTPUT_TOKENS_PER_ROUND
 from agentladder.domain.deliberation import Scope
 from agentladder.domain.deliberation_record import (
     DeliberationRecord,
@@ -55,11 +57,22 @@ class Board(BaseModel):
     entries: list[LeaderboardRow]
 
 
+FOREST_LEFT, FOREST_RIGHT = 150.0, 392.0
+"""Where a forest plot's skill axis runs, in its 420-wide viewBox (names to the left, the
+tier to the right)."""
+
+
 class SkillBoard(BaseModel):
-    """One skill board: overall (``task_type`` None) or for one task type."""
+    """One skill board: overall (``task_type`` None) or for one task type, with its skill
+    axis fitted to the intervals shown (``api/svg_axes.py``)."""
 
     task_type: str | None
     entries: list[SkillEntry]
+    axis: Axis
+
+    def ticks(self) -> list[tuple[str, float]]:
+        """The axis's labelled values, as text, and their x."""
+        return [(f"{value:g}", x) for value, x in self.axis.ticks()]
 
 
 def evidence_weights(
@@ -75,14 +88,28 @@ def evidence_weights(
     return weights
 
 
+def unscored(profiles: Mapping[str, AgentProfile]) -> set[tuple[str, str | None]]:
+    """``(agent, task type)`` (None: overall) where the agent was judged without a score
+    ever: its average score there is "—", not 0.00."""
+    found: set[tuple[str, str | None]] = set()
+    for agent, profile in profiles.items():
+        if profile.stats.scored_tasks == 0:
+            found.add((agent, None))
+        found |= {(agent, t) for t, s in profile.specializations.items() if s.scored_tasks == 0}
+    return found
+
+
 def _skill_boards_of(
     skills: list[AgentSkill], fleet: FleetSkill, types: Sequence[str], now: float,
     rules: SkillRules,
 ) -> list[SkillBoard]:  # fmt: skip
-    return [
-        SkillBoard(task_type=t, entries=skill_board(skills, fleet, t, now, rules)[:SKILL_SIZE])
-        for t in (None, *types)
-    ]
+    boards = []
+    for task_type in (None, *types):
+        entries = skill_board(skills, fleet, task_type, now, rules)[:SKILL_SIZE]
+        lows, highs = [e.low for e in entries], [e.high for e in entries]
+        axis = skill_axis(lows, highs, FOREST_LEFT, FOREST_RIGHT)
+        boards.append(SkillBoard(task_type=task_type, entries=entries, axis=axis))
+    return boards
 
 
 async def _boards(services: Services, types: Sequence[str]) -> list[Board]:
@@ -117,6 +144,7 @@ async def index(request: Request, services: ServicesDep, types: TypesOffset = 0)
     return await page(
         request, "index.html", rows=agents, boards=await _boards(services, shown.types),
         tags=tags_of(agents), skill_boards=skill_boards, shown=shown,
+        unscored=await off_loop(unscored, profiles),
     )  # fmt: skip
 
 
@@ -140,6 +168,7 @@ async def picker(request: Request, services: ServicesDep) -> HTMLResponse:
     return await page(
         request, "picker.html", rows=agents, tags=tags_of(agents), scopes=scopes,
         default_scope=Scope.STANDARD.value, complexities=[c.value for c in Complexity],
+        tokens_in=INPUT_TOKENS_PER_ROUND, tokens_out=OUTPUT_TOKENS_PER_ROUND,
     )  # fmt: skip
 
 

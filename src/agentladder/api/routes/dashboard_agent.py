@@ -31,8 +31,10 @@ from agentladder.services.offload import off_loop
 __all__ = ["AGENT_TYPES", "router", "skill_series", "xp_series"]
 
 AGENT_SCAN = 200
-"""The agent page looks for the agent's deliberations among the newest this many."""
+"""The agent page reads the agent's own newest this many deliberations from the store (its
+latency chart and failed evaluations come from them)."""
 AGENT_DELIBERATIONS = 20
+"""Of those, the agent page lists this many."""
 AGENT_TYPES = 50
 """Task types an agent's page lists at once (its specializations and skills)."""
 _LEDGER_PAGE = 1000
@@ -171,14 +173,13 @@ async def agent_page(
     typed = await off_loop(
         _agent_types, profile, skills, fleet, types, services.skill.now(), services.skill.rules
     )
-    recent = await services.orchestrator.list(limit=AGENT_SCAN)
-    involved = [r for r in recent if agent_id in r.agents]
+    involved = await services.orchestrator.list(limit=AGENT_SCAN, agent=agent_id)
     mine = involved[:AGENT_DELIBERATIONS]
     calls = await off_loop(latency_series, agent_id, involved)
     evaluations = await off_loop(evaluations_of, agent_id, involved)
     return await page(
         request, "agent.html", agent_id=agent_id, row=row, profile=profile,
-        deliberations=mine, scanned=len(recent),
+        deliberations=mine, scanned=len(involved),
         probation=probation_of(profile, services.oracle),
         overall_skill=typed.overall, typed_skills=typed.skills,
         specializations=typed.specializations, shown=typed.shown,

@@ -6,12 +6,16 @@
   "use strict";
   const HEIGHT = 240;
   const KINDS = {
-    xp: { time: true, x: "time", y: "XP (cumulative)", stroke: "#2563eb",
+    xp: { time: true, x: "time (UTC)", y: "XP (cumulative)", stroke: "#2563eb",
       fill: "rgba(37, 99, 235, 0.12)", stepped: true, pad: 60 },
     latency: { time: false, x: "submission", y: "latency ms", stroke: "#d97706",
       fill: "rgba(217, 119, 6, 0.10)", stepped: false, pad: 1 },
   };
   const width = (box) => Math.max(box.clientWidth, 280);
+  // Times are UTC everywhere on the dashboard, charts included, and say so.
+  const utc = (seconds) => uPlot.tzDate(new Date(seconds * 1e3), "Etc/UTC");
+  const stamp = (seconds) => new Date(seconds * 1e3).toISOString().slice(0, 19).replace("T", " ") + " UTC";
+  const timeValue = (u, v) => (v === null || v === undefined ? "—" : stamp(v));
 
   const PALETTE = ["#111827", "#2563eb", "#15803d", "#d97706", "#7c3aed", "#db2777"];
 
@@ -22,15 +26,15 @@
       box.textContent = "No evidence yet.";
       return null;
     }
-    const series = [{ label: "time" }].concat(packed.labels.map((label, i) => ({
+    const series = [{ label: "time (UTC)", value: timeValue }].concat(packed.labels.map((label, i) => ({
       label: label, stroke: PALETTE[i % PALETTE.length], width: i ? 1.5 : 2.5,
       spanGaps: true, points: { show: true, size: 4 } })));
     const options = {
-      width: width(box), height: HEIGHT,
+      width: width(box), height: HEIGHT, tzDate: utc,
       scales: { x: { time: true, range: (u, min, max) => (min < max ? [min, max] : [min - 60, max + 60]) },
         y: { range: [0, 10] } },
       series: series,
-      axes: [{ label: "time" }, { label: "skill (0-10)", size: 60 }],
+      axes: [{ label: "time (UTC)" }, { label: "skill (0-10)", size: 60 }],
     };
     return new uPlot(options, packed.data, box);
   }
@@ -47,7 +51,7 @@
     const series = { label: kind.y, stroke: kind.stroke, fill: kind.fill, width: 2,
       points: { show: true, size: 5 } };
     if (kind.stepped) series.paths = uPlot.paths.stepped({ align: 1 });
-    const all = [{ label: kind.x }, series];
+    const all = [kind.time ? { label: kind.x, value: timeValue } : { label: kind.x }, series];
     // a third array: the calls that failed, as points apart (their latency is how long
     // they took to fail, not how fast the agent answers)
     if (data.length > 2) {
@@ -57,7 +61,7 @@
         points: { show: true, size: 7, stroke: "#dc2626", fill: "#fecaca" } });
     }
     const options = {
-      width: width(box), height: HEIGHT,
+      width: width(box), height: HEIGHT, tzDate: utc,
       scales: {
         x: { time: kind.time, range: (u, min, max) => (min < max ? [min, max] : [min - kind.pad, max + kind.pad]) },
         y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] },

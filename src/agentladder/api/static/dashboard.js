@@ -33,7 +33,7 @@
     if (!document.hidden) {
       try {
         await refresh(active);
-        status.textContent = "live · updated " + new Date().toLocaleTimeString();
+        status.textContent = "live · updated " + new Date().toISOString().slice(11, 19) + " UTC";
         status.classList.remove("stale");
       } catch (error) {
         status.textContent = "live · server not answering, retrying";
@@ -47,6 +47,29 @@
     status.textContent = "live";
     setTimeout(tick, POLL_MS);
   }
+
+  // A wide table's box that scrolls sideways says so above it (and, at its end, that the
+  // first columns are back to the left); checked again on resize and after a live swap.
+  function cue(box) {
+    let hint = box.previousElementSibling;
+    if (!hint || !hint.classList.contains("scroll-cue")) {
+      hint = document.createElement("p");
+      hint.className = "scroll-cue";
+      box.before(hint);
+      box.addEventListener("scroll", () => cue(box), { passive: true });
+    }
+    const over = box.scrollWidth > box.clientWidth + 1;
+    const end = box.scrollLeft + box.clientWidth >= box.scrollWidth - 1;
+    box.classList.toggle("overflowing", over);
+    box.classList.toggle("at-end", over && end);
+    hint.classList.toggle("shown", over);
+    hint.textContent = !over ? "" : end ? "← scroll back for the first columns"
+      : "scroll sideways for more columns →";
+  }
+  const cues = () => document.querySelectorAll(".scroll").forEach(cue);
+  cues();
+  window.addEventListener("resize", cues);
+  document.addEventListener("live:update", cues);
 
   const table = document.getElementById("agent-table");
   if (!table) return;

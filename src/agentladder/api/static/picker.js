@@ -8,10 +8,20 @@
   const rows = () => Array.from(document.querySelectorAll("#picker-table tr[data-agent]"));
   const picked = () => rows().filter((row) => row.querySelector("input").checked);
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-  const money = (value) => "$" + value.toFixed(4);
+  // dollars: four decimals, more below a cent so that two significant digits show
+  // ($0.00042, not $0.0004), as the server writes them (api/render.py, money)
+  const money = (value) => {
+    const size = Math.abs(value);
+    const digits = size > 0 && size < 0.01 ? Math.max(4, 1 - Math.floor(Math.log10(size))) : 4;
+    return "$" + value.toFixed(digits);
+  };
   const number = (value, digits) => (value === null || value === undefined ? "—" : value.toFixed(digits));
 
+  const ticked = new Set(); // the agents ticked, kept across the rows' live refreshes
+
   function update() {
+    ticked.clear();
+    picked().forEach((row) => ticked.add(row.dataset.agent));
     const tag = $("picker-tag").value;
     rows().forEach((row) => {
       const checked = row.querySelector("input").checked;
@@ -73,6 +83,7 @@
     if (record.error) parts.push("error: " + record.error);
     $("follow-summary").textContent = parts.join(" · ");
     $("spent").hidden = false;
+    $("spent-label").textContent = settled(record) ? "in the end" : "so far";
     $("spent-cost").textContent = money(record.total_cost || 0);
   }
 
@@ -198,6 +209,11 @@
     } finally {
       $("start").disabled = false;
     }
+  });
+  // The rows refresh live (rank, level, status: static/dashboard.js); the choice stays.
+  $("picker-rows").addEventListener("live:update", () => {
+    rows().forEach((row) => { row.querySelector("input").checked = ticked.has(row.dataset.agent); });
+    update();
   });
   $("picker-tag").addEventListener("input", update);
   $("scope").addEventListener("input", update);

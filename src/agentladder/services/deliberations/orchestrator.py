@@ -498,12 +498,14 @@ class Orchestrator:
             raise NotFound("deliberation", deliberation_id)
         return DeliberationRecord.model_validate(doc.body, context=STORED)
 
-    async def list(self, *, limit: int = 50, offset: int = 0) -> list[DeliberationRecord]:
+    async def list(
+        self, *, limit: int = 50, offset: int = 0, agent: str | None = None
+    ) -> list[DeliberationRecord]:
         """Deliberations, newest first (up to 1001: a page of 1000 and one to tell whether
-        another follows)."""
+        another follows); with ``agent``, those it took part in (a store query)."""
         if not 1 <= limit <= 1001:
             raise InvalidInput("limit", limit, "must be an integer from 1 to 1001")
-        docs = await self.store.list_deliberations(limit=limit, offset=offset)
+        docs = await self.store.list_deliberations(limit=limit, offset=offset, agent=agent)
         return [DeliberationRecord.model_validate(doc.body, context=STORED) for doc in docs]
 
 

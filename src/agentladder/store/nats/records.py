@@ -3,7 +3,8 @@
 - ``<prefix>_registrations``: key agent id, value the ``Registration`` JSON.
 - ``<prefix>_deliberations``: key deliberation id (it must be a valid KV key), value the
   ``DeliberationDoc`` JSON. Listing reads every entry (one ordered consumer, last value
-  per key) and sorts newest first in memory: fine for thousands, not for millions.
+  per key) and sorts newest first in memory: fine for thousands, not for millions. An
+  agent's deliberations are found the same way, filtered by the body's ``agents``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from agentladder.errors import InvalidInput
 from agentladder.store.codec import decode
 from agentladder.store.nats.config import kv_key_ok
 from agentladder.store.nats.io import kv_values
-from agentladder.store.records import DeliberationDoc, Registration
+from agentladder.store.records import DeliberationDoc, Registration, took_part
 
 __all__ = ["KvDocuments"]
 
@@ -90,12 +91,21 @@ class KvDocuments:
         )
 
     async def list_deliberations(
-        self, limit: int, offset: int, statuses: Collection[str] | None = None
+        self,
+        limit: int,
+        offset: int,
+        statuses: Collection[str] | None = None,
+        agent: str | None = None,
     ) -> Sequence[DeliberationDoc]:
-        """Newest first (created_at descending, then id); only ``statuses`` if given."""
+        """Newest first (created_at descending, then id); only ``statuses`` if given, only
+        those ``agent`` took part in if given (read like the rest: every entry)."""
         found = await _all(self._js, self._deliberations_bucket, DeliberationDoc)
         docs = sorted(
-            (d for d in found.values() if statuses is None or d.status in statuses),
+            (
+                d
+                for d in found.values()
+                if (statuses is None or d.status in statuses) and took_part(d, agent)
+            ),
             key=lambda d: (-d.created_at, d.id),
         )
         return docs[offset : offset + limit]

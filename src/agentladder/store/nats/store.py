@@ -368,11 +368,16 @@ class NatsStore:
             return await self._docs.get_deliberation(deliberation_id)
 
     async def list_deliberations(
-        self, *, limit: int = 50, offset: int = 0, statuses: Collection[str] | None = None
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        statuses: Collection[str] | None = None,
+        agent: str | None = None,
     ) -> Sequence[DeliberationDoc]:
         """Newest first."""
         with self._guard("list_deliberations"):
-            return await self._docs.list_deliberations(limit, offset, statuses)
+            return await self._docs.list_deliberations(limit, offset, statuses, agent)
 
     async def renew_lease(self, holder: str, expires_at: float) -> None:
         """Insert or extend (``leases``)."""

@@ -392,7 +392,11 @@ class SqliteStore(SqliteSkills):
         return await directory_from_reads(self, self._directory, now, online_window_s, query)
 
     async def put_deliberation(self, doc: DeliberationDoc) -> None:
-        """Insert or replace."""
+        """Insert or replace, with its agents (``deliberation_agents``) in the same
+        transaction."""
+        agents = doc.body.get("agents")
+        listed = agents if isinstance(agents, list) else []
+        names = sorted({name for name in listed if isinstance(name, str)})
 
         def run(conn: sqlite3.Connection) -> None:
             conn.execute(
@@ -400,6 +404,12 @@ class SqliteStore(SqliteSkills):
                 " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
                 " created_at = excluded.created_at, doc = excluded.doc",
                 (doc.id, doc.status, doc.created_at, encode_document(doc.body)),
+            )
+            conn.execute("DELETE FROM deliberation_agents WHERE deliberation_id = ?", (doc.id,))
+            conn.executemany(
+                "INSERT INTO deliberation_agents (agent_id, created_at, deliberation_id)"
+                " VALUES (?,?,?)",
+                [(name, doc.created_at, doc.id) for name in names],
             )
 
         await self._write(run)
@@ -417,21 +427,36 @@ class SqliteStore(SqliteSkills):
         return await self._read(run)
 
     async def list_deliberations(
-        self, *, limit: int = 50, offset: int = 0, statuses: Collection[str] | None = None
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        statuses: Collection[str] | None = None,
+        agent: str | None = None,
     ) -> Sequence[DeliberationDoc]:
-        """Newest first."""
+        """Newest first; an agent's from ``deliberation_agents`` (one index range)."""
         wanted = None if statuses is None else sorted(statuses)
 
         def run(conn: sqlite3.Connection) -> list[DeliberationDoc]:
-            where = ""
+            where, args = "", list(wanted or ())
             if wanted is not None:
                 marks = ",".join("?" * len(wanted))
                 where = f" WHERE status IN ({marks})" if wanted else " WHERE 0"
-            rows = conn.execute(
-                f"SELECT id, status, created_at, doc FROM deliberations{where}"
-                " ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
-                (*(wanted or ()), limit, offset),
-            )
+            if agent is None:
+                sql = (
+                    f"SELECT id, status, created_at, doc FROM deliberations{where}"
+                    " ORDER BY created_at DESC, id LIMIT ? OFFSET ?"
+                )
+            else:
+                where = where.replace(" WHERE", " AND", 1)
+                sql = (
+                    "SELECT d.id, d.status, d.created_at, d.doc FROM deliberation_agents AS a"
+                    " JOIN deliberations AS d ON d.id = a.deliberation_id"
+                    f" WHERE a.agent_id = ?{where}"
+                    " ORDER BY a.created_at DESC, a.deliberation_id LIMIT ? OFFSET ?"
+                )
+                args.insert(0, agent)
+            rows = conn.execute(sql, (*args, limit, offset))
             return [deliberation_from_row(row) for row in rows]
 
         return await self._read(run)
