@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,3 +77,16 @@ def test_help_still_exits_0(args: list[str]) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "Usage" in result.output
+
+
+def test_a_reader_that_goes_away_ends_it_quietly(tmp_path: Path) -> None:
+    """``agentladder judge --help | head -30``: head leaves while the help is still being
+    written; the command ends without a word on stderr (it printed 'error:
+    BrokenPipeError: Broken pipe')."""
+    err = tmp_path / "stderr"
+    command = f"{shlex.quote(sys.executable)} -m agentladder.cli judge --help 2>{err} | head -30"
+    shown = subprocess.run(
+        ["bash", "-c", command], capture_output=True, timeout=60, check=True
+    )
+    assert shown.stdout.count(b"\n") == 30
+    assert err.read_text() == ""

@@ -13,6 +13,7 @@ missing argument) keep click's exit status 2, also on one line.
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -106,7 +107,7 @@ class OneLineGroup(TyperGroup):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort):
+        except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
         except BadParameter as error:
             if not isinstance(error, MissingParameter):
@@ -143,6 +144,10 @@ class OneLineGroup(TyperGroup):
         except typer.Abort:
             _print("aborted")
             code = 1
+        except BrokenPipeError:  # the reader went away (| head): nothing more to say
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush does not fail again
+            code = 141  # as a shell reports a command ended by SIGPIPE
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
