@@ -1,6 +1,7 @@
 """Run as a process: the peak of Python memory (tracemalloc) while exporting one kind of
 a store to a file, and while reading every agent's events at once (what an export that
-loads everything holds). Prints ``{"export": bytes, "load_all": bytes, "items": n, "events": n}``."""
+loads everything holds). Prints the JSON of both peaks in bytes (``export``,
+``load_all``) and the counts of items exported and events read (``items``, ``events``)."""
 
 from __future__ import annotations
 
