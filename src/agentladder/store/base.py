@@ -167,6 +167,16 @@ class Store(Protocol):
     ) -> list[LedgerEntry]:
         """One agent's xp_history lines, oldest first."""
 
+    async def events_after(
+        self, after: int = 0, limit: int = 1000
+    ) -> list[tuple[int, OracleEvent]]:
+        """Up to ``limit`` Oracle events of every agent stored after position ``after`` (0:
+        from the first), in the order stored, each with its position: the ``after`` of the
+        next page. Pages of a reading that holds one page at a time (``agentladder export``)."""
+
+    async def ledger_after(self, after: int = 0, limit: int = 1000) -> list[LedgerEntry]:
+        """Up to ``limit`` xp_history lines of every agent with ``id`` above ``after``, by id."""
+
     async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """Top profiles by XP (ties: higher average score, then agent id), overall or per type."""
 
@@ -249,6 +259,14 @@ class Store(Protocol):
     ) -> Sequence[DeliberationDoc]:
         """Deliberation records, newest first; only those whose status is in ``statuses``,
         and with ``agent`` only those it took part in (its id in the body's ``agents``)."""
+
+    async def deliberations_after(
+        self, after: int = 0, limit: int = 100
+    ) -> list[tuple[int, DeliberationDoc]]:
+        """Up to ``limit`` deliberation records after position ``after`` (0: from the first),
+        each with its position (the ``after`` of the next page). Memory and SQLite: in the
+        order created; NATS: in the order last written (a record rewritten while pages are
+        read comes again, newer, in a later page)."""
 
     # Instance leases: which service instances are alive (recovery, services/lease.py).
     async def renew_lease(self, holder: str, expires_at: float) -> None:

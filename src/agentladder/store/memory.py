@@ -7,6 +7,7 @@ work without awaiting in between, so under asyncio each call is atomic.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from itertools import islice
 
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.skill.state import AgentSkill, FleetSkill
@@ -53,6 +54,8 @@ class MemoryStore:
         self._event_keys: dict[tuple[str, str], OracleEvent] = {}  # (agent, key): O(1) lookups
         self._ledger: dict[str, list[LedgerEntry]] = {}
         self._ledger_id = 0
+        self._all_events: list[OracleEvent] = []  # every agent's, in the order stored
+        self._all_ledger: list[LedgerEntry] = []  # by id: the id is the index plus one
         self._registrations: dict[str, Registration] = {}
         self._deliberations: dict[str, DeliberationDoc] = {}
         self._leases: dict[str, float] = {}  # holder -> expires at
@@ -143,20 +146,21 @@ class MemoryStore:
         stored_event = event.model_copy(update={"seq": len(agent_events) + 1})
         agent_events.append(stored_event)
         self._event_keys[(event.agent_id, event.key)] = stored_event
+        self._all_events.append(stored_event)
         lines = self._ledger.setdefault(event.agent_id, [])
         contract_id = str(event.payload.get("contract_id", event.key))
         for line in event.lines:
             self._ledger_id += 1
-            lines.append(
-                LedgerEntry(
-                    id=self._ledger_id,
-                    agent_id=event.agent_id,
-                    event=line.event,
-                    xp_awarded=line.xp,
-                    contract_id=contract_id,
-                    timestamp=event.at,
-                )
+            entry = LedgerEntry(
+                id=self._ledger_id,
+                agent_id=event.agent_id,
+                event=line.event,
+                xp_awarded=line.xp,
+                contract_id=contract_id,
+                timestamp=event.at,
             )
+            lines.append(entry)
+            self._all_ledger.append(entry)
         revision = self._next_revision()
         self._profiles[event.agent_id] = Versioned(commit.profile, revision)
         return revision
@@ -191,6 +195,18 @@ class MemoryStore:
     ) -> list[LedgerEntry]:
         """A page of the agent's ledger."""
         return self._ledger.get(agent_id, [])[offset : offset + limit]
+
+    async def events_after(
+        self, after: int = 0, limit: int = 1000
+    ) -> list[tuple[int, OracleEvent]]:
+        """Positions are 1, 2, ... in the order stored."""
+        start = max(after, 0)
+        return list(enumerate(self._all_events[start : start + limit], start + 1))
+
+    async def ledger_after(self, after: int = 0, limit: int = 1000) -> list[LedgerEntry]:
+        """Ids are 1, 2, ... in the order written."""
+        start = max(after, 0)
+        return self._all_ledger[start : start + limit]
 
     async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """Sorted in Python from every profile."""
@@ -303,6 +319,14 @@ class MemoryStore:
             key=lambda d: (-d.created_at, d.id),
         )
         return docs[offset : offset + limit]
+
+    async def deliberations_after(
+        self, after: int = 0, limit: int = 100
+    ) -> list[tuple[int, DeliberationDoc]]:
+        """Positions 1, 2, ... in the order created (a replaced record keeps its place)."""
+        start = max(after, 0)
+        docs = islice(self._deliberations.values(), start, start + limit)
+        return list(enumerate(docs, start + 1))
 
     async def renew_lease(self, holder: str, expires_at: float) -> None:
         """Insert or extend; forget leases that ended an hour before."""

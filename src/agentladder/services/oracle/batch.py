@@ -31,7 +31,7 @@ from agentladder.domain.task_types import check_agent_task_type
 from agentladder.errors import AgentladderError, InvalidInput, PayloadConflict
 from agentladder.services.clock import iso
 from agentladder.services.oracle.known import known_ids, refusal, unknown_among
-from agentladder.services.oracle.models import JudgmentRequest, fingerprint
+from agentladder.services.oracle.models import JudgmentRequest, fingerprint, same_judgment
 from agentladder.services.oracle.service import Oracle, judgment_key
 from agentladder.services.skill.evidence import judgment_evidence
 from agentladder.store.base import OracleItem
@@ -183,7 +183,7 @@ async def _applied(
         if outcome is None:
             raise TypeError(f"the fold of {request.agent_id}/{request.contract_id} wrote nothing")
         event = outcome.event
-        if event.payload_hash != digest:
+        if not same_judgment(event.payload_hash, event.payload, digest):
             out.append(
                 Submitted(
                     ItemStatus.CONFLICT, error=_conflict(request.agent_id, request.contract_id)

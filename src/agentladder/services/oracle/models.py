@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentladder.domain.agents import AgentName
 from agentladder.domain.award import AchievementUnlock, LevelChange, SpecializationLevelChange
@@ -26,6 +26,7 @@ __all__ = [
     "VerifyReport",
     "fingerprint",
     "judgment_payload",
+    "same_judgment",
 ]
 
 MAX_OUTPUT = 1_000_000
@@ -98,6 +99,20 @@ def judgment_payload(judgment: Judgment) -> dict[str, Any]:
     if not judgment.history:
         absent.add("history")
     return judgment.model_dump(mode="json", exclude=absent)
+
+
+def same_judgment(payload_hash: str, payload: Mapping[str, Any], digest: str) -> bool:
+    """Whether a request with fingerprint ``digest`` repeats the judgment stored with
+    ``payload_hash`` and ``payload``: the same request, or one stating exactly what was
+    applied (its score, provider and model as the Oracle resolved them: a line of
+    ``agentladder export judgments``)."""
+    if payload_hash == digest:
+        return True
+    try:
+        applied = JudgmentRequest.model_validate(dict(payload))
+    except ValidationError:
+        return False
+    return fingerprint(applied) == digest
 
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")

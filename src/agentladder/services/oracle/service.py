@@ -55,6 +55,7 @@ from agentladder.services.oracle.models import (
     RawAwardResult,
     fingerprint,
     judgment_payload,
+    same_judgment,
 )
 from agentladder.services.oracle.task_types import TaskTypeBook
 from agentladder.services.skill.evidence import judgment_evidence
@@ -451,7 +452,7 @@ def _result(named: Mapping[str, Any], award: Award, profile: AgentProfile) -> Ju
 
 def repeated_result(existing: OracleEvent, profile: AgentProfile, digest: str) -> JudgmentResult:
     """The first result of a repeated contract, or ``PayloadConflict`` for another payload."""
-    if existing.payload_hash != digest:
+    if not same_judgment(existing.payload_hash, existing.payload, digest):
         raise PayloadConflict(f"{existing.agent_id}/{existing.key}")
     values = {k: v for k, v in existing.result.items() if k != "position"}
     return JudgmentResult.model_validate({**values, "duplicate": True, "profile": profile})

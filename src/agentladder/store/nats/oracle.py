@@ -49,7 +49,7 @@ from agentladder.store.codec import decode
 from agentladder.store.lru import Lru
 from agentladder.store.nats.batch import BatchMessage, publish_expected
 from agentladder.store.nats.config import NatsOptions
-from agentladder.store.nats.io import REQUEST_TIMEOUT, last_msg, scan
+from agentladder.store.nats.io import REQUEST_TIMEOUT, last_msg, scan, scan_page
 from agentladder.store.records import OracleCommit, OracleEvent, Versioned
 
 __all__ = ["LINES_PER_EVENT", "HeadSource", "OracleLog"]
@@ -70,6 +70,22 @@ _RECORD_CACHE = 1_000
 """Bound of the decoded event messages kept. Small on purpose: a decoded message is some
 50 objects the garbage collector walks, and the leaderboard index keeps each agent's
 last message as bytes, so a judgment rarely needs an old one decoded again."""
+
+
+def _ledger_lines(seq: int, event: OracleEvent) -> list[LedgerEntry]:
+    """The ledger lines of the event stored at stream sequence ``seq``."""
+    contract_id = str(event.payload.get("contract_id", event.key))
+    return [
+        LedgerEntry(
+            id=seq * LINES_PER_EVENT + index,
+            agent_id=event.agent_id,
+            event=line.event,
+            xp_awarded=line.xp,
+            contract_id=contract_id,
+            timestamp=event.at,
+        )
+        for index, line in enumerate(event.lines)
+    ]
 
 
 def _agent_ok(agent_id: str) -> bool:
@@ -313,17 +329,32 @@ class OracleLog:
         """The events' ledger lines flattened, oldest first, one page."""
         entries = []
         for seq, record in await self._records(agent_id):
-            event = record.event
-            contract_id = str(event.payload.get("contract_id", event.key))
-            entries += [
-                LedgerEntry(
-                    id=seq * LINES_PER_EVENT + index,
-                    agent_id=agent_id,
-                    event=line.event,
-                    xp_awarded=line.xp,
-                    contract_id=contract_id,
-                    timestamp=event.at,
-                )
-                for index, line in enumerate(event.lines)
-            ]
+            entries += _ledger_lines(seq, record.event)
         return entries[offset : offset + limit]
+
+    async def events_after(self, after: int, limit: int) -> list[tuple[int, OracleEvent]]:
+        """Up to ``limit`` event messages of every agent after stream sequence ``after``,
+        with their sequences (decoded here, not kept: a reading of every event would only
+        push the recent ones out of the cache)."""
+        messages = await scan_page(
+            self._js, self._stream, f"{self._options.event_prefix}>", start=after + 1, limit=limit
+        )
+        return [
+            (m.metadata.sequence.stream, decode(OracleCommit, m.data, m.subject).event)
+            for m in messages
+        ]
+
+    async def ledger_after(self, after: int, limit: int) -> list[LedgerEntry]:
+        """Up to ``limit`` ledger lines of every agent with an id above ``after``: the lines
+        of the events from the one holding line ``after`` on (ids are ``sequence * 1000 +
+        index``)."""
+        entries: list[LedgerEntry] = []
+        position = max(after // LINES_PER_EVENT - 1, 0)
+        while len(entries) < limit:
+            page = await self.events_after(position, limit)
+            if not page:
+                break
+            for seq, event in page:
+                entries += [e for e in _ledger_lines(seq, event) if e.id > after]
+            position = page[-1][0]
+        return entries[:limit]

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from agentladder.errors import InvalidInput
 from agentladder.store.codec import decode
 from agentladder.store.nats.config import kv_key_ok
-from agentladder.store.nats.io import kv_values
+from agentladder.store.nats.io import is_deleted, kv_values, scan_page
 from agentladder.store.records import DeliberationDoc, Registration, took_part
 
 __all__ = ["KvDocuments"]
@@ -109,3 +109,20 @@ class KvDocuments:
             key=lambda d: (-d.created_at, d.id),
         )
         return docs[offset : offset + limit]
+
+    async def deliberations_after(
+        self, after: int, limit: int
+    ) -> list[tuple[int, DeliberationDoc]]:
+        """Up to ``limit`` records after stream sequence ``after`` of the bucket's stream,
+        with their sequences: in the order last written (the bucket keeps one message per
+        key, so a record rewritten meanwhile is met again at its new place)."""
+        bucket = self._deliberations_bucket
+        prefix = f"$KV.{bucket}."
+        messages = await scan_page(
+            self._js, f"KV_{bucket}", f"{prefix}>", start=after + 1, limit=limit
+        )
+        return [
+            (m.metadata.sequence.stream, decode(DeliberationDoc, m.data, m.subject))
+            for m in messages
+            if not is_deleted(m)
+        ]

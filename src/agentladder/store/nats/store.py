@@ -312,6 +312,18 @@ class NatsStore:
         with self._guard("ledger"):
             return await self._oracle.ledger(agent_id, offset, limit)
 
+    async def events_after(
+        self, after: int = 0, limit: int = 1000
+    ) -> list[tuple[int, OracleEvent]]:
+        """By stream sequence (``nats/oracle.py``)."""
+        with self._guard("events_after"):
+            return await self._oracle.events_after(after, limit)
+
+    async def ledger_after(self, after: int = 0, limit: int = 1000) -> list[LedgerEntry]:
+        """From the events, by id (``nats/oracle.py``)."""
+        with self._guard("ledger_after"):
+            return await self._oracle.ledger_after(after, limit)
+
     async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """From the in-memory index, once it has applied every event committed so far."""
         check_limit(limit)
@@ -378,6 +390,13 @@ class NatsStore:
         """Newest first."""
         with self._guard("list_deliberations"):
             return await self._docs.list_deliberations(limit, offset, statuses, agent)
+
+    async def deliberations_after(
+        self, after: int = 0, limit: int = 100
+    ) -> list[tuple[int, DeliberationDoc]]:
+        """By the bucket's stream sequence: the order last written (``nats/records.py``)."""
+        with self._guard("deliberations_after"):
+            return await self._docs.deliberations_after(after, limit)
 
     async def renew_lease(self, holder: str, expires_at: float) -> None:
         """Insert or extend (``leases``)."""

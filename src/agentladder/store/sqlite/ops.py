@@ -20,6 +20,7 @@ from agentladder.store.codec import decode, loads
 from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent, Versioned
 
 __all__ = [
+    "EVENT_COLUMNS",
     "commit_oracle",
     "commit_stats",
     "get_event",
@@ -85,12 +86,12 @@ def get_profile(
     )
 
 
-_EVENT_COLUMNS = "agent_id, key, seq, kind, payload, payload_hash, result, lines, at"
+EVENT_COLUMNS = "agent_id, key, seq, kind, payload, payload_hash, result, lines, at"
 
 
 def event_from_row(row: tuple[object, ...]) -> OracleEvent:
     """An ``OracleEvent`` from a row of ``oracle_events``."""
-    names = _EVENT_COLUMNS.split(", ")
+    names = EVENT_COLUMNS.split(", ")
     values = dict(zip(names, row, strict=True))
     key = f"oracle_events/{values['agent_id']}/{values['key']}"
     for name in ("payload", "result", "lines"):
@@ -101,7 +102,7 @@ def event_from_row(row: tuple[object, ...]) -> OracleEvent:
 def get_event(conn: sqlite3.Connection, agent_id: str, key: str) -> OracleEvent | None:
     """The agent's event with this idempotency key."""
     found = conn.execute(
-        f"SELECT {_EVENT_COLUMNS} FROM oracle_events WHERE agent_id = ? AND key = ?",
+        f"SELECT {EVENT_COLUMNS} FROM oracle_events WHERE agent_id = ? AND key = ?",
         (agent_id, key),
     ).fetchone()
     return None if found is None else event_from_row(found)
@@ -168,7 +169,7 @@ def commit_oracle(
     revision = expected + 1
     try:
         conn.execute(
-            f"INSERT INTO oracle_events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO oracle_events ({EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
             (
                 event.agent_id, event.key, revision, event.kind.value,
                 json.dumps(event.payload), event.payload_hash, json.dumps(event.result),

@@ -51,7 +51,7 @@ from agentladder.store.records import (
     Registration,
     Versioned,
 )
-from agentladder.store.sqlite import many, ops
+from agentladder.store.sqlite import many, ops, pages
 from agentladder.store.sqlite.directory import (
     LISTING,
     OBJECTS,
@@ -272,6 +272,16 @@ class SqliteStore(SqliteSkills):
 
         return await self._read(run)
 
+    async def events_after(
+        self, after: int = 0, limit: int = 1000
+    ) -> list[tuple[int, OracleEvent]]:
+        """By rowid (``sqlite/pages.py``)."""
+        return await self._read(lambda c: pages.events_after(c, after, limit))
+
+    async def ledger_after(self, after: int = 0, limit: int = 1000) -> list[LedgerEntry]:
+        """By id (``sqlite/pages.py``)."""
+        return await self._read(lambda c: pages.ledger_after(c, after, limit))
+
     async def leaderboard(self, task_type: str | None, limit: int) -> list[LeaderboardRow]:
         """From the leaderboard indexes."""
         check_limit(limit)
@@ -460,6 +470,12 @@ class SqliteStore(SqliteSkills):
             return [deliberation_from_row(row) for row in rows]
 
         return await self._read(run)
+
+    async def deliberations_after(
+        self, after: int = 0, limit: int = 100
+    ) -> list[tuple[int, DeliberationDoc]]:
+        """By rowid: the order created (``sqlite/pages.py``)."""
+        return await self._read(lambda c: pages.deliberations_after(c, after, limit))
 
     async def renew_lease(self, holder: str, expires_at: float) -> None:
         """Insert or extend."""
