@@ -85,8 +85,6 @@ def test_a_reader_that_goes_away_ends_it_quietly(tmp_path: Path) -> None:
     BrokenPipeError: Broken pipe')."""
     err = tmp_path / "stderr"
     command = f"{shlex.quote(sys.executable)} -m agentladder.cli judge --help 2>{err} | head -30"
-    shown = subprocess.run(
-        ["bash", "-c", command], capture_output=True, timeout=60, check=True
-    )
+    shown = subprocess.run(["bash", "-c", command], capture_output=True, timeout=60, check=True)
     assert shown.stdout.count(b"\n") == 30
     assert err.read_text() == ""
