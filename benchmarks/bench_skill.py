@@ -170,15 +170,16 @@ def rebuild_speed() -> None:
         start = time.perf_counter()
         _ledger(path, events, 10_000)
         written = time.perf_counter() - start
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         count, agents = asyncio.run(_rebuild(path))
-        took = time.perf_counter() - start
+        took, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     verdict = "meets" if took < 120 else "MISSES"
     print(
         f"rebuild (fit and commit) of {count:,} events ({agents:,} agents; ledger written in"
-        f" {written:.0f} s): {took:.1f} s, {count / took:,.0f} events/s, peak RSS {peak:.0f} MB"
-        f" ({verdict} target < 120 s)"
+        f" {written:.0f} s): {took:.1f} s ({cpu:.1f} s of CPU: on a shared machine the wall"
+        f" time counts the waits for a core too), {count / took:,.0f} events/s, peak RSS"
+        f" {peak:.0f} MB ({verdict} target < 120 s)"
     )
 
 
