@@ -3,6 +3,7 @@ verdicts, model changes; each piece of evidence counted once."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -158,5 +159,52 @@ def test_a_reported_deliberation_with_raw_scores_feeds_them_and_one_without_its_
         assert not first.aggregated
         assert not second.evaluations
         assert len(second.aggregated) == 2
+
+    with_store(body)
+
+
+class SlowFitCommit:
+    """Wraps a store whose fit commits wait until ``release`` is set."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def commit_skill_fit(self, seq: int, fold: Any) -> None:
+        self.started.set()
+        await self.release.wait()
+        await self.inner.commit_skill_fit(seq, fold)
+
+
+def test_a_fit_cancelled_while_it_commits_still_commits_whole(with_store: Any) -> None:
+    """A stop cancels the background fit while its commit is under way (on NATS: states in
+    batches, then the fleet's): the commit runs to its end, ``settle`` waits for it, and
+    verify finds the states the log gives (a commit cut in the middle left states no replay
+    gives: verify flagged every agent after a stop under load)."""
+
+    async def body(store: Store) -> None:
+        slow = SlowFitCommit(store)
+        skill = SkillService(slow)  # type: ignore[arg-type]
+        orchestrator = await world(store, simulated(QUALITIES), skill=SkillService(store))
+        for i, agent in enumerate(("a", "b", "c")):
+            await orchestrator.oracle.submit_for_judgment(
+                JudgmentRequest(agent_id=agent, contract_id=f"c-{i}", task_type="t", score=3 + i)
+            )
+        fit = asyncio.ensure_future(skill.fit())
+        await slow.started.wait()
+        fit.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await fit
+        slow.release.set()
+        await skill.settle()
+        fleet = await store.get_fleet_skill()
+        assert fleet.fit is not None
+        assert fleet.fit.seq == 3
+        report = await verify_skills(store, skill.rules)
+        assert report.differences == []
 
     with_store(body)

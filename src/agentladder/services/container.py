@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from nats.aio.client import Client
@@ -44,6 +45,9 @@ from agentladder.store.url import open_store
 __all__ = ["Services", "build_services"]
 
 log = logging.getLogger(__name__)
+
+SLOW_STOP_S = 2.0
+"""A step of a stop that runs this long is said in the log (``stopping``)."""
 
 
 @dataclass
@@ -112,8 +116,11 @@ class Services:
         <cause>``, with its calls and their cost; said in one line when any)."""
         for task in self._background:
             task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
-        interrupted = await self.orchestrator.close(cause)
+        async with stopping("the background work"):
+            await asyncio.gather(*self._background, return_exceptions=True)
+            await self.skill.settle()  # a fit's commit, once begun, ends whole
+        async with stopping("the deliberations in flight"):
+            interrupted = await self.orchestrator.close(cause)
         if interrupted:
             log.warning(
                 "%s: interrupted %d deliberation%s in flight, stored as failed (interrupted)"
@@ -121,18 +128,39 @@ class Services:
                 "" if interrupted == 1 else "s",
             )  # fmt: skip
         if self.lease is not None:  # what this instance leaves is taken over at once
-            await self.lease.stop()
-        for provider in self.providers.values():
-            await provider.aclose()
+            async with stopping("dropping the lease"):
+                await self.lease.stop()
+        async with stopping("the agents' providers"):
+            for provider in self.providers.values():
+                await provider.aclose()
         try:
-            for subscription in self.subscriptions:
-                await subscription.unsubscribe()
-            if self.nc is not None:
-                await self.nc.close()
+            async with stopping("the agents' NATS connection"):
+                for subscription in self.subscriptions:
+                    await subscription.unsubscribe()
+                if self.nc is not None:
+                    await self.nc.close()
         except Exception:  # a dead connection must not keep the store open
             log.exception("closing the NATS connection of the agents failed")
-        await self.store.close()
+        async with stopping("the store"):
+            await self.store.close()
         return interrupted
+
+
+@contextlib.asynccontextmanager
+async def stopping(step: str, slow_s: float = SLOW_STOP_S) -> AsyncIterator[None]:
+    """One step of a stop, said when it is slow: once it has run ``slow_s`` (so a stop that
+    the watchdog ends has said where it was) and when it ends, with how long it took."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    still = loop.call_later(slow_s, log.warning, "stopping: %s still runs after %.0f s", step,
+                            slow_s)  # fmt: skip
+    try:
+        yield
+    finally:
+        still.cancel()
+        took = loop.time() - started
+        if took >= slow_s:
+            log.warning("stopping: %s took %.1f s", step, took)
 
 
 async def build_services(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Collection, Mapping, Sequence
 
 from pydantic import TypeAdapter
@@ -30,6 +31,8 @@ from agentladder.store.base import Store
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
 __all__ = ["EVIDENCE", "FitReport", "SkillService", "evidence_hash", "payload_of"]
+
+log = logging.getLogger(__name__)
 
 EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
 """Reads a stored skill event's payload back into its evidence."""
@@ -69,6 +72,7 @@ class SkillService:
         self.rules = rules or SkillRules()
         self.clock = clock or SystemClock()
         self._fitting = asyncio.Lock()
+        self._committing: asyncio.Future[None] | None = None  # a fit's commit in flight
 
     def now(self) -> float:
         """The clock's time in seconds."""
@@ -123,8 +127,21 @@ class SkillService:
             log = await read_log(self.store)
             at = self.now()
             commit = await off_loop(fitted_commit, log, self.rules, at)
-            await self.store.commit_skill_fit(log.seq, commit)
+            # Once begun, a commit runs to its end even when the fit is cancelled (a stop):
+            # on NATS it writes the states in batches before the fleet's, so one cut in the
+            # middle would leave states that no replay of the log gives; ``settle`` waits.
+            self._committing = asyncio.ensure_future(self.store.commit_skill_fit(log.seq, commit))
+            await asyncio.shield(self._committing)
             return FitReport(log.seq, len(log.evidence), ran=True)
+
+    async def settle(self) -> None:
+        """Wait for a fit's commit in flight, if any, to end (its failure is the fit's)."""
+        committing = self._committing
+        if committing is None:
+            return
+        await asyncio.wait((committing,))
+        if not committing.cancelled() and committing.exception() is not None:
+            log.warning("the skill fit's last commit failed: %s", committing.exception())
 
     async def board(self, task_type: str | None = None, limit: int = 100) -> list[SkillEntry]:
         """The agents with evidence, best first, in tiers (overall without a task type);
