@@ -17,7 +17,9 @@ from a stale base (replay would differ: `oracle verify` reports the agent).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import time
 from collections.abc import Collection, Sequence
 
 import nats.js.errors
@@ -29,13 +31,21 @@ from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill,
 from agentladder.errors import RevisionConflict
 from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode, decode_as
-from agentladder.store.nats.batch import BatchGate, BatchMessage, publish_atomic
+from agentladder.store.nats.batch import (
+    BatchGate,
+    BatchMessage,
+    publish_atomic,
+    publish_expected,
+)
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold, decode_state
 
-__all__ = ["SKILL_CHUNK", "SkillKv"]
+__all__ = ["FIT_HOLD_S", "SKILL_CHUNK", "SkillKv"]
 
+FIT_HOLD_S = 30.0
+"""The longest a fit holds the head to commit its states (``commit_fit``); events wait
+meanwhile."""
 SKILL_CHUNK = 300
 """Events per atomic batch of ``apply_many``: with the head, the fleet and one state per
 event at most 602 messages, under the server's 1000."""
@@ -60,6 +70,18 @@ class SkillKv:
         except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
             return None
         return entry.value or b"", int(entry.revision or 0)
+
+    async def _head(self) -> tuple[int, int]:
+        """The log's last seq and the head's revision; ``RevisionConflict`` while a fit
+        holds the head to commit (see ``commit_fit``): the caller retries after it."""
+        head = await self._get("head")
+        if head is None:
+            return 0, 0
+        value = json.loads(head[0])
+        until = value.get("fit_until")
+        if until is not None and until > time.time():
+            raise RevisionConflict(f"{self._pre}head", head[1], None)
+        return int(value["seq"]), head[1]
 
     async def get_event(self, key: str) -> SkillEvent | None:
         """The event applied under ``key``."""
@@ -91,9 +113,8 @@ class SkillKv:
         stored = await self.get_event(key)
         if stored is not None:
             return SkillApplied(stored, created=False)
-        head = await self._get("head")  # first: see the module's docstring
+        last, head_revision = await self._head()  # first: see the module's docstring
         states, fleet = await asyncio.gather(self.get_states(agents), self.fleet())
-        last, head_revision = (0, 0) if head is None else (json.loads(head[0])["seq"], head[1])
         commit = fold(states, fleet)
         event = commit.event.model_copy(update={"seq": last + 1})
         messages = [
@@ -125,9 +146,8 @@ class SkillKv:
         found = await asyncio.gather(*(self.get_event(key) for key in keys))
         known = {key: event for key, event in zip(keys, found, strict=True) if event is not None}
         touched = list(dict.fromkeys(agent for _, agents, _ in items for agent in agents))
-        head = await self._get("head")  # first: see the module's docstring
+        last, head_revision = await self._head()  # first: see the module's docstring
         read, fleet = await asyncio.gather(self.get_states(touched), self.fleet())
-        last, head_revision = (0, 0) if head is None else (json.loads(head[0])["seq"], head[1])
         states = dict(read)
         changed: dict[str, AgentSkill] = {}
         fleet_changed = False
@@ -168,36 +188,56 @@ class SkillKv:
         return out
 
     async def commit_fit(self, seq: int, fold: FitFold) -> None:
-        """The fit's states, in batches of ``SKILL_CHUNK``, then the fleet's with the head
-        unchanged (compare-and-set on its revision): ``RevisionConflict`` when an event was
-        appended meanwhile (the caller retries: the fold then folds it on too)."""
-        head = await self._get("head")
-        last, head_revision = (0, 0) if head is None else (json.loads(head[0])["seq"], head[1])
-        newer: list[SkillEvent] = []
-        after = seq
-        while after < last and (page := await self.events(after, 1000)):
-            newer.extend(event for event in page if event.seq <= last)
-            after = page[-1].seq
-        commit = fold(newer)
-        held = {state.agent_id for state in await self.list_states()}
-        for gone in sorted(held - set(commit.agents)):  # replaced by nothing: removed
-            await self._kv.delete(f"a.{gone}")
-        states = list(commit.agents.items())
-        for start in range(0, len(states), SKILL_CHUNK):
-            messages = [
-                BatchMessage(f"{self._pre}a.{agent}", AGENT_SKILL.dump_json(state))
-                for agent, state in states[start : start + SKILL_CHUNK]
-            ]
-            await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT, gate=self._batches)
-        await publish_atomic(
+        """The fit's states, with the events after ``seq`` folded on, then the fleet's.
+
+        The states take several batches, so the fit first holds the head (a
+        compare-and-set marking it ``fit_until`` ``FIT_HOLD_S`` from now): events wait
+        (``_head``) until the states and the fleet's are written and the head is let go
+        in the last batch. Without the hold, a fleet writing evidence steadily made every
+        commit lose its compare-and-set, and the states a lost commit had written were no
+        replay's. ``RevisionConflict`` when an event was appended before the hold, or
+        another instance's fit holds the head (the caller retries). A commit cut by a crash
+        leaves the head held until ``fit_until``, and states the next fit replaces."""
+        last, head_revision = await self._head()
+        hold = {"seq": last, "fit_until": time.time() + FIT_HOLD_S}
+        held = await publish_expected(
             self._nc,
-            [
-                BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(commit.fleet)),
-                BatchMessage(f"{self._pre}head", json.dumps({"seq": last}).encode(), head_revision),
-            ],
+            BatchMessage(f"{self._pre}head", json.dumps(hold).encode(), head_revision),
             timeout=REQUEST_TIMEOUT,
-            gate=self._batches,
         )
+        try:
+            newer: list[SkillEvent] = []
+            after = seq
+            while after < last and (page := await self.events(after, 1000)):
+                newer.extend(event for event in page if event.seq <= last)
+                after = page[-1].seq
+            commit = fold(newer)
+            kept = {state.agent_id for state in await self.list_states()}
+            for gone in sorted(kept - set(commit.agents)):  # replaced by nothing: removed
+                await self._kv.delete(f"a.{gone}")
+            states = list(commit.agents.items())
+            for start in range(0, len(states), SKILL_CHUNK):
+                messages = [
+                    BatchMessage(f"{self._pre}a.{agent}", AGENT_SKILL.dump_json(state))
+                    for agent, state in states[start : start + SKILL_CHUNK]
+                ]
+                await publish_atomic(
+                    self._nc, messages, timeout=REQUEST_TIMEOUT, gate=self._batches
+                )
+            await publish_atomic(
+                self._nc,
+                [
+                    BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(commit.fleet)),
+                    BatchMessage(f"{self._pre}head", json.dumps({"seq": last}).encode(), held),
+                ],
+                timeout=REQUEST_TIMEOUT,
+                gate=self._batches,
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):  # let go of the head; else it runs out
+                release = BatchMessage(f"{self._pre}head", json.dumps({"seq": last}).encode(), held)
+                await publish_expected(self._nc, release, timeout=REQUEST_TIMEOUT)
+            raise
 
     async def list_states(self) -> list[AgentSkill]:
         """Every agent's state, by agent id."""
