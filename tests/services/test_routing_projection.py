@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ from agentladder.services.deliberations.orchestrator import Orchestrator
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.service import Oracle
 from agentladder.services.routing.health import HealthMonitor
+from agentladder.services.routing.orders import Merged
 from agentladder.services.routing.projection import RoutingProjection
 from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
@@ -228,5 +230,127 @@ def test_the_projection_routes_as_the_full_read_after_any_commits(
         finally:
             await world.service.close()
             await world.store.close()
+
+    asyncio.run(main())
+
+
+def test_a_routing_builds_only_the_candidates_it_reads() -> None:
+    """With 300 agents, best's routing of 3 builds the picks and the agents it lists
+    (routing.max_listed_excluded, here 5), not the fleet; explore walks its draws only as
+    far as an agent could still beat the last place."""
+
+    async def main() -> None:
+        world = await instance("memory://")
+        try:
+            for i in range(300):
+                name = f"b{i:03d}"
+                await world.registry.heartbeat({"name": name, "input_price_per_mtok": i % 7})
+                await world.oracle.submit_for_judgment(JudgmentRequest(
+                    agent_id=name, contract_id=f"c{i}", task_type="code_review",
+                    score=float(i % 10), success=True,
+                ))  # fmt: skip
+            rules = RoutingRules(max_listed_excluded=5)
+            table = await world.service.projected("code_review")
+            answer = route(table, SPECS[0].model_copy(update={"count": 3}), now=0.0, seed=1,
+                           rules=rules)  # fmt: skip
+            assert answer.enough
+            assert len(answer.excluded) == 5
+            assert isinstance(table.by_low, Merged)
+            assert table.by_low.built == 31  # the 30 tied at the top (score 9), and the next
+            assert table.by_cost.built == 0  # cheapest_above's order: not read
+            assert len(table.by_low) == 300
+        finally:
+            await world.store.close()
+
+    asyncio.run(main())
+
+
+async def until_equal(world: Instance, deadline_s: float = 20.0) -> None:
+    """Wait, at most ``deadline_s``, until ``compare`` passes; then check it once more."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline_s
+    while True:
+        try:
+            await compare(world, 7)
+            return
+        except AssertionError:
+            if loop.time() > end:
+                raise
+            await asyncio.sleep(0.05)
+
+
+OTHERS = [
+    ("register", "a1", 2, {"python"}),
+    ("judge", "a1", "code_review", 9.5, True),
+    ("register", "a5", 0, set()),
+    ("judge", "a6", "summarize", 8.0, True),  # known by its evidence alone
+    ("promote", "a0", 3),
+    ("deliberate", {"a0", "a1", "a5"}, "code_review"),
+    ("fit",),
+    ("judge", "a5", "code_review", 1.0, False),
+]
+"""What the other instance commits: a registration, judgments, a promotion, a
+deliberation, a fit."""
+
+
+def test_two_instances_on_one_nats_see_each_others_commits(
+    session_nats_server: NatsServer,
+) -> None:
+    """Two instances on one nats-server: after each commit made on the second, the first's
+    projection routes as a full read of the store (it follows the streams), without
+    waiting for its background load."""
+
+    async def main() -> None:
+        url = unique_nats_url(session_nats_server.url)
+        first, second = await instance(url), await instance(url)
+        try:
+            assert await first.store.follow()
+            await commit(first, ("register", "a0", 1, {"python"}), 0)
+            await compare(first, 0)
+            loads = first.projection.loads
+            for index, step in enumerate(OTHERS, start=1):
+                await commit(second, step, index)
+                await until_equal(first)
+            table = await first.service.projected("code_review")
+            assert {"a0", "a1", "a5", "a6"} <= {c.agent_id for c in table.by_low}
+            assert first.projection.loads == loads + 1  # the fit's; no background load
+        finally:
+            for world in (first, second):
+                await world.service.close()
+                await world.store.close()
+
+    asyncio.run(main())
+
+
+def test_on_sqlite_another_instances_commits_arrive_with_the_background_load(
+    tmp_path: Path,
+) -> None:
+    """Two instances on one SQLite file: the other's commits are in the first's projection
+    once routing.projection_refresh_s has passed and the background load it starts is in
+    place; before that the first routes from what it had."""
+
+    async def main() -> None:
+        url = f"sqlite:///{tmp_path / 'shared.db'}"
+        first, second = await instance(url, refresh_s=30.0), await instance(url)
+        try:
+            assert not await first.store.follow()  # SQLite cannot say what others write
+            await commit(first, ("register", "a0", 1, {"python"}), 0)
+            await compare(first, 0)
+            for index, step in enumerate(OTHERS, start=1):
+                await commit(second, step, index)
+            table = await first.service.projected("code_review")
+            assert {c.agent_id for c in table.by_low} == {"a0"}  # not yet
+            for world in (first, second):
+                world.clock.advance(30.0)
+            await first.service.projected("code_review")  # starts the background load
+            await first.projection.refreshed()
+            await compare(first, 1)
+            table = await first.service.projected("code_review")
+            assert {c.agent_id for c in table.by_low} == {"a0", "a1", "a5", "a6"}
+            assert await first.projection.moment() == first.skill.now()
+        finally:
+            for world in (first, second):
+                await world.service.close()
+                await world.store.close()
 
     asyncio.run(main())

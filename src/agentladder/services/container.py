@@ -149,7 +149,8 @@ async def build_services(
     """Open the store and build the services; the caller closes them."""
     url = store_url or settings.store
     changes = Changes()
-    store = cast(Store, WatchedStore(await open_store(url), changes))
+    watched = WatchedStore(await open_store(url), changes)
+    store = cast(Store, watched)
     clock = clock or SystemClock()
     agents = {agent.name: agent for agent in settings.agents}
     skill = SkillService(store, settings.skill, clock)
@@ -195,6 +196,11 @@ async def build_services(
         health.pin(name, why)
     projection = None
     if settings.routing.projection_refresh_s > 0:
+        try:
+            await watched.follow()  # other instances' writes (NATS)
+        except BaseException:
+            await store.close()
+            raise
         projection = RoutingProjection(
             store=store, registry=registry, skill=skill, changes=changes,
             oracle_rules=settings.oracle, tail_sd=settings.routing.explore_tail_sd,

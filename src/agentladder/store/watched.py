@@ -1,13 +1,14 @@
 """A store that says which agents each write touched: ``WatchedStore`` wraps any store
 (memory, SQLite, NATS) and, after every write made through it, tells its ``Changes``
 which agents the write concerned (all of them for a skill fit, which moves the fleet's
-estimates). Reads, and every other attribute, go to the wrapped store unchanged.
+estimates). Reads, and every other attribute, go to the wrapped store unchanged. On a
+store that can say what other instances write (NATS: ``follow``), those are reported
+too.
 
 This is how what is derived in memory from the store (the routing projection,
 ``services/routing/projection.py``) follows the writes of its own instance at once. A
 write that fails is reported too: it may have been stored before the error reached us,
-and reading an agent again costs little. Writes made by other instances on a shared
-store do not pass here (docs/routing.md, "The projection").
+and reading an agent again costs little (docs/routing.md, "The projection").
 """
 
 from __future__ import annotations
@@ -57,6 +58,15 @@ class WatchedStore:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.wrapped, name)
+
+    async def follow(self) -> bool:
+        """Report the writes of other instances too, where the store can say them (NATS:
+        its streams, ``store/nats/changes.py``); whether it can."""
+        follow = getattr(self.wrapped, "follow", None)
+        if follow is None:
+            return False
+        await follow(self.changes.agents, self.changes.everything)
+        return True
 
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None

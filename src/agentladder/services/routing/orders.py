@@ -41,6 +41,11 @@ class Merged(Sequence[T]):
         self._i = 0  # next base key
         self._j = 0  # next extra pair
 
+    @property
+    def built(self) -> int:
+        """How many items have been built so far (read, or within a chunk of those read)."""
+        return len(self._out)
+
     def __len__(self) -> int:
         return self._len
 
