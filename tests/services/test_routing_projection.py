@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -48,6 +48,7 @@ class Instance:
     """One service instance: its watched store, clock, services and projection."""
 
     store: Store
+    watched: WatchedStore
     clock: FixedClock
     skill: SkillService
     oracle: Oracle
@@ -61,7 +62,8 @@ class Instance:
 async def instance(url: str, refresh_s: float = 1e6) -> Instance:
     """Services over a store at ``url``, routing from a projection."""
     changes = Changes()
-    store: Any = WatchedStore(await open_store(url), changes)
+    watched = WatchedStore(await open_store(url), changes)
+    store = cast(Store, watched)
     clock = FixedClock()
     skill = SkillService(store, clock=clock)
     oracle = Oracle(store, clock=clock, skill=skill)
@@ -77,7 +79,7 @@ async def instance(url: str, refresh_s: float = 1e6) -> Instance:
     service = RoutingService(
         store=store, registry=registry, skill=skill, health=health, projection=projection
     )
-    return Instance(store, clock, skill, oracle, registry, health, orchestrator, service,
+    return Instance(store, watched, clock, skill, oracle, registry, health, orchestrator, service,
                     projection)  # fmt: skip
 
 
@@ -255,10 +257,12 @@ def test_a_routing_builds_only_the_candidates_it_reads() -> None:
                            rules=rules)  # fmt: skip
             assert answer.enough
             assert len(answer.excluded) == 5
-            assert isinstance(table.by_low, Merged)
-            assert table.by_low.built == 31  # the 30 tied at the top (score 9), and the next
-            assert table.by_cost.built == 0  # cheapest_above's order: not read
-            assert len(table.by_low) == 300
+            by_low, by_cost = table.by_low, table.by_cost
+            assert isinstance(by_low, Merged)
+            assert isinstance(by_cost, Merged)
+            assert by_low.built == 31  # the 30 tied at the top (score 9), and the next
+            assert by_cost.built == 0  # cheapest_above's order: not read
+            assert len(by_low) == 300
         finally:
             await world.store.close()
 
@@ -304,7 +308,7 @@ def test_two_instances_on_one_nats_see_each_others_commits(
         url = unique_nats_url(session_nats_server.url)
         first, second = await instance(url), await instance(url)
         try:
-            assert await first.store.follow()
+            assert await first.watched.follow()
             await commit(first, ("register", "a0", 1, {"python"}), 0)
             await compare(first, 0)
             loads = first.projection.loads
@@ -333,7 +337,7 @@ def test_on_sqlite_another_instances_commits_arrive_with_the_background_load(
         url = f"sqlite:///{tmp_path / 'shared.db'}"
         first, second = await instance(url, refresh_s=30.0), await instance(url)
         try:
-            assert not await first.store.follow()  # SQLite cannot say what others write
+            assert not await first.watched.follow()  # SQLite cannot say what others write
             await commit(first, ("register", "a0", 1, {"python"}), 0)
             await compare(first, 0)
             for index, step in enumerate(OTHERS, start=1):

@@ -118,6 +118,10 @@ class RoutingProjection:
     def _everything(self) -> None:
         self._epoch += 1
 
+    def invalidate(self) -> None:
+        """The next routing loads the whole fleet again (as after a skill fit)."""
+        self._epoch += 1
+
     async def close(self) -> None:
         """Stop a background load in flight."""
         if self._refresh is not None:
