@@ -30,13 +30,25 @@ class Changes:
     def __init__(self) -> None:
         self._agents: list[Callable[[Collection[str]], None]] = []
         self._everything: list[Callable[[], None]] = []
+        self._registrations: list[Callable[[Registration], None]] = []
 
     def listen(
-        self, agents: Callable[[Collection[str]], None], everything: Callable[[], None]
+        self,
+        agents: Callable[[Collection[str]], None],
+        everything: Callable[[], None],
+        registration: Callable[[Registration], None] | None = None,
     ) -> None:
-        """Call ``agents`` with the ids each write touched, ``everything`` after a fit."""
+        """Call ``agents`` with the ids each write touched, ``everything`` after a fit,
+        and ``registration`` (instead of ``agents``) with a registration this instance
+        stored (a heartbeat: what was written is known, nothing needs reading again)."""
         self._agents.append(agents)
         self._everything.append(everything)
+        self._registrations.append(registration or (lambda stored: agents((stored.agent_id,))))
+
+    def registration(self, registration: Registration) -> None:
+        """A write stored ``registration``."""
+        for listener in self._registrations:
+            listener(registration)
 
     def agents(self, ids: Collection[str]) -> None:
         """A write touched ``ids``."""
@@ -123,5 +135,7 @@ class WatchedStore:
         """``Store.put_registration``, reported."""
         try:
             await self.wrapped.put_registration(registration)
-        finally:
+        except BaseException:
             self.changes.agents((registration.agent_id,))
+            raise
+        self.changes.registration(registration)

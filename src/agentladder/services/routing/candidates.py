@@ -20,7 +20,7 @@ from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.store.records import Registration, Versioned
 
-__all__ = ["Facts", "Maker", "facts_of"]
+__all__ = ["Facts", "Maker", "facts_of", "with_registration"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,21 +47,33 @@ def facts_of(
     by its evidence)."""
     if registration is None and skill is None:
         return None
-    config = None if registration is None else registration.config
     found = None if profile is None else profile.value
+    cost, tags = _declared(registration)
     return Facts(
         last_seen=None if registration is None else registration.last_seen,
-        cost=(
-            math.inf if config is None
-            else round_cost(config.input_price_per_mtok, config.output_price_per_mtok)
-        ),
-        tags=frozenset(() if config is None else config.capability_tags),
+        cost=cost,
+        tags=tags,
         rank=0 if stats is None else stats.value.rank,
         latencies_ms=() if stats is None else stats.value.recent_latencies_ms,
         level=standing(found, None),
         levels={} if found is None else {t: standing(found, t) for t in found.specializations},
         skill=None if skill is None else replace(skill, history=()),
     )  # fmt: skip
+
+
+def _declared(registration: Registration | None) -> tuple[float, frozenset[str]]:
+    """The cost per round and the tags an agent declares (none: no prices, no tags)."""
+    if registration is None:
+        return math.inf, frozenset()
+    config = registration.config
+    cost = round_cost(config.input_price_per_mtok, config.output_price_per_mtok)
+    return cost, frozenset(config.capability_tags)
+
+
+def with_registration(facts: Facts, registration: Registration) -> Facts:
+    """The agent's facts with a new registration (a heartbeat, maybe a new declaration)."""
+    cost, tags = _declared(registration)
+    return replace(facts, last_seen=registration.last_seen, cost=cost, tags=tags)
 
 
 class Maker:

@@ -34,11 +34,12 @@ from agentladder.domain.routing.select import Candidate, RoutingTable
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.skill.state import FleetSkill
 from agentladder.services.agents.registry import Registry
-from agentladder.services.routing.candidates import Facts, Maker, facts_of
+from agentladder.services.routing.candidates import Facts, Maker, facts_of, with_registration
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.orders import Key, Merged
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
+from agentladder.store.records import Registration
 from agentladder.store.watched import Changes
 
 __all__ = ["RoutingProjection"]
@@ -108,12 +109,31 @@ class RoutingProjection:
         self._lock = asyncio.Lock()
         self._refresh: asyncio.Task[None] | None = None
         self.loads = 0  # whole-fleet loads, for tests and benchmarks
-        changes.listen(self._touched, self._everything)
+        changes.listen(self._touched, self._everything, self._registered)
 
     def _touched(self, ids: Collection[str]) -> None:
         self._dirty.update(ids)
         for marks in self._during:
             marks.update(ids)
+
+    def _registered(self, registration: Registration) -> None:
+        """A registration this instance stored: a heartbeat of a known agent with the same
+        declaration changes only its last heartbeat (read at the call), a new declaration
+        its cost and tags: put in place here, with no read. Any other agent is read."""
+        agent = registration.agent_id
+        for marks in self._during:  # a load in flight may have read the one before
+            marks.add(agent)
+        state = self._state
+        old = None if state is None else state.facts.get(agent)
+        if state is None or old is None or old.last_seen is None or agent in self._dirty:
+            self._touched((agent,))
+            return
+        if registration.last_seen < old.last_seen:
+            return  # an older heartbeat stored after a newer one returned: kept the newer
+        new = with_registration(old, registration)
+        state.facts[agent] = new
+        if (new.cost, new.tags) != (old.cost, old.tags):
+            self._move(state, agent, new)
 
     def _everything(self) -> None:
         self._epoch += 1
@@ -205,7 +225,6 @@ class RoutingProjection:
             self.store.get_many_stats(ids),
             self.store.get_many_profiles(ids),
         )
-        tail = self.tail_sd
         for agent in ids:
             found = facts_of(
                 registrations.get(agent), skills.get(agent), stats.get(agent), profiles.get(agent)
@@ -214,24 +233,22 @@ class RoutingProjection:
                 state.facts.pop(agent, None)
             else:
                 state.facts[agent] = found
-            for task_type, orders in state.types.items():
-                old = orders.candidates.pop(agent, None)
-                if old is not None:
-                    for order, key in zip(
-                        (orders.by_low, orders.by_cost, orders.by_upper),
-                        _keys(old, tail),
-                        strict=True,
-                    ):
-                        _remove(order, key)
-                if found is not None:
-                    c = state.maker.candidate(agent, found, task_type)
-                    orders.candidates[agent] = c
-                    for order, key in zip(
-                        (orders.by_low, orders.by_cost, orders.by_upper),
-                        _keys(c, tail),
-                        strict=True,
-                    ):
-                        bisect.insort(order, key)
+            self._move(state, agent, found)
+
+    def _move(self, state: _State, agent: str, found: Facts | None) -> None:
+        """Make the agent's candidate again at every task type kept, in its places."""
+        tail = self.tail_sd
+        for task_type, orders in state.types.items():
+            old = orders.candidates.pop(agent, None)
+            lists = (orders.by_low, orders.by_cost, orders.by_upper)
+            if old is not None:
+                for order, key in zip(lists, _keys(old, tail), strict=True):
+                    _remove(order, key)
+            if found is not None:
+                c = state.maker.candidate(agent, found, task_type)
+                orders.candidates[agent] = c
+                for order, key in zip(lists, _keys(c, tail), strict=True):
+                    bisect.insort(order, key)
 
     async def _current(self, task_type: str | None) -> _State:
         """The state, current with every write this instance has made, with the orders
