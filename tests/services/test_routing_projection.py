@@ -289,11 +289,12 @@ OTHERS = [
     ("register", "a5", 0, set()),
     ("judge", "a6", "summarize", 8.0, True),  # known by its evidence alone
     ("promote", "a0", 3),
+    ("register", "a0", 7, {"fast"}),  # a new declaration of an agent both know
     ("deliberate", {"a0", "a1", "a5"}, "code_review"),
     ("fit",),
     ("judge", "a5", "code_review", 1.0, False),
 ]
-"""What the other instance commits: a registration, judgments, a promotion, a
+"""What the other instance commits: registrations, judgments, a promotion, a
 deliberation, a fit."""
 
 

@@ -77,7 +77,7 @@ class WatchedStore:
         follow = getattr(self.wrapped, "follow", None)
         if follow is None:
             return False
-        await follow(self.changes.agents, self.changes.everything)
+        await follow(self.changes.agents, self.changes.everything, self.changes.registration)
         return True
 
     async def commit_stats(

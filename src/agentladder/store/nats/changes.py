@@ -2,12 +2,15 @@
 ordered consumer per stream whose messages change what routing reads (the Oracle's
 event subjects, the skills bucket's agent and fleet keys, the rank bucket, the
 registrations bucket), delivering new messages only and their headers only (the subject
-names the agent: the value is read again from the store when it is needed).
+names the agent: the value is read again from the store when it is needed), except the
+registrations', whose value (a heartbeat) is all there is to know.
 
-``ChangeFeed.start(agents, everything)`` calls ``agents([agent_id])`` for each message on
-an agent's subject and ``everything()`` for one on the skills bucket's ``fleet`` key (a
-fit). A consumer that the server resets (ordered consumers recreate themselves after a
-gap) may deliver a message twice: reading an agent twice is harmless.
+``ChangeFeed.start(agents, everything, registration)`` calls ``agents([agent_id])`` for
+each message on an agent's subject, ``registration(stored)`` for a registration, and
+``everything()`` for one on the skills bucket's ``fleet`` key (a fit). A consumer that
+the server resets (ordered consumers recreate themselves after a gap) may deliver a
+message twice: reading an agent twice is harmless, and a registration older than the
+one held is ignored.
 """
 
 from __future__ import annotations
@@ -19,7 +22,11 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
+from agentladder.errors import CorruptRecord
+from agentladder.store.codec import decode
 from agentladder.store.nats.config import MARKER_PREFIX, NatsOptions
+from agentladder.store.nats.io import is_deleted
+from agentladder.store.records import Registration
 
 __all__ = ["ChangeFeed"]
 
@@ -51,18 +58,30 @@ class ChangeFeed:
         ]
 
     async def start(
-        self, agents: Callable[[Collection[str]], None], everything: Callable[[], None]
+        self,
+        agents: Callable[[Collection[str]], None],
+        everything: Callable[[], None],
+        registration: Callable[[Registration], None],
     ) -> None:
         """Follow the streams from now on."""
+        registrations = f"$KV.{self._options.registrations_bucket}."
         for stream, subject, prefix in self._sources():
+            whole = prefix == registrations  # a heartbeat: the value says it all
 
-            async def on_message(msg: Msg, prefix: str = prefix) -> None:
+            async def on_message(msg: Msg, prefix: str = prefix, whole: bool = whole) -> None:
                 if not prefix:
                     everything()
                     return
                 agent = msg.subject.removeprefix(prefix)
-                if agent and not agent.startswith(MARKER_PREFIX):
-                    agents((agent,))
+                if not agent or agent.startswith(MARKER_PREFIX):
+                    return
+                if whole and not is_deleted(msg):
+                    try:
+                        registration(decode(Registration, msg.data, msg.subject))
+                        return
+                    except CorruptRecord as error:
+                        log.warning("change feed: %s", error)
+                agents((agent,))
 
             sub = await self._js.subscribe(
                 subject,
@@ -71,7 +90,7 @@ class ChangeFeed:
                 ordered_consumer=True,
                 deliver_policy=DeliverPolicy.NEW,
                 idle_heartbeat=_IDLE_HEARTBEAT,
-                config=ConsumerConfig(headers_only=True),
+                config=ConsumerConfig(headers_only=not whole),
             )
             self._subs.append(sub)
 

@@ -145,14 +145,18 @@ class NatsStore:
         self._feed: ChangeFeed | None = None
 
     async def follow(
-        self, agents: Callable[[Collection[str]], None], everything: Callable[[], None]
+        self,
+        agents: Callable[[Collection[str]], None],
+        everything: Callable[[], None],
+        registration: Callable[[Registration], None],
     ) -> None:
         """From now on, call ``agents`` with the agents each new write touches, whichever
-        instance made it, and ``everything`` after a skill fit (``changes.ChangeFeed``)."""
+        instance made it, ``registration`` with each registration stored, and
+        ``everything`` after a skill fit (``changes.ChangeFeed``)."""
         if self._feed is None:
             self._feed = ChangeFeed(self._js, self.options)
         with self._guard("follow the streams"):
-            await self._feed.start(agents, everything)
+            await self._feed.start(agents, everything, registration)
 
     @property
     def url(self) -> str:
