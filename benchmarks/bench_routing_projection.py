@@ -8,7 +8,9 @@ at work. One instance (``RoutingService`` with a ``RoutingProjection`` over a
 (``RoutingService`` without a projection) on the same store: ``RoutingService.route``
 with best and explore, count 3. Per run: ``CALLS`` routings from the projection as it
 stands, ``CALLS`` each right after a judgment of one agent (the projection reads that
-agent again first: the call a fleet at work makes), and ``FULL_CALLS`` full reads; p50
+agent again first: the call a fleet at work makes), ``CALLS`` each right after
+``HEARTBEATS`` heartbeats (what 10,000 agents heartbeating every 10 s send in 0.1 s),
+and ``FULL_CALLS`` full reads; p50
 and p99 of each, the ratio of the full read's p50 to the projection's. ``RUNS`` runs,
 medians. Also the whole-fleet load (the first routing, and after each skill fit) and the
 projection's memory per agent (tracemalloc, one load).
@@ -50,7 +52,8 @@ from benchmarks.common import percentile
 AGENTS = int(os.environ.get("PROJECTION_AGENTS", "10000"))
 RUNS = int(os.environ.get("PROJECTION_RUNS", "5"))
 CALLS = 200
-FULL_CALLS = 5
+FULL_CALLS = 3
+HEARTBEATS = 100
 CHUNK = 500
 SPECS = (
     RouteSpec(count=3, task_type="code_review"),
@@ -143,6 +146,14 @@ async def measure(url: str, agents: int, runs: int) -> dict[str, list[float]]:
                 score=round(rng.uniform(3.0, 9.0), 2),
             ))  # fmt: skip
 
+        async def heartbeats(n: int) -> None:  # 10,000 agents every 10 s: 0.1 s of them
+            first = (n * HEARTBEATS) % agents
+            await asyncio.gather(*(
+                registry.heartbeat({"name": f"a{(first + i) % agents:05d}",
+                                    "input_price_per_mtok": (first + i) % agents % 13})
+                for i in range(HEARTBEATS)
+            ))  # fmt: skip
+
         for run in range(runs):
             projection.invalidate()  # a whole-fleet load, as after a skill fit
             begin = time.perf_counter()
@@ -151,6 +162,7 @@ async def measure(url: str, agents: int, runs: int) -> dict[str, list[float]]:
             for name, service, calls, before in (
                 ("projection", fast, CALLS, None),
                 ("after_commit", fast, CALLS, judged),
+                ("after_heartbeats", fast, CALLS, heartbeats),
                 ("full", full, FULL_CALLS, None),
             ):
                 times = await _timed(_router(service), calls, before)
@@ -174,6 +186,8 @@ def _report(name: str, out: dict[str, list[float]]) -> None:
           f" (targets 5 and 20 ms)")  # fmt: skip
     print(f"    right after a commit: p50 {med['after_commit_p50']:.2f} ms,"
           f" p99 {med['after_commit_p99']:.2f} ms")  # fmt: skip
+    print(f"    right after {HEARTBEATS} heartbeats: p50 {med['after_heartbeats_p50']:.2f} ms,"
+          f" p99 {med['after_heartbeats_p99']:.2f} ms")  # fmt: skip
     print(f"    full read: p50 {med['full_p50']:.1f} ms, p99 {med['full_p99']:.1f} ms;"
           f" full / projection p50 {med['ratio']:.0f}x")  # fmt: skip
     print(f"    whole-fleet load {med['load']:.0f} ms; memory {med['memory_per_agent']:.0f}"
