@@ -11,8 +11,8 @@ stands, ``CALLS / 2`` each right after a judgment of one agent (the projection r
 agent again first: the call a fleet at work makes), ``CALLS / 2`` each right after
 ``HEARTBEATS`` heartbeats (what 10,000 agents heartbeating every 10 s send in 0.1 s),
 and ``FULL_CALLS`` full reads; p50 and p99 of each, the ratio of the full read's p50 to
-the projection's. ``RUNS`` runs, medians. Also the whole-fleet load (the first routing, and after each skill fit) and the
-projection's memory per agent (tracemalloc, one load).
+the projection's. ``RUNS`` runs, medians. Also the whole-fleet load (the first routing,
+and after each skill fit) and the projection's memory per agent (tracemalloc, one load).
 
 Targets (issue 27): p50 at most 5 ms and p99 at most 20 ms, SQLite and NATS.
 
