@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +34,8 @@ from agentladder.services.routing.projection import RoutingProjection
 from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
+from agentladder.store.memory import MemoryStore
+from agentladder.store.records import Registration
 from agentladder.store.url import open_store
 from agentladder.store.watched import Changes, WatchedStore
 from tests.conftest import BACKENDS, unique_nats_url
@@ -59,10 +61,10 @@ class Instance:
     projection: RoutingProjection
 
 
-async def instance(url: str, refresh_s: float = 1e6) -> Instance:
-    """Services over a store at ``url``, routing from a projection."""
+async def instance(url: str, refresh_s: float = 1e6, opened: Store | None = None) -> Instance:
+    """Services over a store at ``url`` (or ``opened``), routing from a projection."""
     changes = Changes()
-    watched = WatchedStore(await open_store(url), changes)
+    watched = WatchedStore(opened or await open_store(url), changes)
     store = cast(Store, watched)
     clock = FixedClock()
     skill = SkillService(store, clock=clock)
@@ -357,5 +359,54 @@ def test_on_sqlite_another_instances_commits_arrive_with_the_background_load(
             for world in (first, second):
                 await world.service.close()
                 await world.store.close()
+
+    asyncio.run(main())
+
+
+class HeldStore(MemoryStore):
+    """A memory store whose registration reads, once ``hold`` is set, return what they
+    read only when ``release`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = False
+        self.reading = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def get_many_registrations(self, agent_ids: Collection[str]) -> dict[str, Registration]:
+        found = await super().get_many_registrations(agent_ids)
+        if self.hold:
+            self.reading.set()
+            await self.release.wait()
+        return found
+
+
+def test_a_heartbeat_stored_while_its_agent_is_read_again_is_not_lost() -> None:
+    """An agent marked by a judgment is being read again when its heartbeat is stored:
+    the read returns the registration before the heartbeat, and the projection reads the
+    agent once more, so it is online as the full read says (not offline from the older
+    heartbeat)."""
+
+    async def main() -> None:
+        store = HeldStore()
+        world = await instance("memory://", opened=store)
+        try:
+            await commit(world, ("register", "a0", 1, set()), 0)
+            await commit(world, ("register", "a1", 1, set()), 0)
+            await compare(world, 0)
+            await commit(world, ("judge", "a0", "code_review", 7.0, True), 1)
+            store.hold = True
+            reading = asyncio.ensure_future(world.service.projected("code_review"))
+            await store.reading.wait()
+            world.clock.advance(40.0)  # the heartbeat before is 40 s old: offline
+            await commit(world, ("register", "a0", 1, set()), 2)
+            store.hold = False
+            store.release.set()
+            await reading
+            table = await world.service.projected("code_review")
+            assert [c.agent_id for c in table.by_low if c.online] == ["a0"]
+            await compare(world, 3)
+        finally:
+            await world.store.close()
 
     asyncio.run(main())

@@ -103,6 +103,7 @@ class RoutingProjection:
         self.refresh_s = refresh_s
         self._state: _State | None = None
         self._dirty: set[str] = set()
+        self._reading: set[str] = set()  # the marked agents being read again now
         self._during: list[set[str]] = []  # marks seen while a load reads the store
         self._epoch = 0  # fits seen (a load older than the last is stale)
         self._loaded_epoch = -1
@@ -125,7 +126,10 @@ class RoutingProjection:
             marks.add(agent)
         state = self._state
         old = None if state is None else state.facts.get(agent)
-        if state is None or old is None or old.last_seen is None or agent in self._dirty:
+        if (
+            state is None or old is None or old.last_seen is None
+            or agent in self._dirty or agent in self._reading
+        ):  # fmt: skip
             self._touched((agent,))
             return
         if registration.last_seen < old.last_seen:
@@ -219,12 +223,19 @@ class RoutingProjection:
         """Read the marked agents again and move them in every order kept."""
         ids = sorted(self._dirty)
         self._dirty.clear()
-        registrations, skills, stats, profiles = await asyncio.gather(
-            self.store.get_many_registrations(ids),
-            self.store.get_skills(ids),
-            self.store.get_many_stats(ids),
-            self.store.get_many_profiles(ids),
-        )
+        self._reading = set(ids)  # a heartbeat stored meanwhile: read it again after
+        try:
+            registrations, skills, stats, profiles = await asyncio.gather(
+                self.store.get_many_registrations(ids),
+                self.store.get_skills(ids),
+                self.store.get_many_stats(ids),
+                self.store.get_many_profiles(ids),
+            )
+        except BaseException:
+            self._dirty.update(ids)  # still to be read
+            raise
+        finally:
+            self._reading = set()
         for agent in ids:
             found = facts_of(
                 registrations.get(agent), skills.get(agent), stats.get(agent), profiles.get(agent)
