@@ -12,7 +12,8 @@ agent again first: the call a fleet at work makes), ``CALLS / 2`` each right aft
 ``HEARTBEATS`` heartbeats (what 10,000 agents heartbeating every 10 s send in 0.1 s),
 and ``FULL_CALLS`` full reads; p50 and p99 of each, the ratio of the full read's p50 to
 the projection's. ``RUNS`` runs, medians. Also the whole-fleet load (the first routing,
-and after each skill fit) and the projection's memory per agent (tracemalloc, one load).
+and after each skill fit), the projection's memory per agent (tracemalloc, one load) and
+what a full collection of the garbage collector takes before and after it is loaded.
 
 Targets (issue 27): p50 at most 5 ms and p99 at most 20 ms, SQLite and NATS.
 
@@ -23,6 +24,7 @@ Run: ``.venv/bin/python -m benchmarks routing_projection``; ``PROJECTION_AGENTS`
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import random
 import statistics
@@ -99,6 +101,16 @@ async def _timed(call: Call, calls: int, before: Call | None = None) -> list[flo
     return times
 
 
+def _full_collection_ms() -> float:
+    """What a full collection of the garbage collector takes now (ms, median of 3)."""
+    times = []
+    for _ in range(3):
+        begin = time.perf_counter()
+        gc.collect()
+        times.append((time.perf_counter() - begin) * 1000)
+    return statistics.median(times)
+
+
 def _router(service: RoutingService) -> Callable[[int], Awaitable[object]]:
     async def call(n: int) -> object:
         return await service.route(SPECS[n % 2], seed=n)
@@ -128,6 +140,7 @@ async def measure(url: str, agents: int, runs: int) -> dict[str, list[float]]:
         )  # fmt: skip
         fast = RoutingService(store=store, registry=registry, skill=skill, projection=projection)
         full = RoutingService(store=store, registry=registry, skill=skill)
+        out["gc_before_ms"] = [_full_collection_ms()]
         tracemalloc.start()
         begin = time.perf_counter()
         await fast.projected("code_review")
@@ -136,6 +149,7 @@ async def measure(url: str, agents: int, runs: int) -> dict[str, list[float]]:
         tracemalloc.stop()
         out["memory_per_agent"] = [held / agents]
         out["load_traced_ms"] = [load_ms]
+        out["gc_after_ms"] = [_full_collection_ms()]
         rng = random.Random(9)
 
         async def judged(n: int) -> None:
@@ -191,6 +205,8 @@ def _report(name: str, out: dict[str, list[float]]) -> None:
           f" full / projection p50 {med['ratio']:.0f}x")  # fmt: skip
     print(f"    whole-fleet load {med['load']:.0f} ms; memory {med['memory_per_agent']:.0f}"
           f" bytes per agent (one task type)")  # fmt: skip
+    print(f"    a full garbage collection {med['gc_before_ms']:.0f} ms before the projection,"
+          f" {med['gc_after_ms']:.0f} ms with it")  # fmt: skip
 
 
 def main() -> None:
