@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import os
 import random
 import statistics
@@ -36,6 +37,7 @@ from typing import cast
 
 from agentladder.domain.routing import RouteSpec, Strategy
 from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.errors import StoreUnavailable
 from agentladder.natsserver import NatsServer
 from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import FixedClock
@@ -118,6 +120,17 @@ def _router(service: RoutingService) -> Callable[[int], Awaitable[object]]:
     return call
 
 
+async def _tried(
+    name: str, service: RoutingService, calls: int, before: Call | None
+) -> list[float]:
+    """``_timed``, or NaN when the store gave up (the full read at 10,000 agents on NATS)."""
+    try:
+        return await _timed(_router(service), calls, before)
+    except StoreUnavailable as error:
+        print(f"    {name}: {error}")
+        return [math.nan]
+
+
 async def measure(url: str, agents: int, runs: int) -> dict[str, list[float]]:
     """The figures of each run (ms; bytes per agent) on the store at ``url``."""
     changes = Changes()
@@ -177,7 +190,7 @@ async def measure(url: str, agents: int, runs: int) -> dict[str, list[float]]:
                 ("after_heartbeats", fast, CALLS // 2, heartbeats),
                 ("full", full, FULL_CALLS, None),
             ):
-                times = await _timed(_router(service), calls, before)
+                times = await _tried(name, service, calls, before)
                 out.setdefault(f"{name}_p50", []).append(statistics.median(times))
                 out.setdefault(f"{name}_p99", []).append(percentile(times, 99))
             out.setdefault("ratio", []).append(out["full_p50"][-1] / out["projection_p50"][-1])
