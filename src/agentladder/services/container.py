@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import cast
 
 from nats.aio.client import Client
 from nats.aio.subscription import Subscription
@@ -35,12 +36,14 @@ from agentladder.services.oracle.sentinel import Sentinel
 from agentladder.services.oracle.service import Oracle
 from agentladder.services.passes import QuietPasses
 from agentladder.services.routing.health import HealthMonitor
+from agentladder.services.routing.projection import RoutingProjection
 from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.nats.config import parse_nats_url
 from agentladder.store.nats.io import callbacks
 from agentladder.store.url import open_store
+from agentladder.store.watched import Changes, WatchedStore
 
 __all__ = ["Services", "build_services"]
 
@@ -121,6 +124,8 @@ class Services:
             await self.skill.settle()  # a fit's commit, once begun, ends whole
         async with stopping("the deliberations in flight"):
             interrupted = await self.orchestrator.close(cause)
+        async with stopping("the routing projection"):
+            await self.routing.close()
         if interrupted:
             log.warning(
                 "%s: interrupted %d deliberation%s in flight, stored as failed (interrupted)"
@@ -172,7 +177,9 @@ async def build_services(
 ) -> Services:
     """Open the store and build the services; the caller closes them."""
     url = store_url or settings.store
-    store = await open_store(url)
+    changes = Changes()
+    watched = WatchedStore(await open_store(url), changes)
+    store = cast(Store, watched)
     clock = clock or SystemClock()
     agents = {agent.name: agent for agent in settings.agents}
     skill = SkillService(store, settings.skill, clock)
@@ -216,9 +223,21 @@ async def build_services(
     health = HealthMonitor(settings.routing, clock)
     for name, why in missing_keys(settings).items():  # it cannot make a single call
         health.pin(name, why)
+    projection = None
+    if settings.routing.projection_refresh_s > 0:
+        try:
+            await watched.follow()  # other instances' writes (NATS)
+        except BaseException:
+            await store.close()
+            raise
+        projection = RoutingProjection(
+            store=store, registry=registry, skill=skill, changes=changes,
+            oracle_rules=settings.oracle, tail_sd=settings.routing.explore_tail_sd,
+            refresh_s=settings.routing.projection_refresh_s,
+        )  # fmt: skip
     routing = RoutingService(
         store=store, registry=registry, skill=skill, oracle_rules=settings.oracle,
-        health=health, rules=settings.routing,
+        health=health, rules=settings.routing, projection=projection,
     )  # fmt: skip
     orchestrator = Orchestrator(
         store=store, registry=registry, oracle=oracle, providers=providers, agents=agents,

@@ -61,3 +61,9 @@ class RoutingRules(BaseModel):
     degraded_min_calls: int = Field(
         default=5, ge=1, le=10_000, description="calls in the window before it can be degraded"
     )
+    projection_refresh_s: float = Field(
+        default=60.0, ge=0.0, le=86_400.0, allow_inf_nan=False,
+        description="how often the routing projection loads the whole fleet again in the"
+        " background (estimates widen with time; other instances' writes); 0: no"
+        " projection, every routing reads the whole fleet",
+    )  # fmt: skip

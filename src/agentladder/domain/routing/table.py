@@ -3,7 +3,7 @@ strategy's order (``RoutingTable``): what ``route`` (``select.py``) chooses from
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from agentladder.domain.levels import Level
@@ -38,9 +38,9 @@ class Candidate:
 class RoutingTable:
     """The agents in each strategy's order (ties by agent id)."""
 
-    by_low: tuple[Candidate, ...]
-    by_cost: tuple[Candidate, ...]
-    by_upper: tuple[tuple[float, Candidate], ...]  # (skill + tail sd * sd), highest first
+    by_low: Sequence[Candidate]
+    by_cost: Sequence[Candidate]
+    by_upper: Sequence[tuple[float, Candidate]]  # (skill + tail sd * sd), highest first
     tail_sd: float
 
     def __len__(self) -> int:

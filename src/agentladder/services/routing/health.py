@@ -34,6 +34,7 @@ class HealthMonitor:
         self.rules = rules or RoutingRules()
         self.clock = clock or SystemClock()
         self._states: dict[str, Health] = {}
+        self._suspects: set[str] = set()  # the agents whose state is not a clean ok
         self.started = 0  # down periods started by this instance, for /metrics
 
     def now(self) -> float:
@@ -55,10 +56,23 @@ class HealthMonitor:
             self.started += 1
         if after != before:
             self._states[agent_id] = after
+            self._mark(agent_id, after)
+
+    def _mark(self, agent_id: str, state: Health) -> None:
+        if state.pinned is None and state.down_until is None and not any(state.recent):
+            self._suspects.discard(agent_id)
+        else:
+            self._suspects.add(agent_id)
+
+    def suspects(self) -> list[str]:
+        """The agents that may be degraded or down now (pinned, down or recovering, or
+        with a failed call in their window); every other agent is ok with a share of 1."""
+        return sorted(self._suspects)
 
     def pin(self, agent_id: str, reason: str) -> None:
         """``agent_id`` is down until the service restarts, for ``reason``."""
         self._states[agent_id] = pinned(self._states.get(agent_id, Health()), reason, self.now())
+        self._suspects.add(agent_id)
 
     def health(self, agent_id: str) -> AgentHealth:
         """The agent's health now (ok, with no call yet, for an agent never asked)."""

@@ -9,6 +9,11 @@ stats: the p90 is computed for the picks only, which matters at thousands of age
 rank, level and the complexity its level allows at the task type (its Oracle profile),
 its declared tags, and its health (``HealthMonitor``): a down agent is left out, a
 degraded one enters with its skill times the share of calls it answers.
+
+``table`` reads all of that from the store on each call (the full read). With a
+``RoutingProjection`` (``projection.py``), ``route`` reads the same from the projection
+kept in memory instead, and only as far down the orders as it must; the answers are the
+same (docs/routing.md, "The projection").
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from agentladder.domain.skill.state import new_skill
 from agentladder.errors import TooFewAgents
 from agentladder.services.agents.registry import Registry
 from agentladder.services.routing.health import HealthMonitor
+from agentladder.services.routing.projection import RoutingProjection
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 
@@ -66,6 +72,7 @@ class RoutingService:
         oracle_rules: OracleRules | None = None,
         health: HealthMonitor | None = None,
         rules: RoutingRules | None = None,
+        projection: RoutingProjection | None = None,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -73,6 +80,27 @@ class RoutingService:
         self.oracle_rules = oracle_rules or OracleRules()
         self.health = health
         self.rules = rules or RoutingRules()
+        self.projection = projection
+
+    async def close(self) -> None:
+        """Stop the projection's background load, if one is in flight."""
+        if self.projection is not None:
+            await self.projection.close()
+
+    async def projected(
+        self,
+        task_type: str | None,
+        reachable: Collection[str] | None = None,
+        *,
+        online_only: bool = True,
+    ) -> RoutingTable:
+        """``table``'s answer from the projection (the full read without one). Read it
+        before the next await: it reads the projection as it is."""
+        if self.projection is None:
+            return await self.table(task_type, reachable, online_only=online_only)
+        return await self.projection.table(
+            task_type, reachable, online_only=online_only, health=self.health
+        )
 
     async def table(
         self,
@@ -157,7 +185,7 @@ class RoutingService:
         """Choose ``spec.count`` agents (``enough`` false when fewer qualify). The seed:
         the spec's, else ``seed``, else a fresh one; the answer names it. ``online_only``
         false: for work the caller runs itself (``table``)."""
-        table = await self.table(spec.task_type, reachable, online_only=online_only)
+        table = await self.projected(spec.task_type, reachable, online_only=online_only)
         chosen = spec.seed if spec.seed is not None else seed
         return route(
             table, spec, now=self.skill.now(), seed=fresh_seed() if chosen is None else chosen,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import nats.errors
 from nats.aio.client import Client
@@ -44,6 +44,7 @@ from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import AgentListingCache, listing_from_reads
 from agentladder.store.many import apply_in_flight
+from agentladder.store.nats.changes import ChangeFeed
 from agentladder.store.nats.config import NatsOptions, nats_errors, parse_nats_url
 from agentladder.store.nats.index import LeaderboardIndex
 from agentladder.store.nats.io import (
@@ -141,6 +142,21 @@ class NatsStore:
         self._directory = AgentListingCache()  # the directory's objects, by agent
         self._closed = False
         self.conflicts = WriteTally()  # its compare-and-set retries, for /metrics
+        self._feed: ChangeFeed | None = None
+
+    async def follow(
+        self,
+        agents: Callable[[Collection[str]], None],
+        everything: Callable[[], None],
+        registration: Callable[[Registration], None],
+    ) -> None:
+        """From now on, call ``agents`` with the agents each new write touches, whichever
+        instance made it, ``registration`` with each registration stored, and
+        ``everything`` after a skill fit (``changes.ChangeFeed``)."""
+        if self._feed is None:
+            self._feed = ChangeFeed(self._js, self.options)
+        with self._guard("follow the streams"):
+            await self._feed.start(agents, everything, registration)
 
     @property
     def url(self) -> str:
@@ -154,6 +170,8 @@ class NatsStore:
         self._closed = True
         with contextlib.suppress(nats.errors.Error, OSError):
             await self._index.stop()
+        if self._feed is not None:
+            await self._feed.stop()
         try:
             await self._nc.drain()
         except (nats.errors.Error, OSError, RuntimeError) as error:  # includes TimeoutError
