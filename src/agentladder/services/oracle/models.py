@@ -82,14 +82,24 @@ before ``history`` existed is all duplicates when imported again)."""
 def fingerprint(values: BaseModel | Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of ``values``: same request, same fingerprint."""
     if isinstance(values, JudgmentRequest):
-        absent = {name for name in _OPTIONAL if getattr(values, name) is None}
-        plain = values.model_dump(mode="json", exclude=set(NOT_PAYLOAD) | absent)
+        plain = _payload_fields(values)
     elif isinstance(values, BaseModel):
         plain = values.model_dump(mode="json")
     else:
         plain = dict(values)
     canonical = json.dumps(plain, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _payload_fields(request: JudgmentRequest) -> dict[str, Any]:
+    """The fields a request's fingerprint covers, as ``model_dump(mode="json")`` gives
+    them: read from the model's values where they are JSON already (no time, no
+    complexity: every other field is a str, a number, a bool or None)."""
+    absent = {name for name in _OPTIONAL if getattr(request, name) is None}
+    if request.observed_at is not None or request.complexity is not None:
+        return request.model_dump(mode="json", exclude=set(NOT_PAYLOAD) | absent)
+    leave = NOT_PAYLOAD | absent
+    return {name: value for name, value in request.__dict__.items() if name not in leave}
 
 
 def judgment_payload(judgment: Judgment) -> dict[str, Any]:

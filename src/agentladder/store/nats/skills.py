@@ -25,6 +25,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
+from agentladder.domain.frozen import replaced
 from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill, FleetSkill
 from agentladder.errors import RevisionConflict
 from agentladder.store.base import SkillItem
@@ -95,7 +96,7 @@ class SkillKv:
         states, fleet = await asyncio.gather(self.get_states(agents), self.fleet())
         last, head_revision = (0, 0) if head is None else (json.loads(head[0])["seq"], head[1])
         commit = fold(states, fleet)
-        event = commit.event.model_copy(update={"seq": last + 1})
+        event = replaced(commit.event, seq=last + 1)
         messages = [
             BatchMessage(f"{self._pre}e.{token}", event.model_dump_json().encode(), 0),
             BatchMessage(
@@ -139,7 +140,7 @@ class SkillKv:
                 continue
             commit = fold({a: states[a] for a in agents if a in states}, fleet)
             last += 1
-            event = commit.event.model_copy(update={"seq": last})
+            event = replaced(commit.event, seq=last)
             known[key] = event
             events.append(event)
             states.update(commit.agents)
