@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -91,15 +91,22 @@ def fingerprint(values: BaseModel | Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _plain(model: Judgment, leave: Collection[str]) -> dict[str, Any] | None:
+    """``model_dump(mode="json", exclude=leave)`` read from the model's values, in the
+    order of its fields, when they are JSON already: None when a time or a complexity
+    (which the dump turns into text) is there. Every other field is a str, a number, a
+    bool or None."""
+    if model.observed_at is not None or model.complexity is not None:
+        return None
+    values = model.__dict__
+    return {name: values[name] for name in type(model).model_fields if name not in leave}
+
+
 def _payload_fields(request: JudgmentRequest) -> dict[str, Any]:
-    """The fields a request's fingerprint covers, as ``model_dump(mode="json")`` gives
-    them: read from the model's values where they are JSON already (no time, no
-    complexity: every other field is a str, a number, a bool or None)."""
-    absent = {name for name in _OPTIONAL if getattr(request, name) is None}
-    if request.observed_at is not None or request.complexity is not None:
-        return request.model_dump(mode="json", exclude=set(NOT_PAYLOAD) | absent)
-    leave = NOT_PAYLOAD | absent
-    return {name: value for name, value in request.__dict__.items() if name not in leave}
+    """The fields a request's fingerprint covers, as ``model_dump(mode="json")`` gives them."""
+    leave = NOT_PAYLOAD | {name for name in _OPTIONAL if getattr(request, name) is None}
+    plain = _plain(request, leave)
+    return request.model_dump(mode="json", exclude=set(leave)) if plain is None else plain
 
 
 def judgment_payload(judgment: Judgment) -> dict[str, Any]:
@@ -108,7 +115,8 @@ def judgment_payload(judgment: Judgment) -> dict[str, Any]:
     absent = {name for name in OPTIONAL_FIELDS if getattr(judgment, name) is None}
     if not judgment.history:
         absent.add("history")
-    return judgment.model_dump(mode="json", exclude=absent)
+    plain = _plain(judgment, absent)
+    return judgment.model_dump(mode="json", exclude=absent) if plain is None else plain
 
 
 def same_judgment(payload_hash: str, payload: Mapping[str, Any], digest: str) -> bool:
