@@ -3,7 +3,8 @@
 Both serve on loopback from their own process (uvicorn, one worker) over SQLite in WAL
 with synchronous=FULL. ``POST /oracle/judgments`` (a new contract per request over 1,000
 agents) and ``GET /agents`` with 1,000 registered agents; wrk with 2 threads and 32
-connections for 10 s each. Target: agentladder at least 0.7 of the bare app's requests/s.
+connections for 10 s each. Targets: agentladder at least 0.8 of the bare app's requests/s
+on judgments (issue 27), 0.7 on the listing.
 
 Run: ``.venv/bin/python -m benchmarks http`` (needs ``wrk``: ``apt-get install wrk``).
 """
@@ -110,15 +111,16 @@ def main() -> None:
         try:
             listed = httpx.get(f"http://127.0.0.1:{ours}/agents", timeout=30).json()["agents"]
             _bare_db(base / "bare.db", [json.dumps(a, separators=(",", ":")) for a in listed])
-            for name, path, lua in (("POST /oracle/judgments", "/", script),
-                                    ("GET /agents (1,000 agents)", "/agents", None)):  # fmt: skip
+            loads = (("POST /oracle/judgments", "/", script, 0.8),
+                     ("GET /agents (1,000 agents)", "/agents", None, 0.7))  # fmt: skip
+            for name, path, lua, target in loads:
                 ours_rps, ours_p50, ours_p99 = _wrk(f"http://127.0.0.1:{ours}{path}", lua)
                 bare_rps, bare_p50, bare_p99 = _wrk(f"http://127.0.0.1:{bare}{path}", lua)
                 ratio = ours_rps / bare_rps
-                verdict = "meets" if ratio >= 0.7 else "MISSES"
+                verdict = "meets" if ratio >= target else "MISSES"
                 print(f"{name}: agentladder {ours_rps:,.0f} req/s (p50 {ours_p50}, p99 {ours_p99})"
                       f" vs bare {bare_rps:,.0f} req/s (p50 {bare_p50}, p99 {bare_p99}):"
-                      f" ratio {ratio:.2f} ({verdict} target >= 0.7)")  # fmt: skip
+                      f" ratio {ratio:.2f} ({verdict} target >= {target})")  # fmt: skip
         finally:
             for server in servers:
                 server.send_signal(signal.SIGTERM)

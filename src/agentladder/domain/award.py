@@ -9,12 +9,20 @@ nothing changes. Levels never go down, also when the thresholds are raised later
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from agentladder.domain.achievements import achievement_xp, display_name, due_achievements
+from agentladder.domain.frozen import built, replaced
 from agentladder.domain.judgment import Judgment, TaskPosition
 from agentladder.domain.levels import LEVELS, Level, LevelThresholds, level_for_xp
-from agentladder.domain.profile import AchievementRecord, AgentProfile, Specialization
+from agentladder.domain.profile import (
+    AchievementRecord,
+    AgentProfile,
+    LifetimeStats,
+    Specialization,
+)
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.xp import XPLine, streak_after, task_xp_lines
 
@@ -31,6 +39,7 @@ __all__ = [
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", serialize_by_alias=True)
+_NEW_SPECIALIZATION = Specialization()
 
 
 class LevelChange(BaseModel):
@@ -89,6 +98,26 @@ class Award(BaseModel):
         """Task XP plus achievement XP."""
         return self.xp_awarded + sum(a.xp for a in self.achievements)
 
+    def result_json(self) -> dict[str, Any]:
+        """``model_dump(mode="json", exclude={"profile", "position"})``, built directly."""
+        level_up = self.level_up
+        spec_up = self.specialization_level_up
+        return {
+            "xp_awarded": self.xp_awarded,
+            "breakdown": [{"event": line.event, "xp": line.xp} for line in self.breakdown],
+            "achievements": [{"name": a.name, "xp": a.xp} for a in self.achievements],
+            "level_up": None
+            if level_up is None
+            else {"from": level_up.from_level.value, "to": level_up.to_level.value},
+            "specialization_level_up": None
+            if spec_up is None
+            else {
+                "from": spec_up.from_level.value,
+                "to": spec_up.to_level.value,
+                "task_type": spec_up.task_type,
+            },
+        }
+
 
 class RawAward(BaseModel):
     """What a raw XP event earned."""
@@ -116,13 +145,11 @@ def _levels_settled(profile: AgentProfile, rules: OracleRules) -> AgentProfile:
     for task_type, spec in profile.specializations.items():
         level = _higher(spec.level, spec.xp, rules.specialization_levels)
         if level != spec.level:
-            changed[task_type] = spec.model_copy(update={"level": level})
+            changed[task_type] = replaced(spec, level=level)
     level = _higher(profile.level, profile.xp, rules.levels)
     if not changed and level == profile.level:
         return profile
-    return profile.model_copy(
-        update={"level": level, "specializations": {**profile.specializations, **changed}}
-    )
+    return replaced(profile, level=level, specializations={**profile.specializations, **changed})
 
 
 def settle(
@@ -142,14 +169,11 @@ def settle(
         unlocked.extend(new)
         gained = sum(a.xp for a in new)
         records = tuple(AchievementRecord(name=a.name, xp=a.xp, awarded_at=awarded_at) for a in new)
-        profile = profile.model_copy(
-            update={
-                "xp": profile.xp + gained,
-                "achievements": profile.achievements + records,
-                "stats": profile.stats.model_copy(
-                    update={"total_xp_earned": profile.stats.total_xp_earned + gained}
-                ),
-            }
+        profile = replaced(
+            profile,
+            xp=profile.xp + gained,
+            achievements=profile.achievements + records,
+            stats=replaced(profile.stats, total_xp_earned=profile.stats.total_xp_earned + gained),
         )
 
 
@@ -159,7 +183,7 @@ def _mean(mean: float, count: int, value: float) -> float:
 
 
 def _fold_specialization(spec: Specialization, judgment: Judgment, xp: int) -> Specialization:
-    update: dict[str, object] = {
+    update: dict[str, Any] = {
         "xp": spec.xp + xp,
         "tasks_judged": spec.tasks_judged + 1,
         "tasks_completed": spec.tasks_completed + int(judgment.success),
@@ -170,16 +194,15 @@ def _fold_specialization(spec: Specialization, judgment: Judgment, xp: int) -> S
         update["scored_tasks"] = scored
         update["avg_score"] = _mean(spec.avg_score, scored, judgment.score)
         update["best_score"] = max(spec.best_score, judgment.score)
-    return spec.model_copy(update=update)
+    return replaced(spec, **update)
 
 
-def _fold_stats(profile: AgentProfile, judgment: Judgment, xp: int) -> AgentProfile:
-    stats = profile.stats
+def _fold_stats(stats: LifetimeStats, judgment: Judgment, xp: int) -> LifetimeStats:
     ok = judgment.success
     streak = streak_after(stats.current_streak, ok)
     total = stats.total_tasks + 1
     successful = stats.successful_tasks + int(ok)
-    update: dict[str, object] = {
+    update: dict[str, Any] = {
         "total_tasks": total,
         "total_xp_earned": stats.total_xp_earned + xp,
         "total_cost_incurred": stats.total_cost_incurred + judgment.cost,
@@ -194,22 +217,23 @@ def _fold_stats(profile: AgentProfile, judgment: Judgment, xp: int) -> AgentProf
     if judgment.score is not None:
         update["scored_tasks"] = stats.scored_tasks + 1
         update["average_score"] = _mean(stats.average_score, stats.scored_tasks + 1, judgment.score)
-    return profile.model_copy(
-        update={"xp": profile.xp + xp, "stats": stats.model_copy(update=update)}
-    )
+    return replaced(stats, **update)
 
 
 def apply_judgment(
     profile: AgentProfile, judgment: Judgment, rules: OracleRules, awarded_at: str
 ) -> Award:
-    """Fold one judged task into ``profile``: itemized task XP, levels, achievements."""
+    """Fold one judged task into ``profile``: itemized task XP, levels, achievements.
+    Each model that changes is built once, from the values it keeps (``domain/frozen.py``)."""
     lines = task_xp_lines(judgment, profile.stats.current_streak, rules.xp)
     xp = sum(line.xp for line in lines)
-    spec_before = profile.specializations.get(judgment.task_type, Specialization())
+    spec_before = profile.specializations.get(judgment.task_type, _NEW_SPECIALIZATION)
     spec_after = _fold_specialization(spec_before, judgment, xp)
-    folded = _fold_stats(profile, judgment, xp)
-    folded = folded.model_copy(
-        update={"specializations": {**profile.specializations, judgment.task_type: spec_after}}
+    folded = replaced(
+        profile,
+        xp=profile.xp + xp,
+        stats=_fold_stats(profile.stats, judgment, xp),
+        specializations={**profile.specializations, judgment.task_type: spec_after},
     )
     settled, unlocked = settle(folded, rules, awarded_at)
     spec_level = settled.specializations[judgment.task_type].level
@@ -218,14 +242,15 @@ def apply_judgment(
         spec_change = SpecializationLevelChange(
             task_type=judgment.task_type, from_level=spec_before.level, to_level=spec_level
         )
-    return Award(
+    return built(
+        Award,
         xp_awarded=xp,
         breakdown=lines,
         achievements=unlocked,
         level_up=_change(profile.level, settled.level),
         specialization_level_up=spec_change,
-        position=TaskPosition(
-            overall=settled.stats.total_tasks, in_task_type=spec_after.tasks_judged
+        position=built(
+            TaskPosition, overall=settled.stats.total_tasks, in_task_type=spec_after.tasks_judged
         ),
         profile=settled,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentladder.domain.frozen import built
 from agentladder.domain.judgment import Judgment
 from agentladder.domain.rules import XPTable
 
@@ -29,6 +30,11 @@ def streak_after(streak: int, success: bool) -> int:
     return streak + 1 if success else 0
 
 
+def _line(event: str, xp: int) -> XPLine:
+    """A line of the table's (validated) XP: built without validating it again."""
+    return built(XPLine, event=event, xp=xp)
+
+
 def task_xp_lines(judgment: Judgment, streak_before: int, table: XPTable) -> tuple[XPLine, ...]:
     """The itemized XP of ``judgment`` for an agent whose streak was ``streak_before``.
 
@@ -36,19 +42,19 @@ def task_xp_lines(judgment: Judgment, streak_before: int, table: XPTable) -> tup
     """
     if not judgment.success:
         return ()
-    lines = [XPLine(event="task_completed", xp=table.task_completed)]
+    lines = [_line("task_completed", table.task_completed)]
     if judgment.retries == 0:
-        lines.append(XPLine(event="first_try", xp=table.first_try))
+        lines.append(_line("first_try", table.first_try))
     if judgment.score is not None:
         reached = [tier for tier in table.quality_tiers if tier.reached_by(judgment.score)]
         if reached:
-            lines.append(XPLine(event=reached[-1].event, xp=reached[-1].xp))
+            lines.append(_line(reached[-1].event, reached[-1].xp))
     if judgment.under_budget:
-        lines.append(XPLine(event="under_budget", xp=table.under_budget))
+        lines.append(_line("under_budget", table.under_budget))
     if judgment.fast:
-        lines.append(XPLine(event="fast_completion", xp=table.fast_completion))
+        lines.append(_line("fast_completion", table.fast_completion))
     streak = streak_after(streak_before, success=True)
     bonus = table.streak_bonus(streak)
     if bonus:
-        lines.append(XPLine(event=f"streak_{streak}", xp=bonus))
+        lines.append(_line(f"streak_{streak}", bonus))
     return tuple(line for line in lines if line.xp > 0)

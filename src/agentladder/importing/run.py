@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from pydantic import BaseModel, Field
 
+from agentladder.domain.frozen import replaced
 from agentladder.importing.items import Item
 from agentladder.services.oracle.batch import EvidenceSource, ItemStatus, submit_many
 from agentladder.services.oracle.known import unknown_among
@@ -118,7 +119,7 @@ async def run_import(
             if item.request is None:
                 summary.note(item.where, ItemStatus.REFUSED, item.error)
         requests = [
-            item.request.model_copy(update=IMPORTED) for item in ready if item.request is not None
+            replaced(item.request, **IMPORTED) for item in ready if item.request is not None
         ]
         named = {request.agent_id for request in requests} - seen
         new = await unknown_among(oracle.store, oracle.agents, named)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from itertools import islice
 
+from agentladder.domain.frozen import replaced
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.skill.state import AgentSkill, FleetSkill
 from agentladder.domain.stats import AgentPerformanceStats
@@ -143,7 +144,7 @@ class MemoryStore:
         actual = 0 if current is None else current.revision
         if actual != expected_revision:
             raise RevisionConflict(event.agent_id, expected_revision, actual)
-        stored_event = event.model_copy(update={"seq": len(agent_events) + 1})
+        stored_event = replaced(event, seq=len(agent_events) + 1)
         agent_events.append(stored_event)
         self._event_keys[(event.agent_id, event.key)] = stored_event
         self._all_events.append(stored_event)
@@ -223,7 +224,7 @@ class MemoryStore:
             return SkillApplied(stored, created=False)
         current = {a: self._skills[a] for a in agents if a in self._skills}
         commit = fold(current, self._fleet_skill)
-        event = commit.event.model_copy(update={"seq": len(self._skill_log) + 1})
+        event = replaced(commit.event, seq=len(self._skill_log) + 1)
         self._skill_log.append(event)
         self._skill_keys[key] = event
         self._skills.update(commit.agents)

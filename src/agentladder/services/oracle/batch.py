@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from agentladder.domain.frozen import built
 from agentladder.domain.judgment import Judgment
 from agentladder.domain.skill.evidence import DEFAULT_JUDGE, Evidence, ScoreEvidence
 from agentladder.domain.task_types import check_agent_task_type
@@ -90,7 +91,7 @@ def _judgment(oracle: Oracle, request: JudgmentRequest) -> Judgment:
     config = oracle.agents.get(request.agent_id)
     if config is None:
         values: dict[str, Any] = {name: getattr(request, name) for name in Judgment.model_fields}
-        return Judgment.model_construct(**values)  # validated already, as a JudgmentRequest
+        return built(Judgment, **values)  # validated already, as a JudgmentRequest
     return request.judgment(
         provider=config.provider_id or request.provider, model=config.model_name or request.model
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -82,8 +82,7 @@ before ``history`` existed is all duplicates when imported again)."""
 def fingerprint(values: BaseModel | Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of ``values``: same request, same fingerprint."""
     if isinstance(values, JudgmentRequest):
-        absent = {name for name in _OPTIONAL if getattr(values, name) is None}
-        plain = values.model_dump(mode="json", exclude=set(NOT_PAYLOAD) | absent)
+        plain = _payload_fields(values)
     elif isinstance(values, BaseModel):
         plain = values.model_dump(mode="json")
     else:
@@ -92,13 +91,32 @@ def fingerprint(values: BaseModel | Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _plain(model: Judgment, leave: Collection[str]) -> dict[str, Any] | None:
+    """``model_dump(mode="json", exclude=leave)`` read from the model's values, in the
+    order of its fields, when they are JSON already: None when a time or a complexity
+    (which the dump turns into text) is there. Every other field is a str, a number, a
+    bool or None."""
+    if model.observed_at is not None or model.complexity is not None:
+        return None
+    values = model.__dict__
+    return {name: values[name] for name in type(model).model_fields if name not in leave}
+
+
+def _payload_fields(request: JudgmentRequest) -> dict[str, Any]:
+    """The fields a request's fingerprint covers, as ``model_dump(mode="json")`` gives them."""
+    leave = NOT_PAYLOAD | {name for name in _OPTIONAL if getattr(request, name) is None}
+    plain = _plain(request, leave)
+    return request.model_dump(mode="json", exclude=set(leave)) if plain is None else plain
+
+
 def judgment_payload(judgment: Judgment) -> dict[str, Any]:
     """What an Oracle event stores of a judgment: ``history`` only when true and the
     optional fields only when given, so that a judgment is stored as it always was."""
     absent = {name for name in OPTIONAL_FIELDS if getattr(judgment, name) is None}
     if not judgment.history:
         absent.add("history")
-    return judgment.model_dump(mode="json", exclude=absent)
+    plain = _plain(judgment, absent)
+    return judgment.model_dump(mode="json", exclude=absent) if plain is None else plain
 
 
 def same_judgment(payload_hash: str, payload: Mapping[str, Any], digest: str) -> bool:

@@ -25,6 +25,7 @@ from agentladder.domain.award import (
     apply_raw_award,
     settle,
 )
+from agentladder.domain.frozen import built
 from agentladder.domain.judgment import CONTRACT_ID_MAX, TASK_TYPE_PATTERN, Judgment
 from agentladder.domain.privileges import (
     Privileges,
@@ -220,13 +221,15 @@ class Oracle:
             after = on_judgment(award.profile, judgment)  # a failed task starts probation
             folded.append(lambda: _result(named, award, after))
             # what JudgmentResult.model_dump gives, without building the result
+            position = award.position
             stored = {
                 **named,
-                **award.model_dump(mode="json", exclude={"profile", "position"}),
+                **award.result_json(),
                 "total_xp": award.total_xp,
-                "position": award.position.model_dump(),
+                "position": {"overall": position.overall, "in_task_type": position.in_task_type},
             }
-            event = OracleEvent.model_construct(
+            event = built(
+                OracleEvent,
                 agent_id=judgment.agent_id,
                 key=key,
                 kind=OracleEventKind.JUDGMENT,
@@ -237,7 +240,7 @@ class Oracle:
                 at=at,
                 seq=0,
             )  # every field built here, of its type
-            return OracleCommit.model_construct(event=event, profile=after)
+            return built(OracleCommit, event=event, profile=after)
 
         return fold, folded
 

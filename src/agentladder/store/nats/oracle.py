@@ -42,6 +42,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from agentladder.domain.agents import validate_agent_name
+from agentladder.domain.frozen import replaced
 from agentladder.domain.profile import AgentProfile
 from agentladder.errors import AlreadyApplied, InvalidInput, RevisionConflict, StoreError
 from agentladder.store.base import LedgerEntry, OracleApplied, OracleFold
@@ -254,7 +255,7 @@ class OracleLog:
             if not isinstance(raced.existing, OracleEvent) or current is None:
                 raise
             return OracleApplied(raced.existing, current.value, created=False)
-        stored = commit.event.model_copy(update={"seq": 1 if last is None else last.event.seq + 1})
+        stored = replaced(commit.event, seq=1 if last is None else last.event.seq + 1)
         return OracleApplied(stored, commit.profile, created=True)
 
     async def commit(
@@ -279,7 +280,7 @@ class OracleLog:
         if not key_checked:
             checks.append(self._refuse_claimed(event, expected))
         await asyncio.gather(*checks)
-        stored = event.model_copy(update={"seq": 1 if previous is None else previous.seq + 1})
+        stored = replaced(event, seq=1 if previous is None else previous.seq + 1)
         record = OracleCommit(event=stored, profile=commit.profile)
         subject = self._options.event_subject(agent_id)
         message = BatchMessage(subject, record.model_dump_json().encode(), expected)

@@ -27,6 +27,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
+from agentladder.domain.frozen import replaced
 from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill, FleetSkill
 from agentladder.errors import RevisionConflict
 from agentladder.store.base import SkillItem
@@ -116,7 +117,7 @@ class SkillKv:
         last, head_revision = await self._head()  # first: see the module's docstring
         states, fleet = await asyncio.gather(self.get_states(agents), self.fleet())
         commit = fold(states, fleet)
-        event = commit.event.model_copy(update={"seq": last + 1})
+        event = replaced(commit.event, seq=last + 1)
         messages = [
             BatchMessage(f"{self._pre}e.{token}", event.model_dump_json().encode(), 0),
             BatchMessage(
@@ -159,7 +160,7 @@ class SkillKv:
                 continue
             commit = fold({a: states[a] for a in agents if a in states}, fleet)
             last += 1
-            event = commit.event.model_copy(update={"seq": last})
+            event = replaced(commit.event, seq=last)
             known[key] = event
             events.append(event)
             states.update(commit.agents)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from agentladder.domain.profile import AgentProfile
@@ -113,8 +113,16 @@ def write_profile(
 ) -> None:
     """Upsert the profile row, and the specialization and achievement rows that changed
     since ``previous`` (all of them when it is not known)."""
-    s = profile.stats
-    conn.execute(
+    write_profiles(conn, [(profile, revision, previous)])
+
+
+Written = tuple[AgentProfile, int, AgentProfile | None]
+"""A profile to write: the profile, its new revision, and the profile it replaces."""
+
+
+def write_profiles(conn: sqlite3.Connection, written: Sequence[Written]) -> None:
+    """``write_profile`` for each, in three statements for all of them."""
+    conn.executemany(
         "INSERT INTO agent_profiles (id, provider, model, xp, level, total_tasks,"
         " total_xp_earned, total_cost, average_score, success_rate, revision, profile_json)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET"
@@ -124,11 +132,14 @@ def write_profile(
         " average_score = excluded.average_score, success_rate = excluded.success_rate,"
         " revision = excluded.revision, profile_json = excluded.profile_json,"
         " updated_at = CURRENT_TIMESTAMP",
-        (
-            profile.id, profile.provider, profile.model, profile.xp, profile.level.value,
-            s.total_tasks, s.total_xp_earned, s.total_cost_incurred, s.average_score,
-            s.success_rate, revision, profile.model_dump_json(),
-        ),
+        [
+            (
+                p.id, p.provider, p.model, p.xp, p.level.value, p.stats.total_tasks,
+                p.stats.total_xp_earned, p.stats.total_cost_incurred, p.stats.average_score,
+                p.stats.success_rate, revision, p.model_dump_json(),
+            )
+            for p, revision, _ in written
+        ],
     )  # fmt: skip
     conn.executemany(
         "INSERT INTO specializations (agent_id, task_type, xp, level, tasks_completed,"
@@ -140,15 +151,19 @@ def write_profile(
         [
             (profile.id, task_type, sp.xp, sp.level.value, sp.tasks_completed, sp.avg_score,
              sp.best_score, sp.current_streak, sp.tasks_judged)
+            for profile, _, previous in written
             for task_type, sp in profile.specializations.items()
             if previous is None or previous.specializations.get(task_type) != sp
         ],
     )  # fmt: skip
-    known = 0 if previous is None else len(previous.achievements)
     conn.executemany(
         "INSERT OR IGNORE INTO achievements (agent_id, achievement, awarded_at, xp)"
         " VALUES (?,?,?,?)",
-        [(profile.id, a.name, a.awarded_at, a.xp) for a in profile.achievements[known:]],
+        [
+            (profile.id, a.name, a.awarded_at, a.xp)
+            for profile, _, previous in written
+            for a in profile.achievements[0 if previous is None else len(previous.achievements) :]
+        ],
     )
 
 
@@ -173,7 +188,7 @@ def commit_oracle(
             (
                 event.agent_id, event.key, revision, event.kind.value,
                 json.dumps(event.payload), event.payload_hash, json.dumps(event.result),
-                json.dumps([line.model_dump() for line in event.lines]), event.at,
+                json.dumps([{"event": ln.event, "xp": ln.xp} for ln in event.lines]), event.at,
             ),
         )  # fmt: skip
     except sqlite3.IntegrityError:

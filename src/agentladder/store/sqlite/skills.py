@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Collection, Sequence
 
+from agentladder.domain.frozen import replaced
 from agentladder.domain.skill.state import AGENT_SKILL, FLEET, FLEET_SKILL, AgentSkill, FleetSkill
 from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode_as
@@ -96,7 +97,7 @@ class SqliteSkills(SqliteFile):
                 return SkillApplied(_event(found), created=False)
             commit = fold(_states(conn, wanted), _fleet(conn))
             (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM skill_events").fetchone()
-            event = commit.event.model_copy(update={"seq": last + 1})
+            event = replaced(commit.event, seq=last + 1)
             conn.execute(
                 "INSERT INTO skill_events (seq, key, kind, payload, payload_hash, at)"
                 " VALUES (?,?,?,?,?,?)",
@@ -129,17 +130,17 @@ class SqliteSkills(SqliteFile):
             fleet_seq = 0
             out: list[SkillApplied] = []
             rows: list[tuple[object, ...]] = []
+            keys = list(dict.fromkeys(key for key, _, _ in items))
+            before = {row[1]: _event(row) for row in rows_in(conn, _EVENT, "key", keys)}
             for key, agents, fold in items:
                 stored = fresh.get(key)
-                if stored is None:
-                    found = conn.execute(f"{_EVENT} WHERE key = ?", (key,)).fetchone()
-                    stored = None if found is None else _event(found)
+                stored = before.get(key) if stored is None else stored
                 if stored is not None:
                     out.append(SkillApplied(stored, created=False))
                     continue
                 commit = fold({a: states[a] for a in agents if a in states}, fleet)
                 last += 1
-                event = commit.event.model_copy(update={"seq": last})
+                event = replaced(commit.event, seq=last)
                 fresh[key] = event
                 rows.append((last, key, event.kind, event.payload, event.payload_hash, event.at))
                 states.update(commit.agents)

@@ -24,6 +24,7 @@ import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
+from agentladder.domain.frozen import replaced
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.store.base import (
@@ -222,7 +223,7 @@ class SqliteStore(SqliteSkills):
                 revision = ops.commit_oracle(conn, commit, current.revision, current.value)
             remember = (revision, commit.profile)
             self._writer.after_commit(lambda: self._profiles.put(agent_id, remember))
-            event = commit.event.model_copy(update={"seq": revision})
+            event = replaced(commit.event, seq=revision)
             return OracleApplied(event, commit.profile, created=True)
 
         return await self._write(run)
