@@ -90,3 +90,28 @@ agents:
     assert stopped_in < 25  # the poll alone would have held it for 30 s
     assert len(outcome) == 1
     assert outcome != [204]  # cut short: no "no task within 30 s" answer
+
+
+def test_serve_freezes_its_start_up_heap_and_shows_the_collector(tmp_path: Path) -> None:
+    """Once started, `serve` has moved its start-up heap out of the collector's sight
+    (tens of thousands of objects that full collections no longer walk, so they pause the
+    event loop less), and /metrics shows the frozen count and the collections by
+    generation."""
+    server = start_server(tmp_path, CONFIG)
+    try:
+        judged = httpx.post(
+            server.url("/oracle/judgments"),
+            json={"agent_id": "sim_a", "contract_id": "c-1", "score": 8.0},
+            timeout=10,
+        )
+        assert judged.status_code == 200, judged.text
+        text = httpx.get(server.url("/metrics"), timeout=10).text
+    finally:
+        server.stop()
+    values = {
+        line.split(" ")[0]: float(line.split(" ")[1])
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+    }
+    assert values["agentladder_gc_frozen_objects"] > 20_000
+    assert 'python_gc_collections_total{generation="2"}' in values

@@ -17,6 +17,7 @@ from agentladder.api.deps import CheckedJson
 from agentladder.api.docs_ui import install_docs
 from agentladder.api.errors import install_error_handlers
 from agentladder.api.headers import SecurityHeaders
+from agentladder.api.heap import freeze_startup_heap
 from agentladder.api.hosts import AllowedHosts, HostGuard
 from agentladder.api.limits import RequestGuard
 from agentladder.api.metrics import install_metrics
@@ -103,10 +104,16 @@ def create_app(services: Services) -> FastAPI:
 
 
 def create_served_app(
-    settings: Settings, store_url: str | None = None, bound: str | None = None
+    settings: Settings,
+    store_url: str | None = None,
+    bound: str | None = None,
+    *,
+    freeze_heap: bool = False,
 ) -> FastAPI:
     """The API for ``agentladder serve``: services built at startup, closed at shutdown;
-    ``bound`` is the address it listens on (a request naming it is allowed)."""
+    ``bound`` is the address it listens on (a request naming it is allowed). With
+    ``freeze_heap`` (the process's own server) the heap built by start-up is moved out of
+    the collector's sight once started (``freeze_startup_heap``)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -121,6 +128,8 @@ def create_served_app(
         inner = create_app(services)
         app.state.services = services
         app.state.tokens = inner.state.tokens
+        if freeze_heap:
+            freeze_startup_heap()
         try:
             yield
         finally:

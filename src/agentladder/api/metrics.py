@@ -1,5 +1,6 @@
 """``GET /metrics``: Prometheus text: requests, latencies, deliberations, awards, agents,
-refusals, provider calls, compare-and-set conflicts, side effects retried and in flight.
+refusals, provider calls, compare-and-set conflicts, side effects retried and in flight,
+the garbage collector's collections by generation and the frozen start-up heap.
 
 Each app has its own registry (no process-global state, so several apps and tests can
 live in one process). Running totals are counters (``_total``): the totals the services
@@ -12,6 +13,7 @@ its route's template (``/agents/{agent_id}``), a static file by its mount
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import Counter as Tally
 from collections.abc import Callable, Iterator
@@ -32,6 +34,7 @@ from prometheus_client.core import (
     HistogramMetricFamily,
     Metric,
 )
+from prometheus_client.gc_collector import GCCollector
 from prometheus_client.registry import Collector
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -90,6 +93,13 @@ class Metrics:
         )  # fmt: skip
         self.totals = Totals()
         self.registry.register(self.totals)
+        GCCollector(registry=self.registry)  # python_gc_collections_total{generation}
+        Gauge(
+            "agentladder_gc_frozen_objects",
+            "objects in the collector's permanent generation: serve freezes its start-up"
+            " heap (api/heap.py), which full collections then do not walk",
+            registry=self.registry,
+        ).set_function(gc.get_freeze_count)
 
 
 class Totals(Collector):

@@ -253,7 +253,8 @@ def serve(
                       " address or localhost are answered; list its DNS names in"
                       " api.allowed_hosts (docs/api.md)", soft_wrap=True)  # fmt: skip
     # a failure of the app's own start (its lifespan) is told by uvicorn, which exits 3
-    run_server(create_served_app(settings, store, host), settings, sock, debug=debug)
+    app = create_served_app(settings, store, host, freeze_heap=True)
+    run_server(app, settings, sock, debug=debug)
 
 
 def _demo_settings(config: Path | None, store: str | None, db: Path | None) -> Settings:
