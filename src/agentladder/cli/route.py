@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -11,10 +12,10 @@ from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
 from agentladder.cli.shown import dollars
 from agentladder.cli.stores import DbOpt, store_url
-from agentladder.domain.routing.spec import RouteSpec, Routing, Strategy
-from agentladder.errors import TooFewAgents
+from agentladder.domain.routing.spec import NotChosen, Pick, RouteSpec, Routing, Strategy
+from agentladder.errors import InvalidInput, TooFewAgents
 
-__all__ = ["HEALTH_UNSEEN", "route"]
+__all__ = ["HEALTH_UNSEEN", "Chosen", "route"]
 
 HEALTH_UNSEEN = (
     "note: health and cooldowns are not seen here: they live in the memory of the serving"
@@ -47,29 +48,86 @@ def route(
             " such as imported history, for work you run yourself).",
         ),
     ] = False,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            help="Ask this server's POST /route (http://host:port) instead of reading the"
+            " store: it weighs the health and cooldowns of the provider calls it made.",
+        ),
+    ] = None,
+    token_env: Annotated[
+        str, typer.Option(help="With --server: the environment variable holding the token.")
+    ] = "AGENTLADDER_TOKEN",
     config: ConfigOpt = None,
     store: StoreOpt = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The agents to give a task of TASK_TYPE to, with why; the others with why not."""
+    """The agents to give a task of TASK_TYPE to, with why; the others with why not: read
+    from the store, or asked of a running server (--server)."""
     spec = RouteSpec(
         count=count, task_type=task_type, tags=tuple(tag or ()), max_cost_per_round=budget,
         strategy=strategy, quality_floor=floor, seed=seed,
     )  # fmt: skip
-    routing: Routing = _with_services(
-        config, store_url(store, db), lambda s: s.routing.route(spec, online_only=online_only)
-    )
-    if not routing.enough:
-        raise TooFewAgents(
-            [p.agent_id for p in routing.agents],
-            [e.model_dump(mode="json") for e in routing.excluded],
-            needed=count,
+    if server is None:
+        routing: Routing = _with_services(
+            config, store_url(store, db), lambda s: s.routing.route(spec, online_only=online_only)
         )
-    typer.echo(HEALTH_UNSEEN, err=True)
+        if not routing.enough:
+            raise TooFewAgents(
+                [p.agent_id for p in routing.agents],
+                [e.model_dump(mode="json") for e in routing.excluded],
+                needed=count,
+            )
+        typer.echo(HEALTH_UNSEEN, err=True)
+        chosen = Chosen(routing.seed, routing.agents, routing.excluded, routing.unlisted)
+        shown = routing.model_dump(mode="json")
+    else:
+        given = [(name, v) for name, v in (("--config", config), ("--store", store), ("--db", db))]
+        for name, value in given:
+            if value is not None:
+                raise InvalidInput(
+                    name, str(value), "route --server asks the server, which reads its own store"
+                )
+        chosen, shown = _asked(server, os.environ.get(token_env) or None, spec, online_only)
     if as_json:
-        _print_json(routing.model_dump(mode="json"))
+        _print_json(shown)
         return
+    _print_tables(chosen, strategy, task_type)
+
+
+class Chosen:
+    """What a routing chose and left out, read from the store or the server's answer."""
+
+    def __init__(
+        self, seed: int, agents: list[Pick], excluded: list[NotChosen], unlisted: int
+    ) -> None:
+        self.seed = seed
+        self.agents = agents
+        self.excluded = excluded
+        self.unlisted = unlisted
+
+
+def _asked(
+    server: str, token: str | None, spec: RouteSpec, online_only: bool
+) -> tuple[Chosen, dict[str, object]]:
+    """The server's answer to ``POST /route``; its too_few_agents as the store's would be."""
+    from agentladder import client  # noqa: PLC0415 (httpx only when asking a server)
+
+    request = client.RouteRequest(**spec.model_dump(), online_only=online_only)
+    try:
+        with client.Ladder(server, token=token) as ladder:
+            out = ladder.route(request)
+    except client.TooFewAgents as error:
+        excluded = [e.model_dump(mode="json") for e in error.excluded]
+        raise TooFewAgents(error.qualified, excluded, needed=spec.count) from None
+    except client.LadderError as error:
+        raise InvalidInput("--server", server, str(error)) from None
+    chosen = Chosen(out.seed, out.agents, out.excluded, out.unlisted)
+    return chosen, out.model_dump(mode="json")
+
+
+def _print_tables(routing: Chosen, strategy: Strategy, task_type: str) -> None:
     table = Table(title=f"{strategy.value} for {task_type} (seed {routing.seed})")
     for column in ("agent", "skill", "sd", "lower bound", "cost/round", "p90 ms", "why"):
         table.add_column(column, overflow="fold" if column == "agent" else "ellipsis")
