@@ -98,3 +98,21 @@ def test_bad_input_exits_1_naming_the_field(tmp_path: Path) -> None:
     result = runner.invoke(app, ["judge", "--config", config, "--agent-id", "sim_a",
                                  "--contract-id", "c1", "--score", "11"])  # fmt: skip
     assert result.exit_code != 0
+
+
+def test_an_agent_judged_without_scores_has_no_average_score(tmp_path: Path) -> None:
+    """An agent judged only without a score shows "-" as its average (overall and at the
+    task type) in leaderboard and profile, never 0.00; a scored agent keeps its figure."""
+    config = str(config_file(tmp_path))
+    run("judge", "--agent-id", "sim_a", "--contract-id", "c1", "--task-type", "code",
+        "--config", config, "--create")  # fmt: skip
+    run("judge", "--agent-id", "sim_b", "--contract-id", "c2", "--task-type", "code",
+        "--score", "7", "--config", config)  # fmt: skip
+    for extra in ([], ["--task-type", "code"]):
+        board = run("leaderboard", "--config", config, *extra)
+        rows = {line.split("│")[2].strip(): line for line in board.splitlines() if "sim_" in line}
+        assert rows["sim_a"].split("│")[6].strip() == "-"
+        assert rows["sim_b"].split("│")[6].strip() == "7.00"
+    shown = run("profile", "sim_a", "--config", config)
+    assert "average score -," in shown
+    assert "code: 15 XP, rookie, 1 tasks, average -, best -" in shown

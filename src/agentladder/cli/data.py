@@ -17,7 +17,7 @@ from rich.table import Table
 
 from agentladder.cli.commands import app, console
 from agentladder.cli.demofile import demo_fallback, demo_settings_for
-from agentladder.cli.shown import EMPTY_STORE, dollars
+from agentladder.cli.shown import EMPTY_STORE, average, dollars
 from agentladder.cli.stores import (
     CreateOpt,
     DbOpt,
@@ -34,6 +34,7 @@ from agentladder.errors import NotFound
 from agentladder.services.container import Services, build_services
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.verify import verify_store
+from agentladder.store.records import LeaderboardRow
 
 __all__ = ["oracle_app"]
 
@@ -132,8 +133,8 @@ def leaderboard(
 ) -> None:
     """The XP leaderboard, overall or for one task type (then the specialization's XP,
     level, tasks and average score)."""
-    rows = _with_services(
-        config, store_url(store, db), lambda s: s.oracle.get_leaderboard(task_type, limit)
+    rows, scored = _with_services(
+        config, store_url(store, db), lambda s: _leaderboard(s, task_type, limit)
     )
     if as_json:
         _print_json({"entries": [r.model_dump(mode="json") for r in rows]})
@@ -150,10 +151,26 @@ def leaderboard(
         if task_type is not None:
             figures = (r.specialization_xp or 0, r.specialization_level or r.level,
                        r.specialization_tasks or 0, r.specialization_avg_score or 0.0)  # fmt: skip
-        xp, level, tasks, average = figures
+        xp, level, tasks, mean = figures
         table.add_row(str(r.position), r.agent_id, str(xp), level.value, str(tasks),
-                      f"{average:.2f}")  # fmt: skip
+                      average(mean, scored.get(r.agent_id, 0)))  # fmt: skip
     console.print(table)
+
+
+async def _leaderboard(
+    services: Services, task_type: str | None, limit: int
+) -> tuple[list[LeaderboardRow], dict[str, int]]:
+    """The board's rows, and how many scored tasks each agent's average is over (overall,
+    or at ``task_type``)."""
+    rows = await services.oracle.get_leaderboard(task_type, limit)
+    profiles = await asyncio.gather(*(services.oracle.get_profile(r.agent_id) for r in rows))
+    scored = {
+        p.id: p.stats.scored_tasks
+        if task_type is None
+        else getattr(p.specializations.get(task_type), "scored_tasks", 0)
+        for p in profiles
+    }
+    return rows, scored
 
 
 @app.command()
@@ -177,7 +194,8 @@ def profile(
         f" {found.level.value}")  # fmt: skip
     stats = found.stats
     say(f"  {stats.total_tasks} tasks, {stats.successful_tasks} successful, average score"
-        f" {stats.average_score:.2f}, total cost {dollars(stats.total_cost_incurred)}")  # fmt: skip
+        f" {average(stats.average_score, stats.scored_tasks)}, total cost"
+        f" {dollars(stats.total_cost_incurred)}")  # fmt: skip
     overall, by_type = skill if skill is not None else (None, [])
     say("  skill: " + ("no evidence yet" if overall is None else _skill_text(overall)))
     for entry in by_type:
@@ -191,7 +209,8 @@ def profile(
             f" {rate.clearance_left} passed validations to go")  # fmt: skip
     for task_type, spec in found.specializations.items():
         say(f"  {task_type}: {spec.xp} XP, {spec.level.value}, {spec.tasks_judged} tasks,"
-            f" average {spec.avg_score:.2f}, best {spec.best_score:.2f}")  # fmt: skip
+            f" average {average(spec.avg_score, spec.scored_tasks)},"
+            f" best {average(spec.best_score, spec.scored_tasks)}")  # fmt: skip
     say("  achievements: " + (", ".join(a.name for a in found.achievements) or "none"))
 
 

@@ -1,11 +1,12 @@
 """How the command line shows figures and empty results: costs in dollars with enough
-digits, and the hint an empty store prints (what to run first)."""
+digits, averages of nothing as a dash, and the hint an empty store prints (what to run
+first)."""
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["EMPTY_STORE", "dollars"]
+__all__ = ["EMPTY_STORE", "average", "dollars"]
 
 EMPTY_STORE = (
     "judge a task (`agentladder judge`), import a history (`agentladder import`), or run a"
@@ -24,3 +25,9 @@ def dollars(cost: float | None) -> str:
         places = min(12, 1 - math.floor(math.log10(cost)))
         return f"${cost:.{places}f}"
     return f"${cost:.4f}"
+
+
+def average(value: float, scored: int, places: int = 2) -> str:
+    """``value`` to ``places`` decimals; ``-`` when no score went into it (an agent judged
+    only without scores has no average score, not 0.00), as the dashboard shows it."""
+    return "-" if scored == 0 else f"{value:.{places}f}"
