@@ -18,7 +18,7 @@ from rich.table import Table
 
 from agentladder import __version__
 from agentladder.cli.oneline import one_line_errors
-from agentladder.cli.shown import dollars
+from agentladder.cli.shown import average, dollars
 from agentladder.config import Settings, load_settings, parse_settings
 from agentladder.domain.stats import latency_p50, task_success_ratio
 from agentladder.errors import AgentladderError, InvalidInput
@@ -67,7 +67,8 @@ def demo(
         p50 = latency_p50(stats)
         ratio = task_success_ratio(stats)
         ranks.add_row(
-            agent_id, str(stats.rank), str(stats.wins), f"{stats.avg_score:.2f}",
+            agent_id, str(stats.rank), str(stats.wins),
+            average(stats.avg_score, stats.deliberations_completed),
             str(stats.deliberations_completed), "-" if p50 is None else f"{p50:.0f}",
             "-" if ratio is None else f"{ratio:.0%}",
         )  # fmt: skip
