@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from inspect_ai.log import read_eval_log
 from typer.testing import CliRunner
 
 from agentladder.cli import app
@@ -127,3 +129,42 @@ def test_unmappable_values_are_refused_with_field_and_value(tmp_path: Path) -> N
     code, detected = _import(str(log), "--db", str(tmp_path / "y.db"))
     assert (detected["imported"], detected["refused"]) == (2, 1)
     assert sorted(e["score"] for e in _events(tmp_path / "y.db").values()) == [4.2, 10.0]
+
+
+def _as_older(log: Path) -> Path:
+    """The log as Inspect wrote it before logs had an eval id (no ``eval.eval_id``)."""
+    if log.suffix == ".json":
+        data = json.loads(log.read_text())
+        del data["eval"]["eval_id"]
+        log.write_text(json.dumps(data))
+        return log
+    older = log.with_name("older.eval")
+    with zipfile.ZipFile(log) as source, zipfile.ZipFile(older, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename in ("header.json", "_journal/start.json"):
+                header = json.loads(data)
+                del header["eval"]["eval_id"]
+                data = json.dumps(header).encode()
+            target.writestr(info, data)
+    return older
+
+
+@pytest.mark.parametrize("suffix", [".eval", ".json"])
+def test_a_log_from_before_eval_ids_imports_under_inspects_own_id(
+    tmp_path: Path, suffix: str
+) -> None:
+    """A log written before Inspect logs had an eval id (Inspect before 2025, as in
+    Inspect's own test logs) imports, each contract named by the id Inspect's reader
+    derives for that log (so either reader gives the same contracts); again: duplicates."""
+    log = _as_older(write_log(tmp_path / f"run{suffix}", [sample(1, scores={"s": "C"})]))
+    derived = read_eval_log(str(log)).eval.eval_id
+    assert len(derived) == 22
+    assert derived != "evalAbc123"
+    db = tmp_path / "x.db"
+    code, summary = _import(str(log), "--db", str(db), "--create")
+    assert code == 0, summary
+    assert summary["imported"] == 1
+    assert list(_events(db)) == [f"judgment:inspect:{derived}:1:1"]
+    code, again = _import(str(log), "--db", str(db))
+    assert (code, again["imported"], again["duplicate"]) == (0, 0, 1)

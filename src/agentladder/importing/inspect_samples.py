@@ -14,6 +14,7 @@ a log (messages, events, attachments, the store) is skipped unread.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,7 +49,10 @@ __all__ = [
     "sample_item",
 ]
 
-EVAL: Shape = {"eval_id": KEEP, "model": KEEP, "task": KEEP, "created": KEEP}
+EVAL: Shape = {
+    "eval_id": KEEP, "run_id": KEEP, "task_id": KEEP, "model": KEEP, "task": KEEP,
+    "created": KEEP,
+}  # fmt: skip
 HEADER: Shape = {"eval": EVAL}
 """``header.json``, ``_journal/start.json``, and a ``.json`` log's top level."""
 _USAGE: Shape = {"input_tokens": KEEP, "output_tokens": KEEP, "total_cost": KEEP}
@@ -104,6 +108,10 @@ def run_of(header: Any, where: str, path: str) -> Run:
     spec = header.get("eval") if isinstance(header, dict) else None
     if not isinstance(spec, dict):
         raise InvalidInput("file", path, f"{where} names no evaluation run (eval)")
+    if not spec.get("eval_id") and all(
+        isinstance(spec.get(name), str) for name in ("run_id", "task_id", "created")
+    ):
+        spec = {**spec, "eval_id": older_eval_id(spec["run_id"], spec["task_id"], spec["created"])}
     values: list[str] = []
     for name in ("eval_id", "model", "task"):
         value = spec.get(name)
@@ -113,6 +121,26 @@ def run_of(header: Any, where: str, path: str) -> Run:
         values.append(value)
     eval_id, model, task = values
     return Run(eval_id, model, task, _created(spec.get("created")))
+
+
+_BASE57 = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+"""The digits of Inspect's ids (shortuuid's alphabet: no 0, 1, I, l, O, o)."""
+
+
+def older_eval_id(run_id: str, task_id: str, created: str) -> str:
+    """The eval id of a log written before Inspect logs had one (``eval.eval_id`` null or
+    absent: Inspect before 2025), as Inspect itself derives it when it reads such a log, so
+    the contracts of that log are the same whichever reader saw it: the 128-bit BLAKE2s of
+    ``run_id + task_id + created`` in base 57, 22 digits (the last 22; padded with the
+    alphabet's first digit)."""
+    number = int.from_bytes(
+        hashlib.blake2s(f"{run_id}{task_id}{created}".encode(), digest_size=16).digest(), "big"
+    )
+    digits = ""
+    while number:
+        number, digit = divmod(number, 57)
+        digits = _BASE57[digit] + digits
+    return digits[-22:].rjust(22, _BASE57[0])
 
 
 def _created(value: Any) -> float | None:
@@ -204,7 +232,10 @@ def _score(scores: Mapping[str, Any], options: InspectOptions) -> tuple[float, s
     elif len(scores) == 1:
         (name,) = scores
     elif not scores:
-        return "scores: the sample has no score and no error (None)"
+        return (
+            "scores: the sample has no score and no error: was the run scored? (`inspect"
+            " score LOG` scores a log run without a scorer) (None)"
+        )
     else:
         names = ", ".join(sorted(scores))
         return f"scores: several scorers, choose one with --scorer ({names})"
