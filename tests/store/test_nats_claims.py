@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from nats.aio.client import Client
 
+import agentladder.store.nats.oracle as nats_oracle
 from agentladder.errors import AlreadyApplied
 from agentladder.store.base import Store
 from agentladder.store.nats.config import parse_nats_url
@@ -118,5 +119,42 @@ def test_a_lost_race_is_counted(nats_store_url: str) -> None:
             assert sorted(e.key for e in await store.events("a1")) == sorted(keys)
         finally:
             await store.close()
+
+    asyncio.run(main())
+
+
+def test_an_event_followed_while_it_is_looked_up_is_still_found(
+    nats_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judgment is the agent's last event (no claim) when get_event reads its claim;
+    another instance commits the next event before get_event reads the last one: the
+    judgment is still found (its claim was written by that commit), not reported
+    missing (a verdict on it answered 404 under load)."""
+
+    async def main() -> None:
+        one, two = await open_store(nats_store_url), await open_store(nats_store_url)
+        try:
+            first = judgment_commit(None, judgment("a1", "c-1"))
+            revision = await one.commit_oracle(first, 0)
+            real = nats_oracle.last_msg
+            reads: list[str] = []
+
+            async def interleaved(js: Any, stream: str, subject: str) -> Any:
+                reads.append(subject)
+                if len(reads) == 2:  # between the claim's read and the last event's
+                    second = judgment_commit(first.profile, judgment("a1", "c-2"))
+                    await two.commit_oracle(second, revision)
+                return await real(js, stream, subject)
+
+            monkeypatch.setattr(nats_oracle, "last_msg", interleaved)
+            found = await one.get_event("a1", "c-1")
+            monkeypatch.setattr(nats_oracle, "last_msg", real)
+            assert found is not None
+            assert found.key == "c-1"
+            assert reads[1].endswith(".oracle.event.a1")
+            assert reads[-1] == reads[0]  # the claim, read again
+        finally:
+            await one.close()
+            await two.close()
 
     asyncio.run(main())

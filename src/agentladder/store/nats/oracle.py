@@ -19,8 +19,9 @@ store, several times the cost of a plain publish):
    n+1 makes sure of it (it knows event n: it folded from it), in the same round trip as
    it checks that its own key has no claim, and it refuses a key that is event n's.
 3. So every key but the agent's LAST event's has its claim, and ``get_event`` looks at
-   the claim, then at the last event. The last event's claim is written by the next
-   commit for the agent, whoever makes it.
+   the claim, then at the last event, then at the claim again (an event that was the
+   last at the first look and was followed since has its claim by then). The last
+   event's claim is written by the next commit for the agent, whoever makes it.
 
 An agent's head (its last event message) is taken, newest first, from this process's own
 last commit for the agent, from the leaderboard index (``HeadSource``), else read from
@@ -298,19 +299,30 @@ class OracleLog:
             raise await self._refusal(event, expected)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
-        """The event with ``key``: its claim, or the agent's last event (claim not yet written)."""
+        """The event with ``key``: its claim, or the agent's last event (claim not yet
+        written), or its claim again: the key's event may have been the last when its claim
+        was read and been followed by another since, whose writer wrote the claim first
+        (the invariant), so the second read finds it."""
         if not _agent_ok(agent_id):
             return None
-        claim = self._options.claim_subject(agent_id, key)
-        msg = await last_msg(self._js, self._stream, claim)
-        if msg is not None:
-            event = decode(OracleEvent, msg.data or b"", claim)
-            return event if (event.agent_id, event.key) == (agent_id, key) else None
+        found = await self._claimed_event(agent_id, key)
+        if found is not None:
+            return found
         last = await last_msg(self._js, self._stream, self._options.event_subject(agent_id))
         if last is None or last.seq is None:
             return None
         event = self._record(agent_id, last.seq, last.data).event
-        return event if event.key == key else None
+        if event.key == key:
+            return event
+        return await self._claimed_event(agent_id, key)
+
+    async def _claimed_event(self, agent_id: str, key: str) -> OracleEvent | None:
+        claim = self._options.claim_subject(agent_id, key)
+        msg = await last_msg(self._js, self._stream, claim)
+        if msg is None:
+            return None
+        event = decode(OracleEvent, msg.data or b"", claim)
+        return event if (event.agent_id, event.key) == (agent_id, key) else None
 
     async def _records(self, agent_id: str) -> list[tuple[int, OracleCommit]]:
         if not _agent_ok(agent_id):
