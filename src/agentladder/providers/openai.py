@@ -246,6 +246,23 @@ class OpenAIProvider:
         assert isinstance(body, Mapping)  # _content checked its shape
         return content, _usage(body, messages, content)
 
+    def client(self) -> httpx.AsyncClient:
+        """The HTTP client (and its connection pool) this provider calls through."""
+        return self._http()
+
+    def credentials(self) -> dict[str, str]:
+        """The request headers carrying the agent's key (none without ``api_key_env``);
+        ``ProviderError`` (refused, not retryable) when its variable is not set."""
+        return self._headers()
+
+    async def relay(self, payload: Mapping[str, object]) -> tuple[int, bytes, float | None]:
+        """POST ``payload`` unchanged but for its ``model`` (this agent's), with the agent's
+        key, within one deadline of ``timeout_s`` (the gateway, docs/gateway.md): the
+        status, the body (read up to ``max_response_bytes``) and the Retry-After in
+        seconds; ``ProviderError`` for a transport failure or a timeout."""
+        answer = await self._post({**payload, "model": self.model}, self._headers())
+        return answer.status, answer.body, retry_after_s(answer.retry_after, time.time())
+
     async def probe(self) -> float:
         """One tiny request (``max_tokens`` 1), as ``config check --probe`` makes it: the
         seconds it took, or ``ProviderError`` (the key variable missing, the endpoint
