@@ -30,6 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
 
 __all__ = ["Providers"]
 
@@ -69,13 +73,8 @@ def _chunk(name: str, delta: dict[str, Any], finish: str | None = None) -> bytes
     return b"data: " + json.dumps(event).encode() + b"\n\n"
 
 
-def app() -> Any:
-    """The Starlette app (imported only in the provider's process)."""
-    from starlette.applications import Starlette  # noqa: PLC0415
-    from starlette.requests import Request  # noqa: PLC0415
-    from starlette.responses import JSONResponse, Response, StreamingResponse  # noqa: PLC0415
-    from starlette.routing import Route  # noqa: PLC0415
-
+def app() -> Starlette:
+    """The Starlette app."""
     seen: list[dict[str, Any]] = []
 
     async def stream(name: str, usage: bool, broken: bool) -> AsyncIterator[bytes]:

@@ -189,9 +189,13 @@ class Gateway:
             outcome = "cancelled"  # the caller went away: nobody's failure
             try:
                 async for chunk in opened.rest():
+                    if opened.done and outcome == "cancelled":  # whole: recorded before
+                        outcome = "answered"  # the caller reads its end
+                        self._record(agent, started, None, tally.usage())
                     yield chunk
-                outcome = "answered"
-                self._record(agent, started, None, tally.usage())
+                if outcome == "cancelled":  # ended without [DONE]: what it sent is all
+                    outcome = "answered"
+                    self._record(agent, started, None, tally.usage())
             except ProviderError as error:
                 outcome = "broken"
                 self._record(agent, started, error)

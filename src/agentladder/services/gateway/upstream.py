@@ -119,6 +119,8 @@ class Opened:
     first: bytes
     timeout_s: float
     tally: Tally
+    done: bool = False
+    """The stream's ``data: [DONE]`` was seen: the answer is whole."""
     _pending: bytes = field(default=b"", repr=False)
 
     def _scan(self, chunk: bytes) -> None:
@@ -130,6 +132,8 @@ class Opened:
             if not data.startswith(b"data:"):
                 continue
             data = data[5:].strip()
+            if data == b"[DONE]":
+                self.done = True
             if not data or data == b"[DONE]":
                 continue
             try:
