@@ -2,7 +2,8 @@
 
 Agents (their ``backend.model`` is the provider's behaviour): ``alpha`` answers (tag
 ``sql``), ``beta`` answers 500, ``gamma`` answers after 3 s with a timeout of 0.5 s,
-``delta`` answers 429 with Retry-After; ``sim`` is simulated (not behind the gateway).
+``delta`` answers 429 with Retry-After, ``epsilon`` breaks its streams after one piece;
+``sim`` is simulated (not behind the gateway).
 Each has its own API key variable, set for the served process. Judgments at ``audit``
 make ``best`` try beta, then gamma, then alpha; delta last.
 """
@@ -21,7 +22,7 @@ from tests.served import Server, free_port, start_server
 
 CLIENT = "client-token-0123456789"
 ORCH = "orchestrator-token-0123456789"
-KEYS = {name: f"sk-{name}-secret" for name in ("alpha", "beta", "gamma", "delta")}
+KEYS = {name: f"sk-{name}-secret" for name in ("alpha", "beta", "gamma", "delta", "epsilon")}
 ORDER = {"beta": 9.8, "gamma": 9.2, "alpha": 8.2, "delta": 3.0}
 """Each agent's score at ``audit`` in the judgments posted: best's order."""
 
@@ -51,7 +52,7 @@ gateway:
     flaky: {{task_type: audit, tags: [flaky]}}
 agents:{agent("alpha", "good:alpha", tags="[sql]")}{agent("beta", "fail:beta", tags="[flaky]")}\
 {agent("gamma", "slow:3000", extra=", timeout_s: 0.5")}\
-{agent("delta", "ratelimit:30", tags="[flaky]")}
+{agent("delta", "ratelimit:30", tags="[flaky]")}{agent("epsilon", "break:epsilon")}
   - name: sim
     backend: {{kind: simulated, quality: 7.0}}
 """

@@ -11,12 +11,14 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from tests.gateway.conftest import CLIENT, KEYS, ORCH
 from tests.gateway.provider import COMPLETION_TOKENS, PROMPT_TOKENS, Providers
 from tests.served import Server
 
-ASK = [{"role": "user", "content": "Which controls matter most?"}]
+QUESTION = "Which controls matter most?"
+ASK: list[ChatCompletionMessageParam] = [{"role": "user", "content": QUESTION}]
 CONTRACT = re.compile(r"^gw-[0-9a-f]{32}$")
 
 
@@ -63,7 +65,7 @@ def test_a_direct_agent_answers_unchanged_with_the_gateway_headers(
     raw = client(gateway).chat.completions.with_raw_response.create(
         model="alpha",
         messages=ASK,
-        user="u-1",  # type: ignore[arg-type]
+        user="u-1",
     )
     answer = raw.parse()
     assert answer.choices[0].message.content == "answer from alpha"
@@ -85,7 +87,7 @@ def test_a_direct_agent_streams_as_openai_clients_read_it(gateway: Server) -> No
     """``stream: true``: the client reads the deltas and the usage chunk it asked for."""
     pieces, usage = [], None
     stream = client(gateway).chat.completions.create(
-        model="alpha", messages=ASK, stream=True,  # type: ignore[arg-type]
+        model="alpha", messages=ASK, stream=True,
         stream_options={"include_usage": True},
     )  # fmt: skip
     for chunk in stream:
@@ -115,7 +117,7 @@ def test_a_routed_request_falls_back_past_a_failing_and_a_slow_agent(
     before = len(providers.seen())
     raw = client(gateway).chat.completions.with_raw_response.create(
         model="route:audit",
-        messages=ASK,  # type: ignore[arg-type]
+        messages=ASK,
     )
     assert raw.parse().choices[0].message.content == "answer from alpha"
     assert raw.headers["x-agentladder-agent"] == "alpha"
@@ -126,7 +128,7 @@ def test_a_routed_request_falls_back_past_a_failing_and_a_slow_agent(
         for chunk in client(gateway).chat.completions.create(
             model="route:audit",
             messages=ASK,
-            stream=True,  # type: ignore[arg-type]
+            stream=True,
         )
         if chunk.choices
     ]
@@ -137,7 +139,7 @@ def test_a_routed_request_falls_back_past_a_failing_and_a_slow_agent(
     calls = 'agentladder_provider_call_duration_seconds_count{agent="alpha",call="chat"}'
     assert metric(gateway, calls) == 2
     tokens = 'agentladder_provider_tokens_total{agent="alpha",direction="input"}'
-    estimated = len(ASK[0]["content"]) // 4  # the stream reported no usage: 4 chars a token
+    estimated = len(QUESTION) // 4  # the stream reported no usage: 4 chars a token
     assert metric(gateway, tokens) == PROMPT_TOKENS + estimated
     assert metric(gateway, 'agentladder_gateway_failed_attempts_total{agent="beta"}') == 2
     health = agent(gateway, "beta")["health"]
@@ -154,12 +156,12 @@ def test_an_agent_whose_calls_keep_failing_is_down_and_left_out(gateway: Server)
     """Three failed calls in a row make beta down: the next routing leaves it out and
     the request goes to gamma first (the health of deliberation calls)."""
     for _ in range(3):
-        client(gateway).chat.completions.create(model="route:audit", messages=ASK)  # type: ignore[arg-type]
+        client(gateway).chat.completions.create(model="route:audit", messages=ASK)
     assert agent(gateway, "beta")["health"]["status"] == "down"
     assert agent(gateway, "gamma")["health"]["status"] == "down"
     raw = client(gateway).chat.completions.with_raw_response.create(
         model="route:audit",
-        messages=ASK,  # type: ignore[arg-type]
+        messages=ASK,
     )
     assert raw.headers["x-agentladder-agent"] == "alpha"
     assert metric(gateway, 'agentladder_gateway_failed_attempts_total{agent="beta"}') == 3
@@ -172,7 +174,7 @@ def test_an_alias_and_a_tag_header_route_to_the_agent_that_qualifies(
     and it is asked first (nobody failing is asked)."""
     before = len(providers.seen())
     raw = client(gateway).chat.completions.with_raw_response.create(
-        model="smart", messages=ASK,  # type: ignore[arg-type]
+        model="smart", messages=ASK,
         extra_headers={"x-agentladder-tags": "sql"},
     )  # fmt: skip
     assert raw.headers["x-agentladder-agent"] == "alpha"
@@ -183,7 +185,7 @@ def test_when_every_agent_tried_fails_the_answer_is_503_naming_them(gateway: Ser
     """``flaky`` (beta: 500, delta: 429 with Retry-After): 503 ``agents_failed`` naming
     both agents and why, in OpenAI's error shape; delta is down (its Retry-After)."""
     with pytest.raises(openai.InternalServerError) as raised:
-        client(gateway).chat.completions.create(model="flaky", messages=ASK)  # type: ignore[arg-type]
+        client(gateway).chat.completions.create(model="flaky", messages=ASK)
     assert raised.value.status_code == 503
     error = raised.value.body
     assert isinstance(error, dict)
@@ -203,7 +205,7 @@ def test_an_unknown_model_is_404_model_not_found(gateway: Server) -> None:
         ("route:audit:fastest", "unknown strategy 'fastest'"),
     ):
         with pytest.raises(openai.NotFoundError) as raised:
-            client(gateway).chat.completions.create(model=model, messages=ASK)  # type: ignore[arg-type]
+            client(gateway).chat.completions.create(model=model, messages=ASK)
         error = raised.value.body
         assert isinstance(error, dict)
         assert error["code"] == "model_not_found"
@@ -216,7 +218,7 @@ def test_nobody_qualifying_is_400_with_every_reason(gateway: Server) -> None:
     """A tag no agent declares: 400 ``no_agent_qualifies`` with each agent's reason."""
     with pytest.raises(openai.BadRequestError) as raised:
         client(gateway).chat.completions.create(
-            model="route:audit", messages=ASK,  # type: ignore[arg-type]
+            model="route:audit", messages=ASK,
             extra_headers={"x-agentladder-tags": "cobol"},
         )  # fmt: skip
     error = raised.value.body
@@ -258,7 +260,7 @@ def test_a_client_token_is_required(gateway: Server) -> None:
     assert bare.status_code == 401
     assert set(bare.json()["error"]) == {"message", "type", "param", "code"}
     with pytest.raises(openai.PermissionDeniedError) as forbidden:
-        client(gateway, token=ORCH).chat.completions.create(model="alpha", messages=ASK)  # type: ignore[arg-type]
+        client(gateway, token=ORCH).chat.completions.create(model="alpha", messages=ASK)
     assert isinstance(forbidden.value.body, dict)
     assert forbidden.value.body["code"] == "forbidden"
 
@@ -267,4 +269,22 @@ def test_the_models_are_the_agents_aliases_and_route_forms(gateway: Server) -> N
     """``GET /v1/models``: the agents behind OpenAI-compatible backends, the aliases and
     route:audit (the aliases' task type); not the simulated agent."""
     ids = {model.id for model in client(gateway).models.list()}
-    assert ids == {"alpha", "beta", "gamma", "delta", "smart", "flaky", "route:audit"}
+    assert ids == {"alpha", "beta", "gamma", "delta", "epsilon", "smart", "flaky", "route:audit"}
+
+
+def test_a_stream_that_breaks_midway_ends_with_an_error_event(gateway: Server) -> None:
+    """epsilon's stream breaks after its first piece (bytes went to the caller: no
+    fallback): the client reads that piece, then an error; the call is a failed one."""
+    pieces: list[str] = []
+    stream = client(gateway).chat.completions.create(
+        model="epsilon",
+        messages=ASK,
+        stream=True,
+    )
+    with pytest.raises(openai.APIError) as raised:
+        pieces.extend(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert "".join(pieces) == "answer "
+    assert "the agent's stream broke" in raised.value.message
+    assert agent(gateway, "epsilon")["health"]["failed"] == 1
+    broken = 'agentladder_gateway_requests_total{agent="epsilon",outcome="broken",task_type=""}'
+    assert metric(gateway, broken) == 1
