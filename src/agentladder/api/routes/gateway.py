@@ -5,7 +5,8 @@ The body is the caller's, passed on unchanged but for ``model`` (the chosen agen
 name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answered),
 ``x-agentladder-contract`` (this request's contract id) and ``x-agentladder-check``
 (whether a check will run: ``no`` until checks exist). Errors are in OpenAI's shape
-(``api/gateway_errors.py``).
+(``api/gateway_errors.py``). The routes are left out of agentladder's OpenAPI document:
+their bodies are OpenAI's chat-completions API, passed through, which OpenAI documents.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from agentladder.services.gateway.service import Served
 
 __all__ = ["AGENT_HEADER", "CHECK_HEADER", "CONTRACT_HEADER", "router"]
 
-router = APIRouter(tags=["gateway"], dependencies=[Depends(Role("client"))])
+router = APIRouter(
+    tags=["gateway"], dependencies=[Depends(Role("client"))], include_in_schema=False
+)
+"""Not in agentladder's OpenAPI document: the bodies are OpenAI's API, passed through."""
 
 AGENT_HEADER = "x-agentladder-agent"
 CONTRACT_HEADER = "x-agentladder-contract"
