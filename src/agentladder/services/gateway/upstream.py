@@ -14,6 +14,7 @@ the prompt and of the answer, as ``providers/openai.py`` estimates.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -154,7 +155,8 @@ class Opened:
             yield self.first
             while True:
                 try:
-                    chunk = await isolated(_next(iterator), self.timeout_s)
+                    async with asyncio.timeout(self.timeout_s):
+                        chunk = await anext(iterator)
                 except StopAsyncIteration:
                     break
                 except TimeoutError:
@@ -195,8 +197,9 @@ async def open_stream(
             )  # fmt: skip
         first = b""
         iterator = response.aiter_bytes()
-        while not first:
-            first = await isolated(_next(iterator), timeout)
+        async with asyncio.timeout(timeout):
+            while not first:
+                first = await anext(iterator)
     except StopAsyncIteration:
         await response.aclose()
         raise ProviderError("invalid", "the stream ended before any event") from None
@@ -210,7 +213,3 @@ async def open_stream(
         await response.aclose()
         raise
     return Opened(response=response, iterator=iterator, first=first, timeout_s=timeout, tally=tally)
-
-
-async def _next(iterator: AsyncIterator[bytes]) -> bytes:
-    return await anext(iterator)
