@@ -288,3 +288,20 @@ def test_a_stream_that_breaks_midway_ends_with_an_error_event(gateway: Server) -
     assert agent(gateway, "epsilon")["health"]["failed"] == 1
     broken = 'agentladder_gateway_requests_total{agent="epsilon",outcome="broken",task_type=""}'
     assert metric(gateway, broken) == 1
+
+
+def test_a_direct_agent_is_not_asked_while_its_retry_after_runs(
+    gateway: Server, providers: Providers
+) -> None:
+    """delta answers 429 with Retry-After 30: that request is 503 naming it; the next one
+    is 503 too, without a call to its provider ("not asked ... Retry-After")."""
+    with pytest.raises(openai.InternalServerError) as first:
+        client(gateway).chat.completions.create(model="delta", messages=ASK)
+    assert isinstance(first.value.body, dict)
+    assert "delta: http: answered 429" in first.value.body["message"]
+    before = len(providers.seen())
+    with pytest.raises(openai.InternalServerError) as second:
+        client(gateway).chat.completions.create(model="delta", messages=ASK)
+    assert isinstance(second.value.body, dict)
+    assert "not asked: its provider asked not to be called" in second.value.body["message"]
+    assert len(providers.seen()) == before
