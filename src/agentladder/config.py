@@ -36,6 +36,7 @@ from agentladder.domain.rules import OracleRules
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.errors import InvalidInput
 from agentladder.providers.settings import BackendSettings
+from agentladder.services.gateway.settings import Budget, GatewaySettings
 
 __all__ = [
     "AgentSettings",
@@ -131,7 +132,8 @@ class AgentSettings(AgentConfig):
 
 
 class TokenSettings(BaseModel):
-    """A bearer token and what it may do: ``admin``, ``orchestrator`` or ``agent``.
+    """A bearer token and what it may do: ``admin``, ``orchestrator``, ``agent`` or
+    ``client`` (the gateway's ``/v1`` endpoints, docs/gateway.md).
 
     The token is given inline (``token``) or, better, named by an environment variable
     (``token_env``). An ``agent`` token acts for one agent only (``agent_id``).
@@ -139,10 +141,12 @@ class TokenSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    role: Literal["admin", "orchestrator", "agent"]
+    role: Literal["admin", "orchestrator", "agent", "client"]
     token: str | None = Field(default=None, min_length=16)
     token_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     agent_id: AgentName | None = None
+    name: AgentName | None = None
+    budget: Budget | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> TokenSettings:
@@ -150,6 +154,8 @@ class TokenSettings(BaseModel):
             raise ValueError("give exactly one of token and token_env")
         if (self.role == "agent") != (self.agent_id is not None):
             raise ValueError("agent_id is required for, and only for, role agent")
+        if self.budget is not None and self.role != "client":
+            raise ValueError("budget is for role client only")
         return self
 
 
@@ -249,6 +255,7 @@ class Settings(BaseModel):
     routing: RoutingRules = RoutingRules()
     sentinel: SentinelSettings = SentinelSettings()
     api: ApiSettings = ApiSettings()
+    gateway: GatewaySettings = GatewaySettings()
 
     def agent(self, name: str) -> AgentSettings | None:
         """The configured agent called ``name``, if any."""

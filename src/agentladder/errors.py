@@ -5,7 +5,8 @@
     AgentladderError
     ├── InvalidInput          bad input, one line: ``field: reason (value)`` (a ValueError)
     │   ├── UnknownAgent      an agent id nobody knows (a typo?), with the closest known ids
-    │   └── TooManyTaskTypes  a task type past a configured bound (per agent, per store)
+    │   ├── TooManyTaskTypes  a task type past a configured bound (per agent, per store)
+    │   └── UnknownModel      a gateway ``model`` that is no agent, route or alias
     ├── NotFound              an agent, profile, deliberation or key that does not exist
     ├── Conflict              a write that disagrees with what is stored
     │   ├── RevisionConflict  a compare-and-set lost against a newer revision
@@ -13,8 +14,10 @@
     │   └── PayloadConflict   the same idempotency key with a different payload
     ├── Refused               an action the caller may not take (e.g. an agent self-promoting)
     ├── TooFewAgents          a deliberation with fewer than 2 qualified agents (holds why)
+    │   └── NoAgentQualifies  no agent qualifies for a gateway request's routing (holds why)
     ├── Busy                  the instance takes no more deliberations now (retry later)
     ├── ProviderError         asking an agent's model failed (timeout, HTTP, unparseable...)
+    ├── AgentsFailed          every agent a gateway request was tried on failed (holds why)
     ├── StoreError            the store failed or holds data it cannot read
     │   ├── StoreUnavailable  the store cannot be reached right now (retry later)
     │   └── CorruptRecord     a stored value cannot be decoded; names the key
@@ -29,11 +32,13 @@ from __future__ import annotations
 __all__ = [
     "AddressInUse",
     "AgentladderError",
+    "AgentsFailed",
     "AlreadyApplied",
     "Busy",
     "Conflict",
     "CorruptRecord",
     "InvalidInput",
+    "NoAgentQualifies",
     "NotFound",
     "PayloadConflict",
     "ProviderError",
@@ -44,6 +49,7 @@ __all__ = [
     "TooFewAgents",
     "TooManyTaskTypes",
     "UnknownAgent",
+    "UnknownModel",
     "shown_value",
 ]
 
@@ -83,6 +89,13 @@ class TooManyTaskTypes(InvalidInput):
 
     def __init__(self, value: str, reason: str) -> None:
         super().__init__("task_type", value, reason)
+
+
+class UnknownModel(InvalidInput):
+    """A gateway request's ``model`` names no agent, ``route:`` form or alias."""
+
+    def __init__(self, value: str, reason: str) -> None:
+        super().__init__("model", value, reason)
 
 
 class NotFound(AgentladderError, LookupError):
@@ -143,6 +156,19 @@ class TooFewAgents(AgentladderError):
         )
 
 
+class NoAgentQualifies(TooFewAgents):
+    """No agent qualifies for a gateway request's ``model``; ``excluded`` says who and why."""
+
+    def __init__(self, model: str, excluded: list[dict[str, object]]) -> None:
+        super().__init__([], excluded, needed=1)
+        self.model = model
+        reasons = "; ".join(
+            f"{e['agent_id']} ({e['reason']}): {e['detail']}" for e in excluded[:20]
+        )
+        more = f" (and {len(excluded) - 20} more)" if len(excluded) > 20 else ""
+        self.args = (f"model {model!r}: no agent qualifies: {reasons or 'no agents'}{more}",)
+
+
 class Busy(AgentladderError):
     """This instance holds as many deliberations as it may; ``retry_after_s`` is a hint."""
 
@@ -163,6 +189,18 @@ class ProviderError(AgentladderError):
         self.retry_after_s = retry_after_s  # a provider's Retry-After, in seconds
         self.retryable = retryable
         super().__init__(f"{kind}: {message}")
+
+
+class AgentsFailed(AgentladderError):
+    """Every agent a gateway request was tried on failed; ``attempts``: (agent, why)."""
+
+    def __init__(self, model: str, attempts: list[tuple[str, str]]) -> None:
+        self.model = model
+        self.attempts = attempts
+        tried = "; ".join(f"{agent}: {why}" for agent, why in attempts)
+        super().__init__(
+            f"model {model!r}: every agent tried failed ({len(attempts)} tried): {tried}"
+        )
 
 
 class StoreError(AgentladderError):

@@ -28,6 +28,7 @@ from agentladder.api.routes import (
     dashboard_agent,
     dashboard_routing,
     deliberations,
+    gateway,
     health,
     oracle,
     oracle_batch,
@@ -57,7 +58,7 @@ def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> No
     install_error_handlers(app)
     for module in (
         health, agent_tasks, agents, deliberations, oracle, oracle_batch, skills, routing,
-        dashboard, dashboard_agent, dashboard_routing,
+        dashboard, dashboard_agent, dashboard_routing, gateway,
     ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)

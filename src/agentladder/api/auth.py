@@ -1,7 +1,8 @@
 """Who is calling: bearer tokens with roles, or, with no tokens configured, loopback only.
 
 Roles: ``admin`` (everything, the admin API), ``orchestrator`` (deliberations, judgments,
-results, validations), ``agent`` (heartbeats for its own agent_id only). Reading public
+results, validations), ``agent`` (heartbeats for its own agent_id only), ``client`` (the
+gateway's ``/v1`` endpoints only, docs/gateway.md). Reading public
 data needs no token. With no tokens configured the service accepts writes from loopback
 clients only (as admin) and says so at start. A loopback client is one whose address is a
 loopback IP literal (``127.0.0.0/8``, ``::1``); a request carrying a proxy header
@@ -53,6 +54,7 @@ class Caller:
 
     role: str | None
     agent_id: str | None = None
+    token: TokenSettings | None = None
 
     def require(self, *roles: str) -> Caller:
         """The caller if it has one of ``roles`` (admin always), else 401 or 403."""
@@ -94,6 +96,10 @@ class TokenBook:
                     f"holds a token of {len(value)} characters; at least"
                     f" {MIN_TOKEN_LENGTH} are needed",
                 )  # fmt: skip
+            if entry.budget is not None:
+                log.warning(
+                    "api.tokens[%d].budget is kept but not enforced yet (docs/gateway.md)", index
+                )
             self._tokens.append((value.encode(), entry))
 
     def find(self, token: str) -> TokenSettings | None:
@@ -133,7 +139,7 @@ def caller_of(request: Request, book: TokenBook) -> Caller:
         entry = book.find(token.strip())
         if entry is None:
             raise CallRefused(401, "unauthorized", "unknown token", reason="invalid_token")
-        return Caller(entry.role, entry.agent_id)
+        return Caller(entry.role, entry.agent_id, entry)
     if book.open_loopback and _loopback(request):
         return Caller("admin")
     return Caller(None)

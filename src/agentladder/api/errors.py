@@ -1,4 +1,5 @@
-"""Every error the API returns has one shape: ``{"error": {"code", "message", ...}}``.
+"""Every error the API returns has one shape: ``{"error": {"code", "message", ...}}``
+(the gateway's ``/v1`` routes: OpenAI's, ``gateway_errors.py``).
 
 This module is the one place where agentladder's exceptions become HTTP status codes:
 400 too few agents, 401/403 authentication and roles, 404 not found, 409 conflicts
@@ -17,6 +18,7 @@ import logging
 import math
 import re
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -24,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agentladder.api.gateway_errors import GATEWAY_PREFIX, for_gateway, reshaped
 from agentladder.domain.registry import DeclarationMismatch, SelfPromotion
 from agentladder.errors import (
     AgentladderError,
@@ -182,6 +185,13 @@ def _for(error: AgentladderError) -> JSONResponse:
     return error_response(500, "internal", type(error).__name__)
 
 
+Handler = Callable[[Request, Exception], Awaitable[JSONResponse]]
+
+
+def _gateway(request: Request) -> bool:
+    return request.url.path.startswith(GATEWAY_PREFIX)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Map every error to the one shape."""
 
@@ -191,6 +201,8 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(error, AgentladderError)
         if isinstance(error, Refused):  # the registry counts its own refusals
             log_refusal(request, _reason(request, error), str(error))
+        if _gateway(request):
+            return for_gateway(error) or reshaped(_for(error))
         return _for(error)
 
     async def api(request: Request, error: Exception) -> JSONResponse:
@@ -234,8 +246,15 @@ def install_error_handlers(app: FastAPI) -> None:
         log.exception("unhandled error", exc_info=error)
         return error_response(500, "internal", type(error).__name__)
 
+    def shaped(handler: Handler) -> Handler:  # the gateway's routes: OpenAI's shape
+        async def answer(request: Request, error: Exception) -> JSONResponse:
+            response = await handler(request, error)
+            return reshaped(response) if _gateway(request) else response
+
+        return answer
+
     app.add_exception_handler(AgentladderError, domain)
-    app.add_exception_handler(ApiError, api)
-    app.add_exception_handler(RequestValidationError, validation)
-    app.add_exception_handler(StarletteHTTPException, http)
-    app.add_exception_handler(Exception, fallback)
+    app.add_exception_handler(ApiError, shaped(api))
+    app.add_exception_handler(RequestValidationError, shaped(validation))
+    app.add_exception_handler(StarletteHTTPException, shaped(http))
+    app.add_exception_handler(Exception, shaped(fallback))

@@ -41,6 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentladder.api.deps import ServicesDep
 from agentladder.api.errors import refusals_of
+from agentladder.api.gateway_metrics import gateway_metrics
 from agentladder.services.container import Services
 from agentladder.services.oracle.probation import probation_census
 from agentladder.store.retry import WriteTally
@@ -140,6 +141,7 @@ class Totals(Collector):
         )  # fmt: skip
         yield from _sentinel(services)
         yield from _provider_calls(services)
+        yield from gateway_metrics(services)
         yield from _writes(services)
 
 

@@ -57,6 +57,11 @@ from agentladder.providers.settings import OpenAISettings
 __all__ = ["OpenAIProvider", "call_cost"]
 
 _EXCERPT_CHARS = 200
+
+POOL = httpx.Limits(max_connections=256, max_keepalive_connections=128, keepalive_expiry=30)
+"""The connections one agent's client keeps: the gateway streams many requests to one
+agent at once, and a connection opened per request (httpx keeps 20 by default) costs a
+TCP handshake each (docs/gateway.md, "Speed")."""
 _CHARS_PER_TOKEN = 4
 
 
@@ -185,7 +190,7 @@ class OpenAIProvider:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(verify=_tls_context())
+            self._client = httpx.AsyncClient(verify=_tls_context(), limits=POOL)
         return self._client
 
     async def _post(self, payload: dict[str, object], headers: dict[str, str]) -> _Answer:
@@ -245,6 +250,23 @@ class OpenAIProvider:
         content = _content(body)
         assert isinstance(body, Mapping)  # _content checked its shape
         return content, _usage(body, messages, content)
+
+    def client(self) -> httpx.AsyncClient:
+        """The HTTP client (and its connection pool) this provider calls through."""
+        return self._http()
+
+    def credentials(self) -> dict[str, str]:
+        """The request headers carrying the agent's key (none without ``api_key_env``);
+        ``ProviderError`` (refused, not retryable) when its variable is not set."""
+        return self._headers()
+
+    async def relay(self, payload: Mapping[str, object]) -> tuple[int, bytes, float | None]:
+        """POST ``payload`` unchanged but for its ``model`` (this agent's), with the agent's
+        key, within one deadline of ``timeout_s`` (the gateway, docs/gateway.md): the
+        status, the body (read up to ``max_response_bytes``) and the Retry-After in
+        seconds; ``ProviderError`` for a transport failure or a timeout."""
+        answer = await self._post({**payload, "model": self.model}, self._headers())
+        return answer.status, answer.body, retry_after_s(answer.retry_after, time.time())
 
     async def probe(self) -> float:
         """One tiny request (``max_tokens`` 1), as ``config check --probe`` makes it: the

@@ -31,6 +31,8 @@ from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.deliberations.orchestrator import Orchestrator
 from agentladder.services.deliberations.recovery import recover
+from agentladder.services.gateway.service import Gateway
+from agentladder.services.gateway.stats import StatsRecorder
 from agentladder.services.lease import Lease
 from agentladder.services.oracle.sentinel import Sentinel
 from agentladder.services.oracle.service import Oracle
@@ -67,6 +69,7 @@ class Services:
     providers: dict[str, Provider]
     routing: RoutingService
     health: HealthMonitor
+    gateway: Gateway
     nc: Client | None = None
     subscriptions: list[Subscription] = field(default_factory=list)
     tasks: TaskBoard = field(default_factory=TaskBoard)
@@ -107,6 +110,7 @@ class Services:
                 # with the event loop, whose answers it would otherwise slow
                 pause = max(self.settings.skill.fit_interval_s, 9.0 * (time.monotonic() - started))
 
+        self.gateway.stats.start()
         self._background = [
             asyncio.ensure_future(beat()),
             asyncio.ensure_future(recovering()),
@@ -126,6 +130,8 @@ class Services:
             interrupted = await self.orchestrator.close(cause)
         async with stopping("the routing projection"):
             await self.routing.close()
+        async with stopping("the gateway's stats"):
+            await self.gateway.stats.close()
         if interrupted:
             log.warning(
                 "%s: interrupted %d deliberation%s in flight, stored as failed (interrupted)"
@@ -243,6 +249,10 @@ async def build_services(
         store=store, registry=registry, oracle=oracle, providers=providers, agents=agents,
         settings=settings.orchestrator, clock=clock, routing=routing, health=health,
     )  # fmt: skip
+    gateway = Gateway(
+        settings=settings.gateway, agents=agents, providers=providers, routing=routing,
+        health=health, calls=orchestrator.calls, stats=StatsRecorder(store),
+    )  # fmt: skip
     lease = Lease(store, orchestrator.instance_id, clock, settings.orchestrator.lease_s)
     await lease.start()
     await registry.beat_local()
@@ -250,7 +260,7 @@ async def build_services(
     return Services(
         settings=settings, store=store, registry=registry, oracle=oracle,
         sentinel=Sentinel(oracle, seed=seed), skill=skill, orchestrator=orchestrator,
-        providers=providers, routing=routing, health=health, nc=nc,
+        providers=providers, routing=routing, health=health, gateway=gateway, nc=nc,
         subscriptions=subscriptions, tasks=board,
         tasks_for=over_http, lease=lease,
     )  # fmt: skip

@@ -1,0 +1,157 @@
+"""The gateway's added latency: streams through ``agentladder serve`` against the same
+local provider called directly, and through a bare httpx reverse proxy, in the same run.
+
+A local OpenAI-compatible provider (``tests/gateway/provider.py``, its own process:
+uvicorn, a stream of five events about 30 ms long) and ``agentladder serve`` (its own
+process, SQLite) with one agent on that provider. The bare proxy
+(``bare_proxy.py``, its own uvicorn process) relays the same requests with nothing else.
+The client (this process, httpx) keeps 50 streams in flight, and alternates rounds: one
+round of requests straight to the provider, one through the bare proxy, one through the
+gateway (``model: route:bench``, so that routing runs), so that all meet the same load on
+the machine. Each request's time is from sending it to
+its last byte. The added latency is a path's percentile minus the direct one's (p50 and
+p99); the throughput, streams answered per second of its rounds. Targets (issue 28): at
+most 2 ms added at p50 and 5 ms at p99; the gateway's throughput at least 0.7 of the
+bare proxy's.
+
+Run: ``.venv/bin/python -m benchmarks gateway`` (``GATEWAY_REQUESTS``: requests per path,
+2,000 by default; ``GATEWAY_CONCURRENCY``: streams in flight, 50 by default).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from benchmarks.common import percentile
+from tests.gateway.provider import Providers
+from tests.served import free_port, start_server
+
+CONCURRENCY = int(os.environ.get("GATEWAY_CONCURRENCY", "50"))
+ROUNDS = 10
+TOKEN = "bench-client-token-0123456789"
+BODY = {"messages": [{"role": "user", "content": "Which controls matter most?"}], "stream": True}
+
+
+def _config(base_url: str) -> str:
+    return f"""
+api:
+  tokens: [{{role: client, token: {TOKEN}}}]
+routing: {{projection_refresh_s: 60}}
+agents:
+  - name: fast
+    input_price_per_mtok: 1.0
+    output_price_per_mtok: 2.0
+    backend: {{kind: openai, base_url: "{base_url}", model: "good:fast"}}
+"""
+
+
+async def _round(client: httpx.AsyncClient, url: str, model: str, count: int) -> list[float]:
+    """``count`` streamed requests, ``CONCURRENCY`` in flight; each one's seconds."""
+    times: list[float] = []
+    todo = iter(range(count))
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+
+    async def worker() -> None:
+        for _ in todo:
+            start = time.perf_counter()
+            async with client.stream("POST", url, json={**BODY, "model": model},
+                                     headers=headers) as response:  # fmt: skip
+                async for _chunk in response.aiter_bytes():
+                    pass
+                if response.status_code != 200:
+                    raise AssertionError(f"{url} answered {response.status_code}")
+            times.append(time.perf_counter() - start)
+
+    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    return times
+
+
+async def _measure(paths: dict[str, tuple[str, str]], requests: int) -> None:
+    """Alternating rounds on every path (name: URL and model); the figures."""
+    limits = httpx.Limits(max_connections=CONCURRENCY * 2, max_keepalive_connections=CONCURRENCY)
+    per_round = max(CONCURRENCY, requests // ROUNDS)
+    times: dict[str, list[float]] = {name: [] for name in paths}
+    spent: dict[str, float] = dict.fromkeys(paths, 0.0)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+        for url, model in paths.values():  # warm every path
+            await _round(client, url, model, CONCURRENCY)
+        for _ in range(ROUNDS):
+            for name, (url, model) in paths.items():
+                started = time.perf_counter()
+                times[name] += await _round(client, url, model, per_round)
+                spent[name] += time.perf_counter() - started
+    for name, found in times.items():
+        print(
+            f"{name}: {len(found)} streams, p50 {percentile(found, 50) * 1000:.2f} ms,"
+            f" p99 {percentile(found, 99) * 1000:.2f} ms, {len(found) / spent[name]:.0f}/s"
+        )
+    direct = times["direct"]
+    for name in ("bare proxy", "gateway"):
+        for q, target in ((50, 2.0), (99, 5.0)):
+            added = (percentile(times[name], q) - percentile(direct, q)) * 1000
+            verdict = "meets" if added <= target else "MISSES"
+            print(f"{name} added latency p{q}: {added:.2f} ms ({verdict} target <= {target} ms)")
+    ratio = (len(times["gateway"]) / spent["gateway"]) / (
+        len(times["bare proxy"]) / spent["bare proxy"]
+    )
+    verdict = "meets" if ratio >= 0.7 else "MISSES"
+    print(f"gateway throughput / bare proxy's: {ratio:.2f} ({verdict} target >= 0.7)")
+    print(f"{CONCURRENCY} streams in flight, {per_round} per round, {ROUNDS} rounds per path")
+
+
+def _bare(upstream: str, port: int, log: Path) -> subprocess.Popen[bytes]:
+    """The bare proxy in its own uvicorn process, once it listens."""
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "benchmarks.bare_proxy:app", "--port", str(port),
+             "--log-level", "warning"],
+            stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "BARE_UPSTREAM": upstream},
+        )  # fmt: skip
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+            return process
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    process.kill()
+    raise AssertionError(f"the bare proxy did not start: {log.read_text()[-2000:]}")
+
+
+def main() -> None:
+    """Start the provider, the bare proxy and the gateway, measure, stop them by pid."""
+    requests = int(os.environ.get("GATEWAY_REQUESTS", "2000"))
+    with tempfile.TemporaryDirectory() as folder:
+        where = Path(folder)
+        provider = Providers(where, free_port())
+        upstream = provider.base_url + "/chat/completions"
+        port = free_port()
+        bare = _bare(upstream, port, where / "bare.log")
+        try:
+            server = start_server(where, _config(provider.base_url))
+            try:
+                paths = {
+                    "direct": (upstream, "good:fast"),
+                    "bare proxy": (f"http://127.0.0.1:{port}/v1/chat/completions", "good:fast"),
+                    "gateway": (server.url("/v1/chat/completions"), "route:bench"),
+                }
+                asyncio.run(_measure(paths, requests))
+            finally:
+                server.stop()
+        finally:
+            os.kill(bare.pid, signal.SIGTERM)
+            bare.wait(timeout=20)
+            provider.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Errors of the gateway's ``/v1`` routes in OpenAI's shape, which OpenAI's clients read:
+``{"error": {"message", "type", "param", "code"}}``.
+
+``install_error_handlers`` (``errors.py``) answers a request under ``/v1/`` through
+``for_gateway``: an unknown ``model`` is 404 ``model_not_found`` (param ``model``), bad
+input 400 ``invalid_value`` naming the field (or header) in ``param``, no agent qualifying
+400 ``no_agent_qualifies`` (503 when every agent left out is down or offline: that
+passes), every agent tried failing 503 ``agents_failed``; anything else keeps its status
+and code, reshaped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi.responses import JSONResponse
+
+from agentladder.errors import (
+    AgentladderError,
+    AgentsFailed,
+    InvalidInput,
+    NoAgentQualifies,
+    UnknownModel,
+)
+
+__all__ = ["GATEWAY_PREFIX", "for_gateway", "openai_error", "reshaped"]
+
+GATEWAY_PREFIX = "/v1/"
+_PASSING = frozenset({"down", "offline"})
+_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "invalid_request_error",
+    409: "invalid_request_error",
+    413: "invalid_request_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+def openai_error(
+    status: int, message: str, code: str, param: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:  # fmt: skip
+    """One error in OpenAI's shape; ``type`` from the status."""
+    kind = _TYPES.get(status, "server_error")
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def for_gateway(error: AgentladderError) -> JSONResponse | None:
+    """The gateway's own errors; None for the others (``reshaped`` takes them)."""
+    if isinstance(error, UnknownModel):
+        return openai_error(404, str(error), "model_not_found", "model")
+    if isinstance(error, NoAgentQualifies):
+        passing = bool(error.excluded) and all(e["reason"] in _PASSING for e in error.excluded)
+        if passing:
+            return openai_error(
+                503, str(error), "no_agent_qualifies", "model", {"Retry-After": "5"}
+            )
+        return openai_error(400, str(error), "no_agent_qualifies", "model")
+    if isinstance(error, AgentsFailed):
+        return openai_error(503, str(error), "agents_failed")
+    if isinstance(error, InvalidInput):
+        return openai_error(400, str(error), "invalid_value", error.field)
+    return None
+
+
+def reshaped(response: JSONResponse) -> JSONResponse:
+    """An error of agentladder's shape (``{"error": {"code", "message", "field"?}}``) in
+    OpenAI's, with the same status and headers."""
+    found: Any = json.loads(bytes(response.body))
+    inner = found.get("error", {}) if isinstance(found, dict) else {}
+    status = response.status_code
+    if status == 422:  # a field the gateway refuses: 400, as OpenAI's API answers
+        status = 400
+    out = openai_error(
+        status, str(inner.get("message", "")), str(inner.get("code", "error")),
+        inner.get("field"),
+    )  # fmt: skip
+    for name, value in response.headers.items():
+        if name.lower() not in {"content-length", "content-type"}:
+            out.headers[name] = value
+    return out

@@ -1,0 +1,81 @@
+"""The OpenAI-compatible gateway: ``POST /v1/chat/completions`` and ``GET /v1/models``,
+for bearer tokens of the ``client`` role (docs/gateway.md).
+
+The body is the caller's, passed on unchanged but for ``model`` (the chosen agent's model
+name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answered),
+``x-agentladder-contract`` (this request's contract id) and ``x-agentladder-check``
+(whether a check will run: ``no`` until checks exist). Errors are in OpenAI's shape
+(``api/gateway_errors.py``). The routes are left out of agentladder's OpenAPI document:
+their bodies are OpenAI's chat-completions API, passed through, which OpenAI documents.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from agentladder.api.deps import Role, ServicesDep, check_json
+from agentladder.api.errors import ApiError
+from agentladder.errors import InvalidInput
+from agentladder.services.gateway.service import Served
+
+__all__ = ["AGENT_HEADER", "CHECK_HEADER", "CONTRACT_HEADER", "router"]
+
+router = APIRouter(
+    tags=["gateway"], dependencies=[Depends(Role("client"))], include_in_schema=False
+)
+"""Not in agentladder's OpenAPI document: the bodies are OpenAI's API, passed through."""
+
+AGENT_HEADER = "x-agentladder-agent"
+CONTRACT_HEADER = "x-agentladder-contract"
+CHECK_HEADER = "x-agentladder-check"
+_STARTED = int(time.time())
+
+
+def _headers(served: Served) -> dict[str, str]:
+    return {
+        AGENT_HEADER: served.agent_id,
+        CONTRACT_HEADER: served.contract_id,
+        CHECK_HEADER: "no",
+    }
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ApiError(400, "bad_request", "the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise InvalidInput("body", type(body).__name__, "must be a JSON object")
+    check_json(body)
+    return body
+
+
+@router.post("/v1/chat/completions", response_model=None)
+async def chat_completions(request: Request, services: ServicesDep) -> Response:
+    """A chat completion from the agent ``model`` names (an agent id, ``route:<task_type>``
+    or ``route:<task_type>:<strategy>``, or an alias of ``gateway.models``), streamed as
+    server-sent events with ``stream: true``. 404 ``model_not_found``; 400 or 503
+    ``no_agent_qualifies``; 503 ``agents_failed`` naming every agent tried and why."""
+    body = await _body(request)
+    served = await services.gateway.complete(body, request.headers)
+    if served.stream is not None:
+        headers = {**_headers(served), "cache-control": "no-cache"}
+        return StreamingResponse(served.stream, media_type="text/event-stream", headers=headers)
+    return Response(served.body, media_type="application/json", headers=_headers(served))
+
+
+@router.get("/v1/models", response_model=None)
+async def models(services: ServicesDep) -> JSONResponse:
+    """What ``model`` may name: the agents the gateway can ask, the aliases, and
+    ``route:<task_type>`` for the aliases' task types (any task type may be routed)."""
+    data = [
+        {"id": name, "object": "model", "created": _STARTED, "owned_by": "agentladder"}
+        for name in services.gateway.models()
+    ]
+    return JSONResponse({"object": "list", "data": data})

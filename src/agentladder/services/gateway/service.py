@@ -1,0 +1,233 @@
+"""``Gateway``: one chat-completions request, from its ``model`` to an answer.
+
+The request's ``model`` and headers say what it asks for (``choice.py``). A routing asks
+the ``RoutingService`` for up to ``gateway.max_attempts`` agents, as ``POST /route`` does
+(same exclusions and reasons), among the agents this server can forward to (an
+OpenAI-compatible backend) and that heartbeat now. The first is asked; on a provider
+error or a timeout before any byte went to the caller, the next one; when every one
+failed, ``AgentsFailed`` names them and why. A direct agent is asked alone, whatever its
+health (as ``agent_names`` in a deliberation), unless its provider asked not to be called
+yet (Retry-After).
+
+Each attempt is recorded as a deliberation's calls are: the provider totals of
+``/metrics`` (call ``chat``), the agent's health (ok, degraded, down and its cooldowns),
+its stats (``stats.py``), and, when it answered, its tokens and cost at its prices.
+
+Every request gets a contract id (``gw-`` and 32 hex digits) and keeps its routing
+decision (``Served``): the handle a check, a caller's feedback or a budget's charge
+attaches to (docs/gateway.md, "What comes next").
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentladder.domain.agents import AgentConfig
+from agentladder.domain.ranking import Submission
+from agentladder.domain.routing.spec import Routing
+from agentladder.errors import (
+    AgentsFailed,
+    InvalidInput,
+    NoAgentQualifies,
+    ProviderError,
+    UnknownModel,
+)
+from agentladder.providers.base import Provider, Usage
+from agentladder.providers.openai import OpenAIProvider, call_cost
+from agentladder.services.deliberations.calls import ProviderCalls, error_kind
+from agentladder.services.gateway.choice import ROUTE_PREFIX, Choice, choose
+from agentladder.services.gateway.settings import GatewaySettings
+from agentladder.services.gateway.stats import StatsRecorder
+from agentladder.services.gateway.upstream import Tally, answered, open_stream, prompt_tokens
+from agentladder.services.routing.health import HealthMonitor
+from agentladder.services.routing.service import RoutingService
+
+__all__ = ["CALL", "Gateway", "GatewayTotals", "Served", "new_contract_id"]
+
+CALL = "chat"
+"""The ``call`` label of the gateway's provider calls in ``/metrics``."""
+
+
+def new_contract_id() -> str:
+    """A fresh contract id for one request."""
+    return f"gw-{uuid.uuid4().hex}"
+
+
+@dataclass
+class Served:
+    """A request answered: by whom, under which contract, after which failures, and the
+    answer (``body``, or ``stream`` for ``stream: true``)."""
+
+    contract_id: str
+    agent_id: str
+    choice: Choice
+    routing: Routing | None
+    failures: list[tuple[str, str]]
+    body: bytes = b""
+    stream: AsyncIterator[bytes] | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass
+class GatewayTotals:
+    """The gateway's counters for ``/metrics``."""
+
+    requests: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    failed_attempts: Counter[str] = field(default_factory=Counter)
+    unavailable: Counter[str] = field(default_factory=Counter)
+
+
+class Gateway:
+    """Chooses, forwards, falls back and records; see the module."""
+
+    def __init__(
+        self, *, settings: GatewaySettings, agents: Mapping[str, AgentConfig],
+        providers: Mapping[str, Provider], routing: RoutingService, health: HealthMonitor,
+        calls: ProviderCalls, stats: StatsRecorder,
+    ) -> None:  # fmt: skip
+        self.settings = settings
+        self.agents = agents
+        self.routing = routing
+        self.health = health
+        self.calls = calls
+        self.stats = stats
+        self.totals = GatewayTotals()
+        self.forwarded: dict[str, OpenAIProvider] = {
+            name: p for name, p in providers.items() if isinstance(p, OpenAIProvider)
+        }
+
+    def models(self) -> list[str]:
+        """What ``model`` may name: the agents (by id), the aliases, the route forms of the
+        task types the aliases name."""
+        names = sorted(self.forwarded) + sorted(self.settings.models)
+        types = sorted({m.task_type for m in self.settings.models.values() if m.task_type})
+        return names + [f"{ROUTE_PREFIX}{t}" for t in types]
+
+    def choose(self, model: object, headers: Mapping[str, str]) -> Choice:
+        """What the request asks for (``choice.choose``), an agent this server cannot
+        forward to refused by name."""
+        if isinstance(model, str) and model in self.agents and model not in self.forwarded:
+            raise UnknownModel(
+                model, "names an agent this server does not call over an OpenAI-compatible"
+                " backend (simulated, or remote): it cannot be asked through the gateway",
+            )  # fmt: skip
+        return choose(
+            model, headers, agents=self.forwarded.keys(), aliases=self.settings.models,
+            attempts=self.settings.max_attempts,
+        )  # fmt: skip
+
+    async def plan(self, choice: Choice) -> tuple[list[str], Routing | None]:
+        """The agents to try, in order, and the routing that chose them."""
+        if choice.agent_id is not None:
+            return [choice.agent_id], None
+        assert choice.spec is not None
+        routing = await self.routing.route(
+            choice.spec, reachable=self.forwarded.keys(), online_only=True
+        )
+        if not routing.agents:
+            excluded = [e.model_dump(mode="json") for e in routing.excluded]
+            raise NoAgentQualifies(choice.model, excluded)
+        picks = [p.agent_id for p in routing.agents][: self.settings.max_attempts]
+        return picks, routing
+
+    async def complete(self, body: Mapping[str, Any], headers: Mapping[str, str]) -> Served:
+        """Answer one request (``body``: the caller's JSON object); ``AgentsFailed`` when
+        every agent tried failed."""
+        choice = self.choose(body.get("model"), headers)
+        stream = body.get("stream", False)
+        if not isinstance(stream, bool):
+            raise InvalidInput("stream", stream, "must be true or false")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise InvalidInput("messages", messages, "must be a non-empty list")
+        agents, routing = await self.plan(choice)
+        contract = new_contract_id()
+        failures: list[tuple[str, str]] = []
+        task_type = choice.task_type or ""
+        for agent in agents:
+            wait = self.health.retry_wait_s(agent)
+            if wait > 0:
+                failures.append((agent, f"not asked: its provider asked not to be called"
+                                 f" for {wait:.0f} s more (Retry-After)"))  # fmt: skip
+                continue
+            tally = Tally(prompt=prompt_tokens(messages))
+            started = time.perf_counter()
+            try:
+                served = await self._ask(agent, body, stream, tally, started, task_type)
+            except ProviderError as error:
+                self._record(agent, started, error)
+                failures.append((agent, str(error)))
+                self.totals.failed_attempts[agent] += 1
+                continue
+            served.contract_id, served.choice, served.routing = contract, choice, routing
+            served.failures = failures
+            return served
+        self.totals.unavailable[task_type] += 1
+        raise AgentsFailed(choice.model, failures)
+
+    async def _ask(
+        self, agent: str, body: Mapping[str, Any], stream: bool, tally: Tally, started: float,
+        task_type: str,
+    ) -> Served:  # fmt: skip
+        provider = self.forwarded[agent]
+        blank = Choice(model="")
+        if not stream:
+            status, raw, retry_after = await provider.relay(body)
+            answered(status, raw, retry_after, tally)
+            self._record(agent, started, None, tally.usage())
+            self.totals.requests[agent, task_type, "answered"] += 1
+            return Served("", agent, blank, None, [], body=raw, usage=tally.usage())
+        opened = await open_stream(provider, body, tally)
+
+        async def relayed() -> AsyncIterator[bytes]:
+            outcome = "cancelled"  # the caller went away: nobody's failure
+            try:
+                async for chunk in opened.rest():
+                    if opened.done and outcome == "cancelled":  # whole: recorded before
+                        outcome = "answered"  # the caller reads its end
+                        self._record(agent, started, None, tally.usage())
+                    yield chunk
+                if outcome == "cancelled":  # ended without [DONE]: what it sent is all
+                    outcome = "answered"
+                    self._record(agent, started, None, tally.usage())
+            except ProviderError as error:
+                outcome = "broken"
+                self._record(agent, started, error)
+                yield _error_event(str(error))
+            finally:
+                self.totals.requests[agent, task_type, outcome] += 1
+
+        return Served("", agent, blank, None, [], stream=relayed())
+
+    def _record(
+        self, agent: str, started: float, error: ProviderError | None, usage: Usage | None = None
+    ) -> None:
+        seconds = time.perf_counter() - started
+        self.calls.observe(agent, CALL, seconds, None if error is None else error_kind(error))
+        self.health.record(
+            agent, ok=error is None, error=None if error is None else str(error),
+            retry_after_s=None if error is None else error.retry_after_s,
+        )  # fmt: skip
+        self.stats.add(Submission(agent_id=agent, latency_ms=seconds * 1000, ok=error is None))
+        if usage is not None:
+            cost = call_cost(self.agents[agent], usage)
+            self.calls.spend(agent, usage.input_tokens, usage.output_tokens, cost)
+
+
+def _error_event(message: str) -> bytes:
+    """A server-sent event OpenAI's clients read as an error (the stream broke midway)."""
+    payload = {
+        "error": {
+            "message": f"the agent's stream broke: {message}",
+            "type": "server_error",
+            "param": None,
+            "code": "upstream_error",
+        }
+    }
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"

@@ -1,0 +1,72 @@
+"""The ``gateway:`` section of the configuration, and a client token's ``budget``.
+
+gateway:
+  max_attempts: 3           # agents tried for one request (the first and its fallbacks)
+  models:                   # aliases a caller may name as its ``model``
+    smart: {task_type: audit, strategy: best}
+    cheap: {task_type: audit, strategy: cheapest_above, quality_floor: 7.0}
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from agentladder.domain.judgment import TASK_TYPE_PATTERN
+from agentladder.domain.routing.spec import Strategy
+
+__all__ = ["ALIAS_PATTERN", "Budget", "GatewayModel", "GatewaySettings"]
+
+ALIAS_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+"""An alias's name: the characters of an agent id (it must not begin with ``route:``)."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class GatewayModel(BaseModel):
+    """An alias: the routing a ``model`` name stands for."""
+
+    model_config = _FROZEN
+
+    task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
+    strategy: Strategy = Strategy.BEST
+    quality_floor: float | None = Field(default=None, ge=0.0, le=10.0)
+    tags: tuple[str, ...] = Field(default=(), max_length=32)
+    max_cost_per_round: float | None = Field(default=None, ge=0.0)
+
+    @model_validator(mode="after")
+    def _floor_with_its_strategy(self) -> GatewayModel:
+        if self.strategy is Strategy.CHEAPEST_ABOVE and self.quality_floor is None:
+            raise ValueError("strategy cheapest_above needs a quality_floor")
+        return self
+
+
+class GatewaySettings(BaseModel):
+    """How the gateway chooses and retries (docs/gateway.md)."""
+
+    model_config = _FROZEN
+
+    max_attempts: int = Field(
+        default=3, ge=1, le=16,
+        description="agents tried for one request: the routed one, then the next ones",
+    )  # fmt: skip
+    models: dict[str, GatewayModel] = Field(default_factory=dict)
+
+    @field_validator("models")
+    @classmethod
+    def _alias_names(cls, value: dict[str, GatewayModel]) -> dict[str, GatewayModel]:
+        for name in value:
+            if not re.fullmatch(ALIAS_PATTERN, name):
+                raise ValueError(f"alias {name!r} must match {ALIAS_PATTERN}")
+        return value
+
+
+class Budget(BaseModel):
+    """What a client token may spend, at the agents' prices, per period."""
+
+    model_config = _FROZEN
+
+    limit_usd: float = Field(gt=0.0, le=1e9)
+    period: Literal["day", "month", "total"] = "month"

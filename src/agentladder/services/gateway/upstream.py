@@ -1,0 +1,215 @@
+"""Asking the chosen agent's provider: the caller's body, with the agent's model name and
+key, through the provider's own HTTP client (its connection pool).
+
+A non-streamed answer is read whole (``OpenAIProvider.relay``). A streamed one is opened
+and its first bytes are read before anything goes to the caller: until then a failure
+(an error status, a timeout, a connection closed) is the agent's and the next agent may
+be tried; after that the caller holds part of an answer, and a failure ends the stream.
+Every failure is a ``ProviderError``, as for deliberation calls.
+
+Usage comes from the answer's ``usage`` (a stream has it when the caller asked for it
+with ``stream_options.include_usage``); when it is missing, four characters per token of
+the prompt and of the answer, as ``providers/openai.py`` estimates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from agentladder.errors import ProviderError
+from agentladder.providers.base import Usage
+from agentladder.providers.isolated import isolated
+from agentladder.providers.openai import OpenAIProvider, retry_after_s
+
+__all__ = ["Opened", "Tally", "answered", "open_stream", "prompt_tokens"]
+
+_CHARS_PER_TOKEN = 4
+_EXCERPT = 200
+
+
+def prompt_tokens(messages: object) -> int:
+    """The prompt's tokens, estimated from its text (four characters per token)."""
+    if not isinstance(messages, Sequence):
+        return 0
+    chars = 0
+    for message in messages:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, list):
+            chars += sum(
+                len(str(part.get("text", ""))) for part in content if isinstance(part, Mapping)
+            )
+    return chars // _CHARS_PER_TOKEN
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _excerpt(body: bytes) -> str:
+    text = " ".join(body.decode("utf-8", errors="replace").split())
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "..."
+
+
+@dataclass
+class Tally:
+    """What an answer used: the reported usage, else the characters seen."""
+
+    prompt: int = 0
+    chars: int = 0
+    reported: Usage | None = None
+
+    def see_usage(self, usage: object) -> None:
+        """A ``usage`` object of the answer (or of a stream's chunk)."""
+        if not isinstance(usage, Mapping):
+            return
+        given, made = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+        if given is not None and made is not None:
+            self.reported = Usage(input_tokens=given, output_tokens=made)
+
+    def see_choices(self, choices: object, key: str) -> None:
+        """The text of ``choices[*][key].content`` (key: message, or delta in a stream)."""
+        if not isinstance(choices, list):
+            return
+        for choice in choices:
+            part = choice.get(key) if isinstance(choice, Mapping) else None
+            content = part.get("content") if isinstance(part, Mapping) else None
+            if isinstance(content, str):
+                self.chars += len(content)
+
+    def usage(self) -> Usage:
+        """The reported usage, else the estimate."""
+        if self.reported is not None:
+            return self.reported
+        return Usage(input_tokens=self.prompt, output_tokens=self.chars // _CHARS_PER_TOKEN)
+
+
+def answered(status: int, body: bytes, retry_after: float | None, tally: Tally) -> None:
+    """Check a non-streamed answer: ``ProviderError`` for an error status or a body that is
+    not a chat completion; its usage into ``tally``."""
+    if status >= 300:
+        raise ProviderError(
+            "http", f"answered {status}: {_excerpt(body)}", retry_after_s=retry_after
+        )
+    try:
+        decoded: Any = json.loads(body)
+    except (ValueError, RecursionError):
+        raise ProviderError("unparseable", f"not JSON: {_excerpt(body)!r}") from None
+    if not isinstance(decoded, Mapping) or not isinstance(decoded.get("choices"), list):
+        raise ProviderError("unparseable", "not a chat-completions body: no choices")
+    tally.see_choices(decoded["choices"], "message")
+    tally.see_usage(decoded.get("usage"))
+
+
+@dataclass
+class Opened:
+    """A streamed answer begun: the response (closed by ``rest``'s end), its first bytes."""
+
+    response: httpx.Response
+    iterator: AsyncIterator[bytes]
+    first: bytes
+    timeout_s: float
+    tally: Tally
+    done: bool = False
+    """The stream's ``data: [DONE]`` was seen: the answer is whole."""
+    _pending: bytes = field(default=b"", repr=False)
+
+    def _scan(self, chunk: bytes) -> None:
+        """Read the server-sent events' ``data:`` lines for the usage and the text."""
+        lines = (self._pending + chunk).split(b"\n")
+        self._pending = lines.pop()
+        for line in lines:
+            data = line.strip()
+            if not data.startswith(b"data:"):
+                continue
+            data = data[5:].strip()
+            if data == b"[DONE]":
+                self.done = True
+            if not data or data == b"[DONE]":
+                continue
+            try:
+                event = json.loads(data)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(event, Mapping):
+                self.tally.see_choices(event.get("choices"), "delta")
+                self.tally.see_usage(event.get("usage"))
+
+    async def rest(self) -> AsyncIterator[bytes]:
+        """The first bytes, then every chunk as it comes; ``ProviderError`` when the
+        stream fails or stalls for ``timeout_s``. The response is closed at the end, also
+        when the caller goes away."""
+        iterator = self.iterator
+        try:
+            self._scan(self.first)
+            yield self.first
+            while True:
+                try:
+                    async with asyncio.timeout(self.timeout_s):
+                        chunk = await anext(iterator)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise ProviderError(
+                        "timeout", f"the stream stalled for {self.timeout_s} s"
+                    ) from None
+                except httpx.HTTPError as error:
+                    raise ProviderError("http", f"the stream broke: {error}") from error
+                self._scan(chunk)
+                yield chunk
+        finally:
+            await self.response.aclose()
+
+
+async def open_stream(
+    provider: OpenAIProvider, payload: Mapping[str, object], tally: Tally
+) -> Opened:
+    """Open a streamed answer and read its first bytes within ``timeout_s``; every
+    failure before them is a ``ProviderError`` (the response closed)."""
+    timeout = provider.settings.timeout_s
+    client = provider.client()
+    request = client.build_request(
+        "POST", provider.url, json={**payload, "model": provider.model},
+        headers=provider.credentials(),
+    )  # fmt: skip
+    try:
+        response = await isolated(client.send(request, stream=True), timeout)
+    except (TimeoutError, httpx.TimeoutException):
+        raise ProviderError("timeout", f"no answer from {provider.url} in {timeout} s") from None
+    except httpx.HTTPError as error:
+        raise ProviderError("http", f"{provider.url}: {error}") from error
+    try:
+        if response.status_code >= 300:
+            body = await isolated(response.aread(), timeout)
+            raise ProviderError(
+                "http", f"answered {response.status_code}: {_excerpt(body)}",
+                retry_after_s=retry_after_s(response.headers.get("retry-after"), time.time()),
+            )  # fmt: skip
+        first = b""
+        iterator = response.aiter_bytes()
+        async with asyncio.timeout(timeout):
+            while not first:
+                first = await anext(iterator)
+    except StopAsyncIteration:
+        await response.aclose()
+        raise ProviderError("invalid", "the stream ended before any event") from None
+    except (TimeoutError, httpx.TimeoutException):
+        await response.aclose()
+        raise ProviderError("timeout", f"no event from {provider.url} in {timeout} s") from None
+    except httpx.HTTPError as error:
+        await response.aclose()
+        raise ProviderError("http", f"the stream broke: {error}") from error
+    except BaseException:
+        await response.aclose()
+        raise
+    return Opened(response=response, iterator=iterator, first=first, timeout_s=timeout, tally=tally)

@@ -1,0 +1,93 @@
+"""A served gateway in front of local OpenAI-compatible providers (``provider.py``).
+
+Agents (their ``backend.model`` is the provider's behaviour): ``alpha`` answers (tag
+``sql``), ``beta`` answers 500, ``gamma`` answers after 3 s with a timeout of 0.5 s,
+``delta`` answers 429 with Retry-After, ``epsilon`` breaks its streams after one piece;
+``sim`` is simulated (not behind the gateway).
+Each has its own API key variable, set for the served process. Judgments at ``audit``
+make ``best`` try beta, then gamma, then alpha; delta last.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.gateway.provider import Providers
+from tests.served import Server, free_port, start_server
+
+CLIENT = "client-token-0123456789"
+ORCH = "orchestrator-token-0123456789"
+KEYS = {name: f"sk-{name}-secret" for name in ("alpha", "beta", "gamma", "delta", "epsilon")}
+ORDER = {"beta": 9.8, "gamma": 9.2, "alpha": 8.2, "delta": 3.0}
+"""Each agent's score at ``audit`` in the judgments posted: best's order."""
+
+
+def config(base_url: str) -> str:
+    """The served configuration, its agents on the providers at ``base_url``."""
+
+    def agent(name: str, model: str, extra: str = "", tags: str = "[]") -> str:
+        return f"""
+  - name: {name}
+    model_name: {name}-model
+    input_price_per_mtok: 1.0
+    output_price_per_mtok: 2.0
+    capability_tags: {tags}
+    backend: {{kind: openai, base_url: "{base_url}", model: "{model}",
+               api_key_env: GW_KEY_{name.upper()}{extra}}}"""
+
+    return f"""
+api:
+  tokens:
+    - {{role: client, token: {CLIENT}, name: team-a, budget: {{limit_usd: 5, period: day}}}}
+    - {{role: orchestrator, token: {ORCH}}}
+gateway:
+  max_attempts: 3
+  models:
+    smart: {{task_type: audit}}
+    flaky: {{task_type: audit, tags: [flaky]}}
+agents:{agent("alpha", "good:alpha", tags="[sql]")}{agent("beta", "fail:beta", tags="[flaky]")}\
+{agent("gamma", "slow:3000", extra=", timeout_s: 0.5")}\
+{agent("delta", "ratelimit:30", tags="[flaky]")}{agent("epsilon", "break:epsilon")}
+  - name: sim
+    backend: {{kind: simulated, quality: 7.0}}
+"""
+
+
+@pytest.fixture(scope="module")
+def providers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Providers]:
+    """The provider process for the module, stopped by its pid at the end."""
+    started = Providers(tmp_path_factory.mktemp("providers"), free_port())
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture
+def gateway(
+    tmp_path: Path, providers: Providers, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Server]:
+    """`agentladder serve` with the agents' keys set and the judgments that order them."""
+    for name, key in KEYS.items():
+        monkeypatch.setenv(f"GW_KEY_{name.upper()}", key)
+    server = start_server(tmp_path, config(providers.base_url))
+    try:
+        judgments = [
+            {"agent_id": agent, "contract_id": f"seed-{agent}-{i}", "task_type": "audit",
+             "score": score}
+            for agent, score in ORDER.items() for i in range(12)
+        ]  # fmt: skip
+        posted = httpx.post(
+            server.url("/oracle/judgments/batch"), json={"judgments": judgments},
+            headers={"Authorization": f"Bearer {ORCH}"}, timeout=30,
+        )  # fmt: skip
+        assert posted.status_code == 200, posted.text
+        yield server
+    finally:
+        server.stop()
+    assert os.environ.get("GW_KEY_ALPHA") == KEYS["alpha"]

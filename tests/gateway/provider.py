@@ -1,0 +1,178 @@
+"""Local OpenAI-compatible providers for the gateway's tests, in their own OS process.
+
+Run as a script (``python provider.py PORT``), it serves ``POST /v1/chat/completions``
+with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent's
+``backend.model``) says how it behaves, ``<behaviour>:<argument>``:
+
+- ``good:<name>``: answers ``"answer from <name>"`` (streamed in three pieces with
+  ``stream: true``, then ``usage`` when ``stream_options.include_usage``), usage 11 prompt
+  and 7 completion tokens;
+- ``fail:<name>``: HTTP 500 with an OpenAI-style error body;
+- ``slow:<ms>``: a good answer after ``ms`` milliseconds (before the stream's first byte);
+- ``ratelimit:<seconds>``: HTTP 429 with ``Retry-After``;
+- ``break:<name>``: a stream that sends one piece, then closes the connection.
+
+``GET /seen`` lists every request received: its model, Authorization header and stream
+flag. ``Providers`` starts it, reads ``/seen`` and stops it by its pid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+__all__ = ["Providers"]
+
+PROMPT_TOKENS = 11
+COMPLETION_TOKENS = 7
+
+
+def _completion(name: str) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{name}",
+        "object": "chat.completion",
+        "created": 1,
+        "model": name,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": f"answer from {name}"},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": PROMPT_TOKENS,
+            "completion_tokens": COMPLETION_TOKENS,
+            "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
+        },
+    }
+
+
+def _chunk(name: str, delta: dict[str, Any], finish: str | None = None) -> bytes:
+    event = {
+        "id": f"chatcmpl-{name}",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": name,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return b"data: " + json.dumps(event).encode() + b"\n\n"
+
+
+def app() -> Starlette:
+    """The Starlette app."""
+    seen: list[dict[str, Any]] = []
+
+    async def stream(name: str, usage: bool, broken: bool) -> AsyncIterator[bytes]:
+        yield _chunk(name, {"role": "assistant", "content": ""})
+        for piece in ("answer ", "from ", name):
+            yield _chunk(name, {"content": piece})
+            if broken:
+                raise RuntimeError("the stream breaks here")  # uvicorn closes the connection
+            await asyncio.sleep(0.01)
+        yield _chunk(name, {}, "stop")
+        if usage:
+            totals = {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS,
+                      "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}  # fmt: skip
+            event = {"id": f"chatcmpl-{name}", "object": "chat.completion.chunk", "created": 1,
+                     "model": name, "choices": [], "usage": totals}  # fmt: skip
+            yield b"data: " + json.dumps(event).encode() + b"\n\n"
+        yield b"data: [DONE]\n\n"
+
+    async def completions(request: Request) -> Response:
+        body = await request.json()
+        model = str(body.get("model"))
+        streamed = bool(body.get("stream", False))
+        seen.append(
+            {"model": model, "authorization": request.headers.get("authorization"),
+             "stream": streamed, "messages": body.get("messages"), "extra": body.get("user")}
+        )  # fmt: skip
+        behaviour, _, argument = model.partition(":")
+        if behaviour == "fail":
+            error = {"message": f"{argument} is broken", "type": "server_error", "code": None}
+            return JSONResponse({"error": error}, status_code=500)
+        if behaviour == "ratelimit":
+            headers = {"Retry-After": argument or "30"}
+            error = {"message": "slow down", "type": "rate_limit_error", "code": None}
+            return JSONResponse({"error": error}, status_code=429, headers=headers)
+        if behaviour == "slow":
+            await asyncio.sleep(float(argument) / 1000)
+            argument = "slow"
+        if streamed:
+            include = bool((body.get("stream_options") or {}).get("include_usage"))
+            return StreamingResponse(
+                stream(argument, include, behaviour == "break"), media_type="text/event-stream"
+            )
+        return JSONResponse(_completion(argument))
+
+    async def listed(_: Request) -> Response:
+        return JSONResponse(seen)
+
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", completions, methods=["POST"]),
+            Route("/seen", listed, methods=["GET"]),
+        ]
+    )
+
+
+class Providers:
+    """The provider process: its base URL (``/v1``), what it saw, its stop."""
+
+    def __init__(self, folder: Path, port: int) -> None:
+        self.port = port
+        self.log = folder / f"provider-{port}.log"
+        with self.log.open("w", encoding="utf-8") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, str(Path(__file__).resolve()), str(port)],
+                stdout=out, stderr=subprocess.STDOUT, text=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/seen", timeout=1)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        self.stop()
+        raise AssertionError(f"the provider did not start: {self.log.read_text()[-2000:]}")
+
+    @property
+    def base_url(self) -> str:
+        """What an agent's ``backend.base_url`` names."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def seen(self) -> list[dict[str, Any]]:
+        """Every request received so far."""
+        found: list[dict[str, Any]] = httpx.get(f"http://127.0.0.1:{self.port}/seen").json()
+        return found
+
+    def stop(self) -> None:
+        """SIGTERM by pid, then wait for it."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+if __name__ == "__main__":
+    import uvicorn
+
+    uvicorn.run(app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")

@@ -1,0 +1,42 @@
+"""docs/gateway.md: its three `openai` lines answer through a served gateway; its
+configuration example is a valid configuration."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from agentladder.config import parse_settings
+from tests.gateway.conftest import CLIENT
+from tests.served import Server
+from tests.test_docs_client import python_blocks
+
+DOC = Path(__file__).resolve().parent.parent.parent / "docs" / "gateway.md"
+
+
+def test_the_three_lines_get_an_answer(gateway: Server) -> None:
+    """The block is three lines and, run against `agentladder serve` with the URL and the
+    token of the test, prints the routed agent's answer (after the fallbacks)."""
+    block = python_blocks(DOC)[0]
+    assert len(block.strip().splitlines()) == 3
+    assert "http://127.0.0.1:8000/v1" in block
+    script = block.replace("http://127.0.0.1:8000", gateway.base).replace(
+        "client-token-0123456789", CLIENT
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.strip() == "answer from alpha"
+
+
+def test_the_configuration_example_is_valid() -> None:
+    """The YAML block parses as a configuration with a client token and two aliases."""
+    block = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)[0]
+    settings = parse_settings(yaml.safe_load(block))
+    assert settings.api.tokens[0].role == "client"
+    assert set(settings.gateway.models) == {"smart", "cheap"}

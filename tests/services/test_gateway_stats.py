@@ -1,0 +1,67 @@
+"""The gateway's calls folded into the agents' stats in batches (``services/gateway/stats.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from agentladder.domain.ranking import Submission
+from agentladder.domain.stats import AgentPerformanceStats, record_submission
+from agentladder.errors import StoreUnavailable
+from agentladder.services.gateway.stats import StatsRecorder
+from agentladder.store.base import Store
+from agentladder.store.memory import MemoryStore
+
+
+def test_a_flush_folds_every_call_into_each_agents_stats(with_store: Callable[..., Any]) -> None:
+    """Three calls of two agents, flushed twice: counts and latency windows as if each
+    call were recorded alone, on every store; a flush with nothing kept writes nothing."""
+
+    async def body(store: Store) -> None:
+        recorder = StatsRecorder(store)
+        await store.commit_stats({"a": (AgentPerformanceStats(rank=2), 0)})
+        recorder.add(Submission(agent_id="a", latency_ms=10.0, ok=True))
+        recorder.add(Submission(agent_id="b", latency_ms=30.0, ok=False))
+        await recorder.flush()
+        recorder.add(Submission(agent_id="a", latency_ms=20.0, ok=False))
+        await recorder.flush()
+        await recorder.flush()
+        found = await store.get_many_stats(["a", "b"])
+        a, b = found["a"], found["b"]
+        assert a is not None
+        assert b is not None
+        expected = AgentPerformanceStats(rank=2)
+        for latency, ok in ((10.0, True), (20.0, False)):
+            expected = record_submission(expected, latency_ms=latency, ok=ok)
+        assert a.value == expected
+        assert (b.value.tasks_completed, b.value.tasks_failed) == (0, 1)
+
+    with_store(body)
+
+
+class _Away:
+    """A store whose stats cannot be read right now."""
+
+    async def get_many_stats(self, agents: list[str]) -> dict[str, Any]:
+        raise StoreUnavailable("the store is away")
+
+
+def test_calls_are_kept_while_the_store_is_away() -> None:
+    """A flush that meets an unavailable store raises it and keeps the calls: the next
+    flush, the store back, writes them."""
+
+    async def body() -> None:
+        recorder = StatsRecorder(_Away())  # type: ignore[arg-type]
+        recorder.add(Submission(agent_id="a", latency_ms=5.0, ok=True))
+        with pytest.raises(StoreUnavailable):
+            await recorder.flush()
+        recorder.store = MemoryStore()  # back
+        await recorder.flush()
+        found = (await recorder.store.get_many_stats(["a"]))["a"]
+        assert found is not None
+        assert found.value.tasks_completed == 1
+
+    asyncio.run(body())
