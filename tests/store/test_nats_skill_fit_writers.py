@@ -1,0 +1,115 @@
+"""A skill fit commits on NATS while evidence keeps coming: it holds nothing the writers
+need (they never wait for it), it ends, and the states it leaves are the ones a replay
+gives."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from agentladder.domain.skill.evidence import ScoreEvidence
+from agentladder.services.clock import FixedClock
+from agentladder.services.skill.replay import verify_skills
+from agentladder.services.skill.service import SkillService
+from agentladder.store.nats import skills as skills_module
+from agentladder.store.nats.batch import BatchMessage
+from agentladder.store.url import open_store
+
+NOW = 1_767_225_600.0  # 2026-01-01, the FixedClock's time
+
+
+def test_a_fit_commits_while_writers_keep_writing(nats_store_url: str) -> None:
+    """Four writers apply judgments to 12 agents without pause while three fits run: each
+    fit commits (a chunk that loses its compare-and-set is written again in halves, an
+    agent alone retried), no writer and no chunk gives up, and verify finds every state as
+    the log gives it right after the writers stop, without another fit: evidence folded
+    across a commit was written again by the commit's repairs."""
+
+    async def main() -> None:
+        store = await open_store(nats_store_url)
+        skill = SkillService(store, clock=FixedClock())
+        stop = asyncio.Event()
+        written = [0]
+
+        async def writer(w: int) -> None:
+            i = 0
+            while not stop.is_set():
+                await skill.observe(
+                    ScoreEvidence(key=f"j-{w}-{i}", at=NOW, agent_id=f"a{i % 12}",
+                                  task_type=f"t{i % 3}", score=float((i * 7 + w) % 11))
+                )  # fmt: skip
+                written[0] += 1
+                i += 1
+
+        try:
+            writers = [asyncio.ensure_future(writer(w)) for w in range(4)]
+            while written[0] < 100:
+                await asyncio.sleep(0.01)
+            for _ in range(3):
+                report = await skill.fit(force=True)
+                assert report.ran
+            stop.set()
+            await asyncio.gather(*writers)
+            tally = store.conflicts  # type: ignore[attr-defined]
+            assert tally.attempts["skill_fit"] > 0, tally
+            assert not tally.exhausted, tally
+            checked = await verify_skills(store, skill.rules)
+            assert checked.differences == []
+            assert checked.fit_pending > 0
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_evidence_applied_while_a_commit_is_between_its_writes_is_not_held_and_is_repaired(
+    nats_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fit's commit paused right after its first batch of states: a judgment of an agent
+    it has written is applied meanwhile, at once (with the head held by the commit it was
+    refused until its 100 attempts ran out), folded from the new state and the previous
+    fleet; once the commit ends, verify finds every state as the log gives it (the
+    commit wrote that agent again)."""
+
+    async def main() -> None:
+        store = await open_store(nats_store_url)
+        skill = SkillService(store, clock=FixedClock())
+        try:
+            for i in range(12):
+                await skill.observe(_judgment(f"j-{i}", f"a{i % 3}", float(3 + i % 6)))
+            await skill.fit()
+            for i in range(12, 18):
+                await skill.observe(_judgment(f"j-{i}", f"a{i % 3}", float(9 - i % 5)))
+            written, release = asyncio.Event(), asyncio.Event()
+            plain = skills_module.publish_atomic
+
+            async def paused(nc: Any, messages: Sequence[BatchMessage], **kwargs: Any) -> Any:
+                ack = await plain(nc, messages, **kwargs)
+                states_only = all(".a." in m.subject for m in messages)  # no event: the fit's
+                if states_only and not written.is_set():
+                    written.set()
+                    await release.wait()
+                return ack
+
+            monkeypatch.setattr(skills_module, "publish_atomic", paused)
+            fit = asyncio.ensure_future(skill.fit(force=True))
+            await asyncio.wait_for(written.wait(), 60)
+            applied = await asyncio.wait_for(skill.observe(_judgment("during", "a0", 10.0)), 60)
+            assert applied.created
+            release.set()
+            assert (await asyncio.wait_for(fit, 60)).ran
+            checked = await verify_skills(store, skill.rules)
+            assert checked.differences == []
+            assert checked.fit_pending == 1
+        finally:
+            release.set()
+            await store.close()
+
+    asyncio.run(main())
+
+
+def _judgment(key: str, agent: str, score: float) -> ScoreEvidence:
+    return ScoreEvidence(key=key, at=NOW, agent_id=agent, task_type="t", score=score)
