@@ -86,7 +86,8 @@ def test_a_page_starts_right_after_any_seq(with_store: Any) -> None:
         for after in [*range(last + 1, -1, -1), 3, 3, last + 5]:
             page = await store.skill_events(after=after, limit=2)
             assert [e.seq for e in page] == [s for s in seqs if s > after][:2]
-        seen, after = [], 0
+        seen: list[int] = []
+        after = 0
         while page := await store.skill_events(after=after, limit=3):
             seen.extend(e.seq for e in page)
             after = page[-1].seq

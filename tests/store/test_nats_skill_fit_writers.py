@@ -14,6 +14,7 @@ from agentladder.domain.skill.evidence import ScoreEvidence
 from agentladder.services.clock import FixedClock
 from agentladder.services.skill.replay import verify_skills
 from agentladder.services.skill.service import SkillService
+from agentladder.store.nats import batch
 from agentladder.store.nats import skills as skills_module
 from agentladder.store.nats.batch import BatchMessage
 from agentladder.store.url import open_store
@@ -84,7 +85,7 @@ def test_evidence_applied_while_a_commit_is_between_its_writes_is_not_held_and_i
             for i in range(12, 18):
                 await skill.observe(_judgment(f"j-{i}", f"a{i % 3}", float(9 - i % 5)))
             written, release = asyncio.Event(), asyncio.Event()
-            plain = skills_module.publish_atomic
+            plain = batch.publish_atomic
 
             async def paused(nc: Any, messages: Sequence[BatchMessage], **kwargs: Any) -> Any:
                 ack = await plain(nc, messages, **kwargs)
