@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from agentladder.domain.skill.evidence import ScoreEvidence
+from agentladder.domain.skill.evidence import DeliberationEvidence, Evaluation, ScoreEvidence
 from agentladder.services.clock import FixedClock
+from agentladder.services.skill.fitting import STALE
 from agentladder.services.skill.replay import verify_skills
 from agentladder.services.skill.service import SkillService
-from agentladder.store.nats import batch
+from agentladder.store.nats import batch, skillfit
 from agentladder.store.nats import skills as skills_module
 from agentladder.store.nats.batch import BatchMessage
 from agentladder.store.url import open_store
@@ -114,3 +115,56 @@ def test_evidence_applied_while_a_commit_is_between_its_writes_is_not_held_and_i
 
 def _judgment(key: str, agent: str, score: float) -> ScoreEvidence:
     return ScoreEvidence(key=key, at=NOW, agent_id=agent, task_type="t", score=score)
+
+
+def test_evidence_folded_across_a_commit_is_written_again_before_it_ends(
+    nats_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fit's commit (chunks of one agent) paused right after writing a0, the first: a
+    deliberation of a0 and a2 applied meanwhile reads a0 as the new fit left it and a2 as
+    the previous fit did, and marks both states as folded across the commit; a2's chunk
+    folds it on, and a0, written before it, is written again by the commit's repair, so
+    verify finds every state as the log gives it (without the repair a0 differs)."""
+
+    async def main() -> None:
+        store = await open_store(nats_store_url)
+        skill = SkillService(store, clock=FixedClock())
+        try:
+            for i in range(12):
+                await skill.observe(_judgment(f"j-{i}", f"a{i % 3}", float(3 + i % 6)))
+            await skill.fit()
+            await skill.observe(_judgment("j-late", "a1", 9.0))
+            written, release = asyncio.Event(), asyncio.Event()
+            plain = batch.publish_expected
+
+            async def paused(nc: Any, message: BatchMessage, **kwargs: Any) -> Any:
+                seq = await plain(nc, message, **kwargs)
+                if message.subject.endswith(".a.a0") and not written.is_set():
+                    written.set()
+                    await release.wait()
+                return seq
+
+            monkeypatch.setattr(skillfit, "SKILL_CHUNK", 1)
+            monkeypatch.setattr(skillfit, "publish_expected", paused)
+            fit = asyncio.ensure_future(skill.fit(force=True))
+            await asyncio.wait_for(written.wait(), 60)
+            scores = (Evaluation(evaluator="a2", author="a0", round=1, score=9.5),
+                      Evaluation(evaluator="a0", author="a2", round=1, score=2.5))  # fmt: skip
+            crossing = DeliberationEvidence(
+                key="deliberation:d1", at=NOW, task_type="t", agents=("a0", "a2"),
+                evaluations=scores,
+            )  # fmt: skip
+            await asyncio.wait_for(skill.observe(crossing), 60)
+            assert (await store.get_skills(["a0"]))["a0"].fit == STALE
+            release.set()
+            assert (await asyncio.wait_for(fit, 60)).ran
+            states = await store.list_skills()
+            fleet = await store.get_fleet_skill()
+            assert fleet.fit is not None
+            assert {s.fit for s in states} == {fleet.fit.seq}
+            assert (await verify_skills(store, skill.rules)).differences == []
+        finally:
+            release.set()
+            await store.close()
+
+    asyncio.run(main())

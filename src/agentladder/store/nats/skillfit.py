@@ -7,32 +7,36 @@ onto the fit's states, in seq order, as a replay does. The commit:
    so that one fit commits at a time across instances: two interleaved would leave states
    of two fits. Another instance's commit under way: ``RevisionConflict``, not retried
    (the next pass fits again);
-2. writes every agent's state in chunks of ``SKILL_CHUNK``: for each chunk it reads the
+2. writes the fleet's state first, its fit's ``rules`` left empty: events from then on
+   read the new fit's fleet, and a fleet naming no rules is fitted again by the next fit
+   pass (``SkillService.fit``), should this commit not end;
+3. writes every agent's state in chunks of ``SKILL_CHUNK``: for each chunk it reads the
    agents' revisions, then the events after S, folds, and writes the chunk as one atomic
    batch, each state a compare-and-set on the revision read (a state the fit does not give
    is deleted the same way). An event touching one of the agents after the revisions were
-   read has changed its revision, so the chunk is refused, and re-read, re-folded and
-   written again (``retry_on_conflict``, counted as ``skill_fit``). Events are never held:
-   they commit between the chunks, or make a chunk retry;
-3. writes the fleet's state (its ``fit.seq`` = S) last;
-4. repairs: an event applied while 2 and 3 ran may have been folded from the previous
-   fleet, or from states some of which were already this fit's. Every state is marked
-   with the fit its inputs came from (``AgentSkill.fit``, ``services/skill/fitting.py``:
-   ``stamped``): such an event marks what it writes ``STALE``, or with the previous fit.
-   One pass over every state finds those not marked with this fit, which are written
-   again, re-folded the same way; an event reading a state before it is written again
-   fails its compare-and-set and folds again from the new one. Passes repeat until one
-   finds none (at most ``REPAIR_PASSES``): after the fleet's state is written, events
-   read this fit's fleet, so new marks are this fit's once the states they read are;
-5. lets go of the ``fit`` key.
+   read has changed its revision, so the chunk is refused, and written again in halves
+   (an agent alone retried with ``retry_on_conflict``; counted as ``skill_fit``). Events
+   are never held: they commit between the chunks, or make a chunk retry;
+4. repairs: every state is marked with the fit its inputs came from (``AgentSkill.fit``,
+   ``services/skill/fitting.py``: ``stamped``). An event that read the new fleet with a
+   state this commit had not written yet marks what it writes ``STALE``; it committed
+   before that state's chunk (else its compare-and-set failed), so before this step. An
+   event that read the previous fleet read states no chunk had written yet, and every one
+   of them is written after it (or it fails its compare-and-set), folded with it. So one
+   pass over every state finds the ones to write again (not marked with this fit); a
+   repair can leave new marks only on an event that read a state before its repair and
+   committed before it, so passes repeat until one finds none (at most
+   ``REPAIR_PASSES``);
+5. writes the fleet's state again, whole, and lets go of the ``fit`` key.
 
 A chunk that keeps conflicting (``CHUNK_ATTEMPTS``), or repairs that never end, stop the
 commit with a warning: the states are then partly this fit's, ``oracle verify`` names
 those that no replay gives, and the next fit (which runs, as the log has events after the
 last fit's seq, or its seq is older) writes them all again. A crash in the middle leaves
-the same. An event folded from the previous fleet that commits after the last repair pass
-(a writer that read the fleet before step 3 and took longer than the repairs to commit)
-is left to the next fit the same way.
+the same (the fleet naming no rules makes the next fit run). One case escapes the
+repairs: an event that read the previous fleet and only agents without a state (nothing
+for a chunk to move under it), and whose commit took longer than all the chunks; it is
+after the fit's seq, so the next fit pass runs and writes its agents again.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ import logging
 import time
 from collections.abc import Sequence
 
-from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL
+from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, FleetSkill, replace
 from agentladder.errors import RevisionConflict
 from agentladder.store.nats.batch import BatchMessage, publish_expected
 from agentladder.store.nats.io import REQUEST_TIMEOUT
@@ -124,22 +128,24 @@ class _Commit:
         for start in range(0, len(agents), SKILL_CHUNK):
             await self.write(agents[start : start + SKILL_CHUNK])
 
+    async def _put_fleet(self, fleet: FleetSkill) -> None:
+        message = BatchMessage(f"{self.kv.pre}fleet", FLEET_SKILL.dump_json(fleet))
+        await publish_expected(self.kv.nc, message, timeout=REQUEST_TIMEOUT)
+
     async def run(self) -> None:
-        """Steps 2 to 4 of the module's docstring."""
+        """Steps 2 to 5 of the module's docstring."""
         present = await self.kv.scan_states()
         first = await self.folded()
+        fleet = first.fleet
+        if fleet.fit is not None:  # begun: a fleet naming no rules is fitted again
+            await self._put_fleet(replace(fleet, fit=replace(fleet.fit, rules="")))
         await self.write_all(sorted(set(present.revisions) | set(first.agents)))
-        fleet = (await self.folded()).fleet
-        await publish_expected(
-            self.kv.nc,
-            BatchMessage(f"{self.kv.pre}fleet", FLEET_SKILL.dump_json(fleet)),
-            timeout=REQUEST_TIMEOUT,
-        )
         mark = fleet.fit.seq if fleet.fit is not None else 0
         for _ in range(REPAIR_PASSES):
             now = await self.kv.scan_states()
             stale = [agent for agent, state in now.states.items() if state.fit != mark]
             if not stale:
+                await self._put_fleet(fleet)
                 return
             await self.write_all(stale)
         raise RevisionConflict(f"{self.kv.pre}a.*", None, None)
