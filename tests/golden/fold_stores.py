@@ -15,6 +15,7 @@ Regenerate only after an intended change of the rules' results, with
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import random
 import tempfile
@@ -23,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from agentladder.config import parse_settings
-from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL
+from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill, replace
 from agentladder.importing.jsonl import read_jsonl
 from agentladder.importing.run import run_import
 from agentladder.services.clock import FixedClock
 from agentladder.services.container import Services, build_services
 from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.services.skill.fitting import events_after
 
 __all__ = ["GOLDEN", "lines", "snapshot_of"]
 
@@ -101,10 +103,18 @@ async def _snapshot(services: Services) -> dict[str, Any]:
             "profile": None if found is None else found.value.model_dump_json(),
             "events": [e.model_dump_json() for e in await store.events(agent_id)],
             "ledger": [e.model_dump_json(exclude={"id"}) for e in ledger],
-            "skill": None if skill is None else AGENT_SKILL.dump_json(skill).decode(),
+            "skill": None if skill is None else AGENT_SKILL.dump_json(_unmarked(skill)).decode(),
         }
-    fleet = FLEET_SKILL.dump_json(await store.get_fleet_skill()).decode()
-    return {"agents": agents, "fleet": fleet}
+    fleet = await store.get_fleet_skill()
+    if fleet.fit is not None:  # a seq counted in events, as memory and SQLite number them
+        seqs = [e.seq for e in await events_after(store, 0)]
+        fleet = replace(fleet, fit=replace(fleet.fit, seq=bisect.bisect_right(seqs, fleet.fit.seq)))
+    return {"agents": agents, "fleet": FLEET_SKILL.dump_json(fleet).decode()}
+
+
+def _unmarked(skill: AgentSkill) -> AgentSkill:
+    """The state without the mark of its fit (a seq: NATS's are stream sequences)."""
+    return replace(skill, fit=0)
 
 
 def snapshot_of(store_url: str) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""NATS skill states: a commit by another instance while one is between its reads can
-never leave a state folded from a stale base (the head is read before the states)."""
+"""NATS skill states: a commit by another instance while one is between its read of a
+state and its own commit can never leave a state folded from a stale base (each state is
+written on the revision it was read at)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from agentladder.store.url import open_store
 def test_another_instances_commit_during_the_reads_leaves_no_stale_state(
     nats_store_url: str,
 ) -> None:
-    """Instance one's read of the log's head is held until instance two has committed a
-    judgment of the same agent: one's own judgment is then folded onto two's state (its
-    compare-and-set on the head sees the new head), and the replay equals the store."""
+    """Instance one's read of the agent's state is held until instance two has committed a
+    judgment of the same agent: one's compare-and-set on the state's revision fails, its
+    judgment is folded again onto two's state, and the replay equals the store."""
     first = ScoreEvidence(key="j1", at=1.0, agent_id="x", task_type="t", score=9.0)
     second = ScoreEvidence(key="j2", at=2.0, agent_id="x", task_type="t", score=2.0)
 
@@ -27,23 +28,25 @@ def test_another_instances_commit_during_the_reads_leaves_no_stale_state(
         assert isinstance(one, NatsStore)
         kv: SkillKv = one._skills
         reached, done = asyncio.Event(), asyncio.Event()
-        plain = kv._get
+        plain = kv.get
 
         async def held(key: str) -> tuple[bytes, int] | None:
-            if key == "head" and not done.is_set():
+            found = await plain(key)
+            if key == "a.x" and not done.is_set():
                 reached.set()
                 await done.wait()
-            return await plain(key)
+            return found
 
-        kv._get = held  # type: ignore[method-assign]
+        kv.get = held  # type: ignore[method-assign]
         try:
             task = asyncio.create_task(SkillService(one).observe(first))
             await asyncio.wait_for(reached.wait(), 10)
-            await asyncio.sleep(0.3)  # whatever one reads beside the head is read by now
+            await asyncio.sleep(0.3)  # whatever one reads beside the state is read by now
             await SkillService(two).observe(second)
             done.set()
             await asyncio.wait_for(task, 10)
             assert [e.key for e in await two.skill_events()] == ["j2", "j1"]
+            assert one.conflicts.conflicts["skill"] == 1
             assert (await verify_skills(two, SkillRules())).differences == []
         finally:
             await one.close()

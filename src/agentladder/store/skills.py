@@ -1,15 +1,21 @@
 """What the stores keep for the evidence model: one ordered log of skill events, the
 state of each agent it touched, and the fleet's state.
 
-The log is global and totally ordered (``seq``, 1-based, no gaps): a deliberation's
-evidence touches several agents and the fleet at once, and replaying the events in
-``seq`` order rebuilds every state. ``apply_skill`` applies one event once per ``key``: a
-repeated key returns the stored event and does not call the fold.
+The log is totally ordered by ``seq``: increasing in the order the events were applied,
+from 1, with gaps allowed (memory and SQLite, one writer each, number the events 1, 2, ...;
+on NATS an event's seq is its stream sequence, see ``store/nats/skills.py``). A reader
+pages by the last seq it saw (``skill_events(after=...)``), never by counting. A
+deliberation's evidence touches several agents at once; each event is applied with the
+states it changes in one atomic unit, folded from the states the events before it that
+touch the same agents left, so replaying the events in ``seq`` order rebuilds every state.
+``apply_skill`` applies one event once per ``key``: a repeated key returns the stored event
+and does not call the fold.
 
-The states are the last fit's (over the whole log: the estimate depends on the set of
-events, not their order), each moved since by the events that came after it
+The states are the last fit's (over the log up to its ``seq``: the estimate depends on the
+set of events, not their order), each moved since by the events that came after it
 (``commit_skill_fit``: the fit's states replace all, with the events the log gained while
-the fit ran folded onto them, in one unit).
+the fit ran folded onto them; memory and SQLite in one unit, NATS in chunks that hold no
+event back and write again what an event moved meanwhile).
 
 A state stored by the earlier filter-only model (before the fit) reads as absent
 (``decode_state``): the log is what counts, and the next fit (``serve`` runs one within
@@ -62,7 +68,9 @@ class SkillEvent(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    seq: int = Field(default=0, ge=0, description="the log's order, 1-based; set by the store")
+    seq: int = Field(
+        default=0, ge=0, description="the log's order: increasing from 1, gaps allowed; the store's"
+    )
     key: str
     kind: str
     payload: str
@@ -103,4 +111,5 @@ class SkillFitCommit:
 
 FitFold = Callable[[Sequence[SkillEvent]], SkillFitCommit]
 """Builds the states to write from a fit, given the events appended after the log's end
-that the fit read (in ``seq`` order; usually none). Pure: it may run more than once."""
+that the fit read (in ``seq`` order; usually none). Pure: it may run more than once, each
+time with the events of the call before and maybe more after them."""

@@ -3,9 +3,10 @@ states to commit (the events appended while the fit ran folded onto them)."""
 
 from __future__ import annotations
 
+import bisect
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from pydantic import TypeAdapter
 from threadpoolctl import threadpool_limits
@@ -16,11 +17,21 @@ from agentladder.domain.skill.live import apply_evidence
 from agentladder.domain.skill.observations import observations_of
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.snapshot import Snapshot, snapshot_of
-from agentladder.domain.skill.state import AgentSkill, FitInfo, FleetSkill
+from agentladder.domain.skill.state import AgentSkill, FitInfo, FleetSkill, replace
 from agentladder.store.base import Store
 from agentladder.store.skills import FitFold, SkillEvent, SkillFitCommit
 
-__all__ = ["Log", "fitted", "fitted_commit", "folded", "read_log"]
+__all__ = [
+    "STALE",
+    "Log",
+    "events_after",
+    "fit_of",
+    "fitted",
+    "fitted_commit",
+    "folded",
+    "read_log",
+    "stamped",
+]
 
 PAGE = 10_000
 _EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
@@ -28,25 +39,43 @@ _EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
 
 @dataclass(frozen=True)
 class Log:
-    """Every event's evidence, and the seq of the last one."""
+    """Every event's evidence, the seq of the last one, and each event's seq."""
 
     evidence: list[Evidence]
     seq: int
+    seqs: list[int] = field(default_factory=list)
+
+    def upto(self, seq: int) -> Log:
+        """The log as it was when its end was ``seq``: its events with a seq up to it."""
+        count = bisect.bisect_right(self.seqs, seq)
+        return Log(self.evidence[:count], seq, self.seqs[:count])
 
 
 async def read_log(store: Store, upto: int | None = None) -> Log:
-    """The store's skill log from the start (to ``upto`` when given), checked gapless."""
+    """The store's skill log from the start (to ``upto`` when given), checked in order
+    (seqs increasing; gaps are allowed: ``store.skills``)."""
     evidence: list[Evidence] = []
+    seqs: list[int] = []
     after = 0
     while page := await store.skill_events(after=after, limit=PAGE):
         for event in page:
             if upto is not None and event.seq > upto:
-                return Log(evidence, after)
-            if event.seq != after + 1:
+                return Log(evidence, after, seqs)
+            if event.seq <= after:
                 raise ValueError(f"skill log: seq {event.seq} follows {after}")
             evidence.append(_EVIDENCE.validate_json(event.payload))
+            seqs.append(event.seq)
             after = event.seq
-    return Log(evidence, after)
+    return Log(evidence, after, seqs)
+
+
+async def events_after(store: Store, after: int) -> list[SkillEvent]:
+    """Every skill event with a seq above ``after``, in order (read page by page)."""
+    out: list[SkillEvent] = []
+    while page := await store.skill_events(after=after, limit=PAGE):
+        out.extend(page)
+        after = page[-1].seq
+    return out
 
 
 def fitted(log: Log, rules: SkillRules, at: float) -> Snapshot:
@@ -58,16 +87,41 @@ def fitted(log: Log, rules: SkillRules, at: float) -> Snapshot:
     return snapshot_of(fit, rules, log.seq, len(log.evidence), at)
 
 
+STALE = -1
+"""``AgentSkill.fit`` of a state folded from inputs of two fits (``stamped``)."""
+
+
+def fit_of(fleet: FleetSkill) -> int:
+    """The seq of the fit the fleet's state comes from (0: none yet)."""
+    return fleet.fit.seq if fleet.fit is not None else 0
+
+
+def stamped(
+    changed: Mapping[str, AgentSkill], read: Mapping[str, AgentSkill], fleet: FleetSkill
+) -> dict[str, AgentSkill]:
+    """The states an event's filter step gives, each marked (``AgentSkill.fit``) with the
+    fit its inputs come from: the fleet's, when every state read is marked with it too;
+    ``STALE`` when some input is of another fit (a NATS fit's commit was writing its states
+    meanwhile: ``store/nats/skillfit.py`` writes again every state not marked with its
+    fit's seq). A replay marks every state with its fit."""
+    mark = fit_of(fleet)
+    if any(state.fit != mark for state in read.values()):
+        mark = STALE
+    return {a: s if s.fit == mark else replace(s, fit=mark) for a, s in changed.items()}
+
+
 def folded(
     snapshot: Snapshot, newer: Sequence[SkillEvent], rules: SkillRules
 ) -> dict[str, AgentSkill]:
-    """The snapshot's states with the newer events' filter steps on them, in seq order."""
-    states: dict[str, AgentSkill] = dict(snapshot.agents)
+    """The snapshot's states with the newer events' filter steps on them, in seq order,
+    every one marked with the snapshot's fit."""
+    mark = fit_of(snapshot.fleet)
+    states = {a: s if s.fit == mark else replace(s, fit=mark) for a, s in snapshot.agents.items()}
     for event in newer:
         update = apply_evidence(
             states, snapshot.fleet, _EVIDENCE.validate_json(event.payload), rules
         )
-        states.update(update.agents)
+        states.update(stamped(update.agents, states, snapshot.fleet))
     return states
 
 
@@ -91,7 +145,18 @@ def fitted_commit(log: Log, rules: SkillRules, at: float) -> FitFold:
     finally:
         sys.setswitchinterval(switch)
 
+    done: list[tuple[list[int], dict[str, AgentSkill]]] = []  # the last call's seqs and states
+
     def fold(newer: Sequence[SkillEvent]) -> SkillFitCommit:
-        return SkillFitCommit(folded(snapshot, newer, rules), snapshot.fleet)
+        """The fit's states with ``newer`` folded on; a call whose events extend the last
+        call's (as a NATS commit's calls do) folds only the ones added."""
+        seqs = [event.seq for event in newer]
+        if done and seqs[: len(done[0][0])] == done[0][0]:
+            known, states = done[0]
+            states = folded(Snapshot(states, snapshot.fleet), newer[len(known) :], rules)
+        else:
+            states = folded(snapshot, newer, rules)
+        done[:] = [(seqs, states)]
+        return SkillFitCommit(states, snapshot.fleet)
 
     return fold

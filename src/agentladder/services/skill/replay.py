@@ -15,8 +15,8 @@ from typing import Any
 
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.snapshot import Snapshot
-from agentladder.domain.skill.state import AgentSkill, FleetSkill
-from agentladder.services.skill.fitting import Log, fitted, folded, read_log
+from agentladder.domain.skill.state import AgentSkill, FleetSkill, replace
+from agentladder.services.skill.fitting import events_after, fitted, folded, read_log
 from agentladder.store.base import Store
 
 __all__ = ["TOLERANCE", "SkillReport", "rebuild_skills", "verify_skills"]
@@ -52,11 +52,10 @@ async def rebuild_skills(
         snapshot = fitted(whole, rules, at)
         return snapshot.agents, snapshot.fleet, len(whole.evidence)
     if done is None:  # never fitted: every event's filter step from nothing
-        events = await store.skill_events(after=0, limit=max(1, whole.seq))
-        return folded(Snapshot({}, FleetSkill()), events, rules), FleetSkill(), whole.seq
-    upto = Log(whole.evidence[: done.seq], done.seq)
-    snapshot = fitted(upto, rules, done.at)
-    newer = await store.skill_events(after=done.seq, limit=max(1, whole.seq - done.seq))
+        events = await events_after(store, 0)
+        return folded(Snapshot({}, FleetSkill()), events, rules), FleetSkill(), len(events)
+    snapshot = fitted(whole.upto(done.seq), rules, done.at)
+    newer = await events_after(store, done.seq)
     return folded(snapshot, newer, rules), snapshot.fleet, len(whole.evidence)
 
 
@@ -73,6 +72,12 @@ def close(a: Any, b: Any, tolerance: float = TOLERANCE) -> bool:
     return bool(a == b)
 
 
+def _unmarked(state: AgentSkill | None) -> AgentSkill | None:
+    """The state without its mark of the fit it comes from (``fitting.stamped``): a
+    store's bookkeeping (a state written before marks existed has none), not an estimate."""
+    return None if state is None else replace(state, fit=0)
+
+
 async def verify_skills(store: Store, rules: SkillRules) -> SkillReport:
     """Rebuild the states and compare every one with the stored one."""
     fleet = await store.get_fleet_skill()
@@ -84,9 +89,9 @@ async def verify_skills(store: Store, rules: SkillRules) -> SkillReport:
     stored = {s.agent_id: s for s in await store.list_skills()}
     report.events_replayed = count
     report.agents_checked = len(stored)
-    report.fit_pending = count - (fleet.fit.seq if fleet.fit else 0)
+    report.fit_pending = len(await events_after(store, fleet.fit.seq)) if fleet.fit else count
     for agent in sorted(set(states) | set(stored)):
-        if not close(states.get(agent), stored.get(agent)):
+        if not close(_unmarked(states.get(agent)), _unmarked(stored.get(agent))):
             report.differences.append(agent)
     if fleet.fit is not None and not close(rebuilt_fleet, fleet):
         report.differences.append("(fleet)")

@@ -26,7 +26,7 @@ from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.offload import off_loop
-from agentladder.services.skill.fitting import fitted_commit, read_log
+from agentladder.services.skill.fitting import fitted_commit, read_log, stamped
 from agentladder.store.base import Store
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
@@ -90,7 +90,7 @@ class SkillService:
                 payload_hash=digest,
                 at=evidence.at,
             )
-            return SkillCommit(event, update.agents, None)
+            return SkillCommit(event, stamped(update.agents, states, fleet), None)
 
         return fold
 

@@ -1,17 +1,36 @@
 """The evidence model's log and states in the JetStream KV bucket ``<prefix>_skills``.
 
-Keys: ``head`` (the log's last seq), ``a.<agent_id>`` (an agent's state), ``fleet`` (the
-fleet's), ``e.<token>`` (the event of one key; token: ``claim_token``). One event is one
-atomic batch: the event (expected absent: once per key), the head (compare-and-set on its
-revision: one log, in one order, whatever the number of instances), the states it
-changes. The events' stream order is their ``seq`` order.
+Keys: ``a.<agent_id>`` (an agent's state), ``fleet`` (the fleet's), ``e.<token>`` (the
+event of one key; token: ``claim_token``), ``fit`` (the instance committing a fit, see
+``store/nats/skillfit.py``) and ``head`` (a fence against the previous format, below).
 
-The head is read before the states a fold starts from, never beside them: a batch is
-atomic, so states read after the head are at least as new as it, and any event
-committed after the head was read moves it, so the compare-and-set fails and the fold is
-retried. Read at the same time, a state could be read before another instance's commit
-and the head after it; the compare-and-set would then pass and the state be written
-from a stale base (replay would differ: `oracle verify` reports the agent).
+One event is one atomic batch: the event, expected absent (once per key), then the state of
+every agent it touched, each with a compare-and-set on that state's own revision (expected
+absent when it had none). No key is written by every event: two events contend only when
+they touch a common agent, so instances add capacity instead of queueing on one key. The
+event's ``seq`` is its stream sequence: increasing in commit order, with gaps (the states'
+messages and other keys' sit between two events). It is stored as 0 and set on reading
+(``stamped``).
+
+Why replaying the log gives the stored states: an event's batch writes every state its fold
+read, each on the revision that was read. It commits only if no event touching one of its
+agents committed between its reads and its commit; so the events touching an agent commit
+in their stream order, each folded from the states the earlier ones left, and a replay in
+``seq`` order folds each event from exactly those states. The reads need no order among
+themselves: a state read before another writer's commit carries the old revision, and the
+compare-and-set refuses it (the fold runs again on what is read then). A fold must so write
+every agent whose state it read: the service's folds write every agent the evidence
+touches. The fleet's state is written by a fit's commit only, which re-folds what was
+applied while it wrote (``skillfit.py``).
+
+The previous format kept the log's last seq under ``head``, compare-and-set by every event,
+and stored each event with its seq (1, 2, ...). Such a bucket keeps working: an event that
+carries a seq keeps it (the old events were written in seq order, each at a stream sequence
+at least its seq, so every newer event's stream sequence is above them all and the log stays
+ordered), and a fit's ``seq`` of that time still names the same event. On opening, the head
+is set to a fit held for ever (``fence``), so an instance of the previous version still
+running gets a conflict on every skill write instead of appending events whose seqs would
+run out of order; upgrade every instance together.
 """
 
 from __future__ import annotations
@@ -19,8 +38,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 import nats.js.errors
 from nats.aio.client import Client
@@ -33,6 +52,8 @@ from agentladder.errors import RevisionConflict
 from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode, decode_as
 from agentladder.store.nats.batch import (
+    MAX_BATCH_MESSAGES,
+    BatchAck,
     BatchGate,
     BatchMessage,
     publish_atomic,
@@ -40,253 +61,233 @@ from agentladder.store.nats.batch import (
 )
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
-from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold, decode_state
+from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold, decode_state
 
-__all__ = ["FIT_HOLD_S", "SKILL_CHUNK", "SkillKv"]
+__all__ = ["FENCE", "SKILL_CHUNK", "SkillKv", "stamped"]
 
-FIT_HOLD_S = 30.0
-"""The longest a fit holds the head to commit its states (``commit_fit``); events wait
-meanwhile."""
 SKILL_CHUNK = 300
-"""Events per atomic batch of ``apply_many``: with the head, the fleet and one state per
-event at most 602 messages, under the server's 1000."""
+"""Most events per atomic batch of ``apply_many`` (``chunks`` also keeps the events and
+their agents' states under the server's 1000 messages per batch)."""
+FENCE = {"seq": 0, "fit_until": 1e18, "format": "per-agent"}
+"""The previous format's head as this one leaves it: held by a fit for ever."""
+
+
+def stamped(data: bytes, subject: str, stream_seq: int) -> SkillEvent:
+    """The event a message holds, its ``seq`` its stream sequence unless it carries one
+    (written by the previous format)."""
+    event = decode(SkillEvent, data, subject)
+    return event if event.seq else replaced(event, seq=stream_seq)
+
+
+def chunks(items: Sequence[SkillItem]) -> list[Sequence[SkillItem]]:
+    """``items`` cut in runs of at most ``SKILL_CHUNK`` events whose batch (each event and
+    each distinct agent's state once) stays within the server's limit."""
+    out: list[Sequence[SkillItem]] = []
+    start, agents = 0, set[str]()
+    for index, (_, touched, _) in enumerate(items):
+        grown = agents | set(touched)
+        if index > start and (
+            index - start >= SKILL_CHUNK or index - start + 1 + len(grown) > MAX_BATCH_MESSAGES
+        ):
+            out.append(items[start:index])
+            start, grown = index, set(touched)
+        agents = grown
+    if start < len(items):
+        out.append(items[start:])
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """Agents' states as read, with the revision each was read at (0: absent)."""
+
+    states: dict[str, AgentSkill]
+    revisions: dict[str, int]
 
 
 class SkillKv:
     """The skill log and states of one NATS store."""
 
     def __init__(self, nc: Client, js: JetStreamContext, kv: KeyValue, bucket: str) -> None:
-        self._nc = nc
-        self._batches = BatchGate()  # its stream's atomic batches open at once
-        self._js = js
-        self._kv = kv
-        self._bucket = bucket
-        self._pre = f"$KV.{bucket}."
-        self._stream = f"KV_{bucket}"
-        self._cursor = (0, 0)  # (event seq, stream seq) where the last page ended
+        self.nc = nc
+        self.batches = BatchGate()  # its stream's atomic batches open at once
+        self.js = js
+        self.kv = kv
+        self.bucket = bucket
+        self.pre = f"$KV.{bucket}."
+        self.stream = f"KV_{bucket}"
 
-    async def _get(self, key: str) -> tuple[bytes, int] | None:
+    async def get(self, key: str) -> tuple[bytes, int] | None:
+        """A key's value and revision, None when absent or deleted."""
         try:
-            entry = await self._kv.get(key)
+            entry = await self.kv.get(key)
         except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
             return None
         return entry.value or b"", int(entry.revision or 0)
 
-    async def _head(self) -> tuple[int, int]:
-        """The log's last seq and the head's revision; ``RevisionConflict`` while a fit
-        holds the head to commit (see ``commit_fit``): the caller retries after it."""
-        head = await self._get("head")
-        if head is None:
-            return 0, 0
-        value = json.loads(head[0])
-        until = value.get("fit_until")
-        if until is not None and until > time.time():
-            raise RevisionConflict(f"{self._pre}head", head[1], None)
-        return int(value["seq"]), head[1]
+    async def fence(self) -> None:
+        """Leave the previous format's head held for ever (see the module's docstring)."""
+        found = await self.get("head")
+        if found is not None and json.loads(found[0]).get("format") == FENCE["format"]:
+            return
+        message = BatchMessage(
+            f"{self.pre}head", json.dumps(FENCE).encode(), 0 if found is None else found[1]
+        )
+        # another instance fenced it meanwhile (or an old one moved it: fenced at next open)
+        with contextlib.suppress(RevisionConflict):
+            await publish_expected(self.nc, message, timeout=REQUEST_TIMEOUT)
 
     async def get_event(self, key: str) -> SkillEvent | None:
         """The event applied under ``key``."""
-        found = await self._get(f"e.{claim_token(key)}")
+        token = claim_token(key)
+        found = await self.get(f"e.{token}")
         if found is None:
             return None
-        return decode(SkillEvent, found[0], f"{self._bucket}/e.{claim_token(key)}")
+        return stamped(found[0], f"{self.bucket}/e.{token}", found[1])
+
+    async def read(self, agent_ids: Collection[str]) -> Read:
+        """The states of ``agent_ids`` (fetched at once) and the revisions they were read at."""
+        wanted = list(dict.fromkeys(agent_ids))
+        found = await asyncio.gather(*(self.get(f"a.{a}") for a in wanted))
+        states: dict[str, AgentSkill] = {}
+        revisions: dict[str, int] = {}
+        for agent, item in zip(wanted, found, strict=True):
+            revisions[agent] = 0 if item is None else item[1]
+            state = None if item is None else decode_state(item[0], f"{self.bucket}/a.{agent}")
+            if state is not None:
+                states[agent] = state
+        return Read(states, revisions)
 
     async def get_states(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """The states of those of ``agent_ids`` that have one (fetched at once)."""
-        wanted = list(dict.fromkeys(agent_ids))
-        found = await asyncio.gather(*(self._get(f"a.{a}") for a in wanted))
-        states = {
-            agent: decode_state(item[0], f"{self._bucket}/a.{agent}")
-            for agent, item in zip(wanted, found, strict=True)
-            if item is not None
-        }
-        return {agent: state for agent, state in states.items() if state is not None}
+        return (await self.read(agent_ids)).states
 
     async def fleet(self) -> FleetSkill:
         """The fleet's state."""
-        found = await self._get("fleet")
+        found = await self.get("fleet")
         return FleetSkill() if found is None else decode_as(FLEET_SKILL, found[0], "fleet")
 
+    def _states(self, read: Read, written: dict[str, AgentSkill]) -> list[BatchMessage]:
+        """Every state read, on its revision: the new value where the fold wrote one, the
+        same again where it left it (so that its compare-and-set still guards the read)."""
+        out = [
+            BatchMessage(
+                f"{self.pre}a.{agent}", AGENT_SKILL.dump_json(state), read.revisions.get(agent, 0)
+            )
+            for agent, state in written.items()
+        ]
+        out.extend(
+            BatchMessage(
+                f"{self.pre}a.{agent}", AGENT_SKILL.dump_json(state), read.revisions[agent]
+            )
+            for agent, state in read.states.items()
+            if agent not in written
+        )
+        return out
+
+    async def publish(self, messages: list[BatchMessage]) -> BatchAck:
+        """One atomic batch on the bucket's stream, once the gate lets it open."""
+        return await publish_atomic(self.nc, messages, timeout=REQUEST_TIMEOUT, gate=self.batches)
+
+    def _event_message(self, event: SkillEvent) -> BatchMessage:
+        data = replaced(event, seq=0).model_dump_json().encode()
+        return BatchMessage(f"{self.pre}e.{claim_token(event.key)}", data, 0)
+
     async def apply(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
-        """Read, fold and commit one batch; ``RevisionConflict`` when another event was
-        appended meanwhile (the caller retries)."""
-        token = claim_token(key)
+        """Read, fold and commit one batch; ``RevisionConflict`` when an event touching one
+        of its agents committed meanwhile (the caller retries)."""
         stored = await self.get_event(key)
         if stored is not None:
             return SkillApplied(stored, created=False)
-        last, head_revision = await self._head()  # first: see the module's docstring
-        states, fleet = await asyncio.gather(self.get_states(agents), self.fleet())
-        commit = fold(states, fleet)
-        event = replaced(commit.event, seq=last + 1)
-        messages = [
-            BatchMessage(f"{self._pre}e.{token}", event.model_dump_json().encode(), 0),
-            BatchMessage(
-                f"{self._pre}head", json.dumps({"seq": event.seq}).encode(), head_revision
-            ),
-        ]
-        messages.extend(
-            BatchMessage(f"{self._pre}a.{agent}", AGENT_SKILL.dump_json(state))
-            for agent, state in commit.agents.items()
-        )
-        if commit.fleet is not None:
-            messages.append(BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(commit.fleet)))
+        read, fleet = await asyncio.gather(self.read(agents), self.fleet())
+        commit = fold(read.states, fleet)
+        messages = [self._event_message(commit.event), *self._states(read, commit.agents)]
         try:
-            await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT, gate=self._batches)
+            ack = await self.publish(messages)
         except RevisionConflict:
             stored = await self.get_event(key)
             if stored is not None:  # another instance applied this very key
                 return SkillApplied(stored, created=False)
             raise
-        return SkillApplied(event, created=True)
+        return SkillApplied(replaced(commit.event, seq=ack.seq - ack.count + 1), created=True)
 
     async def apply_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
-        """Read, fold and commit up to ``SKILL_CHUNK`` events in one atomic batch, each its
-        own event (expected absent) on one compare-and-set of the head; ``RevisionConflict``
-        when another event was appended meanwhile (the caller retries the whole chunk)."""
+        """Read, fold and commit the events of ``items`` (one of ``chunks``) in one atomic
+        batch, each its own event (expected absent), the states they touch written once
+        each on the revision read; ``RevisionConflict`` when an event touching one of them
+        committed meanwhile (the caller retries the whole chunk)."""
         keys = list(dict.fromkeys(key for key, _, _ in items))
         found = await asyncio.gather(*(self.get_event(key) for key in keys))
         known = {key: event for key, event in zip(keys, found, strict=True) if event is not None}
         touched = list(dict.fromkeys(agent for _, agents, _ in items for agent in agents))
-        last, head_revision = await self._head()  # first: see the module's docstring
-        read, fleet = await asyncio.gather(self.get_states(touched), self.fleet())
-        states = dict(read)
+        read, fleet = await asyncio.gather(self.read(touched), self.fleet())
+        states = dict(read.states)
         changed: dict[str, AgentSkill] = {}
-        fleet_changed = False
-        out: list[SkillApplied] = []
         events: list[SkillEvent] = []
+        position: dict[str, int] = {}  # a new key's index among ``events``
         for key, agents, fold in items:
-            if key in known:
-                out.append(SkillApplied(known[key], created=False))
+            if key in known or key in position:
                 continue
             commit = fold({a: states[a] for a in agents if a in states}, fleet)
-            last += 1
-            event = replaced(commit.event, seq=last)
-            known[key] = event
-            events.append(event)
+            position[key] = len(events)
+            events.append(commit.event)
             states.update(commit.agents)
             changed.update(commit.agents)
-            if commit.fleet is not None:
-                fleet, fleet_changed = commit.fleet, True
-            out.append(SkillApplied(event, created=True))
-        if not events:
-            return out
-        messages = [
-            BatchMessage(
-                f"{self._pre}e.{claim_token(event.key)}", event.model_dump_json().encode(), 0
-            )
-            for event in events
-        ]
-        messages.append(
-            BatchMessage(f"{self._pre}head", json.dumps({"seq": last}).encode(), head_revision)
-        )
-        messages.extend(
-            BatchMessage(f"{self._pre}a.{agent}", AGENT_SKILL.dump_json(state))
-            for agent, state in changed.items()
-        )
-        if fleet_changed:
-            messages.append(BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(fleet)))
-        await publish_atomic(self._nc, messages, timeout=REQUEST_TIMEOUT, gate=self._batches)
+        if events:
+            messages = [self._event_message(event) for event in events]
+            messages.extend(self._states(read, changed))
+            ack = await self.publish(messages)
+            first = ack.seq - ack.count + 1
+            events = [replaced(event, seq=first + i) for i, event in enumerate(events)]
+        out: list[SkillApplied] = []
+        returned: set[str] = set()
+        for key, _, _ in items:
+            if key in known:
+                out.append(SkillApplied(known[key], created=False))
+            else:  # a key repeated within the items: created the first time only
+                out.append(SkillApplied(events[position[key]], created=key not in returned))
+                returned.add(key)
         return out
-
-    async def commit_fit(self, seq: int, fold: FitFold) -> None:
-        """The fit's states, with the events after ``seq`` folded on, then the fleet's.
-
-        The states take several batches, so the fit first holds the head (a
-        compare-and-set marking it ``fit_until`` ``FIT_HOLD_S`` from now): events wait
-        (``_head``) until the states and the fleet's are written and the head is let go
-        in the last batch. Without the hold, a fleet writing evidence steadily made every
-        commit lose its compare-and-set, and the states a lost commit had written were no
-        replay's. ``RevisionConflict`` when an event was appended before the hold, or
-        another instance's fit holds the head (the caller retries). A commit cut by a crash
-        leaves the head held until ``fit_until``, and states the next fit replaces."""
-        last, head_revision = await self._head()
-        hold = {"seq": last, "fit_until": time.time() + FIT_HOLD_S}
-        held = await publish_expected(
-            self._nc,
-            BatchMessage(f"{self._pre}head", json.dumps(hold).encode(), head_revision),
-            timeout=REQUEST_TIMEOUT,
-        )
-        try:
-            newer: list[SkillEvent] = []
-            after = seq
-            while after < last and (page := await self.events(after, 1000)):
-                newer.extend(event for event in page if event.seq <= last)
-                after = page[-1].seq
-            commit = fold(newer)
-            kept = {state.agent_id for state in await self.list_states()}
-            for gone in sorted(kept - set(commit.agents)):  # replaced by nothing: removed
-                await self._kv.delete(f"a.{gone}")
-            states = list(commit.agents.items())
-            for start in range(0, len(states), SKILL_CHUNK):
-                messages = [
-                    BatchMessage(f"{self._pre}a.{agent}", AGENT_SKILL.dump_json(state))
-                    for agent, state in states[start : start + SKILL_CHUNK]
-                ]
-                await publish_atomic(
-                    self._nc, messages, timeout=REQUEST_TIMEOUT, gate=self._batches
-                )
-            await publish_atomic(
-                self._nc,
-                [
-                    BatchMessage(f"{self._pre}fleet", FLEET_SKILL.dump_json(commit.fleet)),
-                    BatchMessage(f"{self._pre}head", json.dumps({"seq": last}).encode(), held),
-                ],
-                timeout=REQUEST_TIMEOUT,
-                gate=self._batches,
-            )
-        except BaseException:
-            with contextlib.suppress(Exception):  # let go of the head; else it runs out
-                release = BatchMessage(f"{self._pre}head", json.dumps({"seq": last}).encode(), held)
-                await publish_expected(self._nc, release, timeout=REQUEST_TIMEOUT)
-            raise
 
     async def list_states(self) -> list[AgentSkill]:
         """Every agent's state, by agent id."""
-        messages = await scan(
-            self._js, f"KV_{self._bucket}", f"{self._pre}a.>", last_per_subject=True
-        )
+        return list((await self.scan_states()).states.values())
+
+    async def scan_states(self) -> Read:
+        """Every agent's state with its revision (one pass over the stream), by agent id;
+        an undecodable legacy state has its revision and no state."""
+        messages = await scan(self.js, self.stream, f"{self.pre}a.>", last_per_subject=True)
         found = {
-            msg.subject.removeprefix(f"{self._pre}a."): msg.data
+            msg.subject.removeprefix(f"{self.pre}a."): (msg.data, msg.metadata.sequence.stream)
             for msg in messages
             if not is_deleted(msg)
         }
-        states = (decode_state(found[a], f"{self._bucket}/a.{a}") for a in sorted(found))
-        return [state for state in states if state is not None]
+        states: dict[str, AgentSkill] = {}
+        for agent in sorted(found):
+            state = decode_state(found[agent][0], f"{self.bucket}/a.{agent}")
+            if state is not None:
+                states[agent] = state
+        return Read(states, {agent: revision for agent, (_, revision) in found.items()})
 
     async def events(self, after: int, limit: int) -> list[SkillEvent]:
-        """The events after ``after``, in order. Events are written once each, in seq
-        order, so the stream holds them sorted: the page starts where a binary search over
-        stream sequences finds the first event after ``after`` (a sequential reader is
-        found at once from where its last page ended), and reads ``limit`` from there."""
-        start = await self._start_of(after)
-        if start is None:
-            return []
-        messages = await scan_page(
-            self._js, self._stream, f"{self._pre}e.>", start=start, limit=limit
-        )
-        out = [decode(SkillEvent, msg.data, msg.subject) for msg in messages]
-        if messages:
-            self._cursor = (out[-1].seq, messages[-1].metadata.sequence.stream)
-        return [event for event in out if event.seq > after]
-
-    async def _start_of(self, after: int) -> int | None:
-        """The stream sequence of the first event after ``after`` (None: there is none)."""
-        if after <= 0:
-            return 1
-        if self._cursor[0] == after:
-            return self._cursor[1] + 1
-        info = await self._js.stream_info(self._stream)
-        low, high = int(info.state.first_seq or 1), int(info.state.last_seq or 0)
-        found: int | None = None
-        while low <= high:  # the smallest stream seq whose next event is after ``after``
-            mid = (low + high) // 2
-            msg = await next_msg(self._js, self._stream, f"{self._pre}e.>", mid)
-            if msg is None:
-                high = mid - 1
-                continue
-            seq = int(msg.seq or 0)
-            if decode(SkillEvent, msg.data or b"", self._stream).seq > after:
-                found, high = seq, mid - 1
-            else:
-                low = seq + 1
-        return found
+        """Up to ``limit`` events with ``seq`` above ``after``, in order. An event's seq is
+        at most its stream sequence (equal but for the previous format's), so none at or
+        below stream sequence ``after`` is wanted: the read starts after it and skips the
+        previous format's events whose seq is not above ``after``."""
+        out: list[SkillEvent] = []
+        start = max(1, after + 1)
+        if await next_msg(self.js, self.stream, f"{self.pre}e.>", start) is None:
+            return out  # one request when there is nothing newer (a poller's usual case)
+        while len(out) < limit:
+            want = limit - len(out)
+            messages = await scan_page(
+                self.js, self.stream, f"{self.pre}e.>", start=start, limit=want
+            )
+            for msg in messages:
+                event = stamped(msg.data, msg.subject, msg.metadata.sequence.stream)
+                if event.seq > after:
+                    out.append(event)
+            if len(messages) < want:
+                break
+            start = messages[-1].metadata.sequence.stream + 1
+        return out

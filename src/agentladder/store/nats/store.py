@@ -57,7 +57,8 @@ from agentladder.store.nats.leases import KvLeases
 from agentladder.store.nats.oracle import OracleLog
 from agentladder.store.nats.ranks import RankStats
 from agentladder.store.nats.records import KvDocuments
-from agentladder.store.nats.skills import SKILL_CHUNK, SkillKv
+from agentladder.store.nats.skillfit import commit_fit
+from agentladder.store.nats.skills import SkillKv, chunks
 from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
@@ -93,6 +94,8 @@ async def open_nats_store(url: str) -> NatsStore:
             deliberations = await ensure_kv(js, options.deliberations_bucket, replicas)
             leases = await ensure_kv(js, options.leases_bucket, replicas)
             skills = await ensure_kv(js, options.skills_bucket, replicas, atomic=True)
+            skill_kv = SkillKv(nc, js, skills, options.skills_bucket)
+            await skill_kv.fence()
             await ensure_oracle_stream(js, options)
             index = LeaderboardIndex(js, options.oracle_stream, options.event_prefix)
             await index.start()
@@ -110,7 +113,7 @@ async def open_nats_store(url: str) -> NatsStore:
     return NatsStore(
         nc, js, options, RankStats(nc, js, ranks, options), oracle, docs, index,
         KvLeases(js, leases, options.leases_bucket),
-        SkillKv(nc, js, skills, options.skills_bucket),
+        skill_kv,
     )  # fmt: skip
 
 
@@ -257,10 +260,9 @@ class NatsStore:
         return await apply_in_flight(self.apply_oracle, items)
 
     async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
-        """Few atomic batches on the skill log's head, each retried on conflict."""
+        """Few atomic batches (``skills.chunks``), each retried on conflict."""
         out: list[SkillApplied] = []
-        for start in range(0, len(items), SKILL_CHUNK):
-            chunk = items[start : start + SKILL_CHUNK]
+        for chunk in chunks(items):
 
             async def attempt(chunk: Sequence[SkillItem] = chunk) -> list[SkillApplied]:
                 with self._guard("apply_skill_many"):
@@ -270,7 +272,7 @@ class NatsStore:
         return out
 
     async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
-        """One atomic batch on the skill log's head, retried on conflict."""
+        """One atomic batch on the event's key and its agents' states, retried on conflict."""
 
         async def attempt() -> SkillApplied:
             with self._guard("apply_skill"):
@@ -279,14 +281,10 @@ class NatsStore:
         return await retry_on_conflict(attempt, op="skill", tally=self.conflicts)
 
     async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:
-        """The states in batches, then the fleet's on the head's compare-and-set, retried
-        when an event was appended meanwhile."""
-
-        async def attempt() -> None:
-            with self._guard("commit_skill_fit"):
-                await self._skills.commit_fit(seq, fold)
-
-        await retry_on_conflict(attempt, op="skill_fit", tally=self.conflicts)
+        """The states in chunks, then the fleet's, then the states written meanwhile again
+        (``skillfit``); each chunk retried on conflict."""
+        with self._guard("commit_skill_fit"):
+            await commit_fit(self._skills, seq, fold, self.conflicts)
 
     async def get_skills(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """From the skill bucket, at once."""

@@ -1,0 +1,182 @@
+"""NATS: scored judgments with the skill model on and off, on one and on two instances.
+
+One nats-server (JetStream on this machine's disk). An instance is a process of its own
+(an ``Oracle`` over a ``NatsStore``, with a ``SkillService`` or without: the skill model
+on or off) with ``CLIENTS`` concurrent clients, each sending scored judgments
+(``Oracle.submit_for_judgment``: the award, then the skill evidence) to random agents of
+``AGENTS``, for ``SECONDS`` after all instances are ready. Each configuration gets a fresh
+prefix (empty buckets and streams); configurations run in turn, alternating, ``RUNS``
+times. Figures per configuration, medians over the runs: judgments per second
+fleet-wide, p50 and p99 of a judgment, and the share of the skill writes'
+compare-and-set attempts that conflicted (the store's ``WriteTally``, op ``skill``).
+
+Targets (issue 27): skill on at least 0.8 of off (one instance); two instances at least
+1.0 of one (skill on); conflicts at most 5% of attempts.
+
+Run: ``.venv/bin/python -m benchmarks nats_instances``. ``AGENTLADDER_INSTANCES_RUNS``,
+``AGENTLADDER_INSTANCES_SECONDS``, ``AGENTLADDER_INSTANCES_AGENTS``,
+``AGENTLADDER_INSTANCES_CLIENTS`` change the defaults; ``AGENTLADDER_INSTANCES_DIR`` puts
+the server's store in that folder (``/dev/shm/...``: no disk sync). Another checkout's
+code is measured by putting its ``src`` first on ``PYTHONPATH`` (the processes inherit
+it). Figures: ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import random
+import statistics
+import time
+import uuid
+from dataclasses import dataclass
+from multiprocessing.synchronize import Event as EventType
+from typing import Any
+
+import agentladder
+from agentladder.domain.rules import OracleRules
+from agentladder.natsserver import NatsServer
+from agentladder.services.oracle.models import JudgmentRequest
+from agentladder.services.oracle.service import Oracle
+from agentladder.services.skill.service import SkillService
+from agentladder.store.url import open_store
+from benchmarks.common import percentile
+
+RUNS = int(os.environ.get("AGENTLADDER_INSTANCES_RUNS", "3"))
+SECONDS = float(os.environ.get("AGENTLADDER_INSTANCES_SECONDS", "8"))
+AGENTS = int(os.environ.get("AGENTLADDER_INSTANCES_AGENTS", "1000"))
+CLIENTS = int(os.environ.get("AGENTLADDER_INSTANCES_CLIENTS", "8"))
+STORE_DIR = os.environ.get("AGENTLADDER_INSTANCES_DIR") or None
+"""The server's store folder (default: a temporary one on this machine's disk)."""
+TASK_TYPES = ("code", "review", "research")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration: the skill model on or off, and how many instances."""
+
+    skill: bool
+    instances: int
+
+    @property
+    def name(self) -> str:
+        """As the table prints it."""
+        return f"skill {'on' if self.skill else 'off'}, {self.instances} instance(s)"
+
+
+CONFIGS = (Config(True, 1), Config(False, 1), Config(True, 2), Config(False, 2))
+
+
+async def _instance(url: str, skill: bool, ready: Any, go: EventType, seed: int) -> dict[str, Any]:
+    store = await open_store(url)
+    try:
+        rules = OracleRules(accept_unregistered=True)  # judgments name agents as they come
+        oracle = Oracle(store, rules, skill=SkillService(store) if skill else None)
+        rng = random.Random(seed)
+        latencies: list[float] = []
+        ready.put(None)
+        while not go.is_set():
+            await asyncio.sleep(0.005)
+        end = time.monotonic() + SECONDS
+
+        async def client(number: int) -> None:
+            count = 0
+            while time.monotonic() < end:
+                request = JudgmentRequest(
+                    agent_id=f"agent-{rng.randrange(AGENTS)}",
+                    contract_id=f"c-{seed}-{number}-{count}",
+                    task_type=rng.choice(TASK_TYPES),
+                    score=round(rng.uniform(0, 10), 2),
+                )
+                start = time.perf_counter()
+                await oracle.submit_for_judgment(request)
+                latencies.append((time.perf_counter() - start) * 1000)
+                count += 1
+
+        await asyncio.gather(*(client(n) for n in range(CLIENTS)))
+        tally = getattr(store, "conflicts", None)
+        attempts = tally.attempts["skill"] if tally is not None else 0
+        conflicts = tally.conflicts["skill"] if tally is not None else 0
+        return {"latencies": latencies, "attempts": attempts, "conflicts": conflicts}
+    finally:
+        await store.close()
+
+
+def _worker(url: str, skill: bool, ready: Any, go: EventType, out: Any, seed: int) -> None:
+    try:
+        out.put(asyncio.run(_instance(url, skill, ready, go, seed)))
+    except BaseException as error:
+        ready.put(None)
+        out.put({"error": repr(error)})
+        raise
+
+
+def _run(server: NatsServer, config: Config, run: int) -> dict[str, float]:
+    """One configuration once: its figures."""
+    context = multiprocessing.get_context("spawn")
+    url = f"{server.url}?prefix=b{uuid.uuid4().hex[:10]}"
+    ready, out, go = context.Queue(), context.Queue(), context.Event()
+    processes = [
+        context.Process(target=_worker, args=(url, config.skill, ready, go, out, run * 10 + i))
+        for i in range(config.instances)
+    ]
+    for process in processes:
+        process.start()
+    for _ in processes:
+        ready.get(timeout=120)
+    go.set()
+    results = [out.get(timeout=SECONDS + 300) for _ in processes]
+    for process in processes:
+        process.join(timeout=60)
+    failed = [r["error"] for r in results if "error" in r]
+    if failed:
+        raise RuntimeError(f"an instance failed: {failed[0]}")
+    latencies = sorted(x for r in results for x in r["latencies"])
+    attempts = sum(r["attempts"] for r in results)
+    conflicts = sum(r["conflicts"] for r in results)
+    return {
+        "per_s": len(latencies) / SECONDS,
+        "p50": percentile(latencies, 50),
+        "p99": percentile(latencies, 99),
+        "conflicts": conflicts / attempts if attempts else 0.0,
+    }
+
+
+def main() -> None:
+    """Measure every configuration ``RUNS`` times, alternating; print the medians."""
+    print(
+        f"agentladder from {os.path.dirname(agentladder.__file__)}; {AGENTS} agents,"
+        f" {CLIENTS} clients per instance, {SECONDS:.0f} s per run, {RUNS} runs"
+    )
+    figures: dict[Config, list[dict[str, float]]] = {c: [] for c in CONFIGS}
+    with NatsServer(store_dir=STORE_DIR) as server:
+        for run in range(RUNS):
+            order = CONFIGS if run % 2 == 0 else CONFIGS[::-1]
+            for config in order:
+                measured = _run(server, config, run)
+                figures[config].append(measured)
+                print(
+                    f"  run {run + 1} {config.name}: {measured['per_s']:.0f}/s, p50"
+                    f" {measured['p50']:.1f} ms, p99 {measured['p99']:.1f} ms, conflicts"
+                    f" {measured['conflicts']:.1%}",
+                    flush=True,
+                )
+    median = {
+        c: {k: statistics.median(m[k] for m in figures[c]) for k in figures[c][0]} for c in CONFIGS
+    }
+    print("| configuration | judgments/s | p50 ms | p99 ms | skill conflicts |")
+    print("|---|---|---|---|---|")
+    for c in CONFIGS:
+        m = median[c]
+        print(
+            f"| {c.name} | {m['per_s']:.0f} | {m['p50']:.1f} | {m['p99']:.1f}"
+            f" | {m['conflicts']:.1%} |"
+        )
+    on, off = median[Config(True, 1)]["per_s"], median[Config(False, 1)]["per_s"]
+    two = median[Config(True, 2)]["per_s"]
+    print(f"skill on / off, one instance: {on / off:.2f} (target >= 0.8)")
+    print(f"two instances / one, skill on: {two / on:.2f} (target >= 1.0)")
+    print(
+        f"skill conflicts, two instances: {median[Config(True, 2)]['conflicts']:.1%} (target <= 5%)"
+    )
