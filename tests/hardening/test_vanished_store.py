@@ -64,9 +64,9 @@ def test_a_deleted_file_refuses_writes_and_is_not_replaced_by_an_empty_one(
 ) -> None:
     """50 judgments stored; the file deleted: the next 50 are each 503 store_unavailable
     naming the file, /readyz 503, reads 200, the 50 saved in FILE.rescued-TIME (named in
-    the error) and the old -wal gone; after the stop, serve exits 3 in one line naming the
-    file, the marker and --create, creating nothing; with --create it serves an empty
-    store."""
+    the error) and the old -wal gone; its stop says so in lines, without a traceback;
+    after the stop, serve exits 3 in one line naming the file, the marker and --create,
+    creating nothing; with --create it serves an empty store."""
     db = tmp_path / "served.db"
     server = start_server(tmp_path, CONFIG, db=db.name)
     try:
@@ -84,7 +84,9 @@ def test_a_deleted_file_refuses_writes_and_is_not_replaced_by_an_empty_one(
             ready = client.get(server.url("/readyz"))
             board = client.get(server.url("/oracle/leaderboard"))
     finally:
-        server.stop()
+        stopped = server.stop()
+    assert "Traceback" not in stopped, stopped[-3000:]
+    assert "is left to run out: the SQLite file" in stopped
     assert ready.status_code == 503
     assert "deleted or moved" in ready.json()["error"]["message"]
     assert board.status_code == 200

@@ -63,5 +63,7 @@ class Lease:
             self._task = None
         try:
             await self.store.drop_lease(self.holder)
-        except Exception:  # it runs out by itself
+        except StoreUnavailable as error:  # said already, in one line; it runs out by itself
+            log.warning("the lease of instance %s is left to run out: %s", self.holder, error)
+        except Exception:  # it runs out by itself; anything else is a defect: its traceback
             log.warning("dropping the lease of instance %s failed", self.holder, exc_info=True)
