@@ -73,6 +73,10 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
+def _repeated(count: int) -> str:
+    return f"  (repeated {count} more time{'' if count == 1 else 's'})"
+
+
 class NatsServer:
     """One nats-server process with JetStream on 127.0.0.1; restartable on the same ports."""
 
@@ -192,12 +196,30 @@ class NatsServer:
             return False
 
     def log_tail(self, size: int = 4000) -> str:
-        """The last ``size`` bytes of the server's log (stdout and stderr)."""
+        """About the last ``size`` bytes of the server's log (stdout and stderr).
+
+        A message repeated on consecutive lines (``/healthz`` polled while JetStream
+        waits logs one warning a poll) is shown once with its count, so the tail
+        still shows what came before it.
+        """
         if self._log is None:
             return ""
         end = os.fstat(self._log.fileno()).st_size
-        data = os.pread(self._log.fileno(), size, max(0, end - size))
-        return data.decode(errors="replace")
+        data = os.pread(self._log.fileno(), 16 * size, max(0, end - 16 * size))
+        lines: list[str] = []
+        last_message, repeats = "", 0
+        for line in data.decode(errors="replace").splitlines():
+            message = line.split("]", 2)[-1] if line.count("]") >= 2 else line
+            if message == last_message:
+                repeats += 1
+                continue
+            if repeats:
+                lines.append(_repeated(repeats))
+            lines.append(line)
+            last_message, repeats = message, 0
+        if repeats:
+            lines.append(_repeated(repeats))
+        return "\n".join(lines)[-size:]
 
     def stop(self, timeout: float = 5.0) -> None:
         """SIGTERM the process by pid, wait up to ``timeout`` s, then SIGKILL it."""
@@ -256,11 +278,17 @@ class NatsServer:
 
 
 @contextmanager
-def cluster(n: int = 3, *, name: str = "agentladder") -> Iterator[list[NatsServer]]:
+def cluster(
+    n: int = 3, *, name: str = "agentladder", startup_timeout: float = 45.0
+) -> Iterator[list[NatsServer]]:
     """Start ``n`` servers routed to each other as one JetStream cluster; stop all on exit.
 
     Each server gets its own temporary store folder and the server name ``<name>-<i>``;
     all are started before waiting, since JetStream needs a quorum to become healthy.
+    ``startup_timeout`` is each server's wait, longer than a lone server's: electing the
+    meta leader takes nats-server 4-9 s by its Raft timeouts (5 s was measured on an idle
+    machine, one start in five), a split vote starts it over, and a loaded machine
+    stretches both (a CI run once waited more than 10 s).
     """
     ports = free_ports(n)
     routes = tuple(f"nats://{HOST}:{port}" for port in ports)
@@ -268,7 +296,11 @@ def cluster(n: int = 3, *, name: str = "agentladder") -> Iterator[list[NatsServe
         servers = []
         for index, port in enumerate(ports):
             server = NatsServer(
-                name=f"{name}-{index}", cluster_name=name, cluster_port=port, routes=routes
+                name=f"{name}-{index}",
+                cluster_name=name,
+                cluster_port=port,
+                routes=routes,
+                startup_timeout=startup_timeout,
             )
             stack.callback(server.close)
             servers.append(server.start(wait=False))

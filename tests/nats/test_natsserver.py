@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from nats.js.errors import NoStreamResponseError
 
 import nats
 from agentladder.errors import StoreUnavailable
-from agentladder.natsserver import ENV_BINARY, NatsServer, cluster, find_binary
+from agentladder.natsserver import ENV_BINARY, NatsServer, cluster, find_binary, free_ports
 
 
 async def _put(url: str, key: str, value: bytes, *, replicas: int = 1) -> int:
@@ -126,6 +127,32 @@ def test_failed_start_raises_with_the_server_log(tmp_path: Path) -> None:
         server.start()
     server.close()
     assert server.pid is None
+
+
+def test_a_server_that_never_gets_ready_shows_its_log_before_the_repeated_warnings() -> None:
+    """A cluster member whose peers never come waits its timeout, then raises with its log.
+
+    While it waits, every ``/healthz`` poll logs the same warning; the error shows it once
+    with a count, so the lines that came before (where the cause usually is) stay shown.
+    """
+    peer_port, own_port = (int(port) for port in free_ports(2))
+    routes = (f"nats://127.0.0.1:{peer_port}", f"nats://127.0.0.1:{own_port}")
+    server = NatsServer(
+        name="lonely",
+        cluster_name="lonely",
+        cluster_port=own_port,
+        routes=routes,
+        startup_timeout=2.0,
+    )
+    try:
+        with pytest.raises(StoreUnavailable, match=r"not ready after 2\.0 s") as raised:
+            server.start()
+    finally:
+        server.close()
+    message = str(raised.value)
+    assert "Listening for route connections" in message
+    assert re.search(r"\(repeated \d+ more times\)", message)
+    assert message.count("Healthcheck failed") <= 3
 
 
 def test_context_manager_removes_its_temporary_folder() -> None:
