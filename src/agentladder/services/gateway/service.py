@@ -76,11 +76,17 @@ class Served:
 
 @dataclass
 class GatewayTotals:
-    """The gateway's counters for ``/metrics``."""
+    """The gateway's counters for ``/metrics`` and the traffic page.
+
+    ``checks`` counts checks by (agent, task type, outcome): ``started``, then ``passed``,
+    ``failed`` (the judge's score below the floor) or ``error`` (the judge failed);
+    ``judge_cost_usd`` is the judges' spend on checks, by judge name."""
 
     requests: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     failed_attempts: Counter[str] = field(default_factory=Counter)
     unavailable: Counter[str] = field(default_factory=Counter)
+    checks: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    judge_cost_usd: Counter[str] = field(default_factory=Counter)
 
 
 class Gateway:
