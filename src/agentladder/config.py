@@ -340,9 +340,17 @@ def parse_settings(data: object) -> Settings:
         except ValidationError as error:
             raise config_error(error, AgentSettings, f"agents[{index}]") from None
     try:
-        return Settings.model_validate({**values, "agents": agents})
+        settings = Settings.model_validate({**values, "agents": agents})
     except ValidationError as error:
         raise config_error(error, Settings) from None
+    buffered = settings.api.max_buffered_bytes
+    if settings.gateway.max_body_bytes > buffered:
+        raise InvalidInput(
+            "gateway.max_body_bytes", settings.gateway.max_body_bytes,
+            f"must be at most api.max_buffered_bytes ({buffered}): a body over it could never"
+            " be received",
+        )  # fmt: skip
+    return settings
 
 
 def load_settings(path: Path) -> Settings:

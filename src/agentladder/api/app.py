@@ -68,6 +68,7 @@ def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> No
     app.add_middleware(
         RequestGuard, max_body_bytes=api.max_body_bytes, body_timeout_s=api.body_timeout_s,
         max_buffered_bytes=api.max_buffered_bytes,
+        gateway_max_body_bytes=settings.gateway.max_body_bytes,
     )  # fmt: skip
     app.add_middleware(HostGuard, allowed=AllowedHosts.of(api.allowed_hosts, bound))
     install_metrics(app)

@@ -6,7 +6,9 @@
   known token (or, with no tokens configured, from a loopback client) it is refused 401
   at once, whatever the path, and its body never buffered;
 - a body of at most ``api.max_body_bytes`` (413: a declared Content-Length over it at
-  once, a chunked one as soon as it passes it), buffered and handed on whole;
+  once, a chunked one as soon as it passes it), buffered and handed on whole; under
+  ``/v1/`` (the gateway: a chat's whole context, images inlined) at most
+  ``gateway.max_body_bytes`` instead;
 - it arrives within ``api.body_timeout_s`` of its headers (408 ``request_timeout``);
 - the bodies being buffered by all requests together hold at most
   ``api.max_buffered_bytes`` (503 ``busy``, with ``Retry-After``, for the one past it);
@@ -33,6 +35,8 @@ from agentladder.api.errors import BEARER, CallRefused, log_refusal, refusals_of
 __all__ = ["RequestGuard", "duplicate_key"]
 
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+GATEWAY_PREFIX = "/v1/"
+"""The gateway's routes, whose bodies are bounded by ``gateway.max_body_bytes``."""
 
 
 class _Duplicate(Exception):
@@ -93,10 +97,12 @@ class RequestGuard:
     """Refuse what no route may see (the module says what), before the routes run."""
 
     def __init__(
-        self, app: ASGIApp, max_body_bytes: int, body_timeout_s: float, max_buffered_bytes: int
-    ) -> None:
+        self, app: ASGIApp, max_body_bytes: int, body_timeout_s: float, max_buffered_bytes: int,
+        gateway_max_body_bytes: int | None = None,
+    ) -> None:  # fmt: skip
         self.app = app
         self.limit = max_body_bytes
+        self.gateway_limit = gateway_max_body_bytes or max_body_bytes
         self.timeout_s = body_timeout_s
         self.budget = max_buffered_bytes
         self.buffered = 0
@@ -114,12 +120,13 @@ class RequestGuard:
             await refuse(send, 401, "unauthorized", "a bearer token is required")
             return
         headers = dict(raw)
+        limit = self.gateway_limit if scope["path"].startswith(GATEWAY_PREFIX) else self.limit
         declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await _too_large(send, self.limit)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _too_large(send, limit)
             return
         try:
-            message = await self._body(receive)
+            message = await self._body(receive, limit)
         except _Refusal as refused:
             await refuse(send, refused.status, refused.code, refused.message)
             return
@@ -145,7 +152,7 @@ class RequestGuard:
 
         await self.app(scope, replay, send)
 
-    async def _body(self, receive: Receive) -> Message:
+    async def _body(self, receive: Receive, limit: int) -> Message:
         """The whole body as one message (or the disconnect), within the limits."""
         chunks: list[bytes] = []
         seen = 0
@@ -156,9 +163,9 @@ class RequestGuard:
                     if message["type"] != "http.request":
                         return message  # the client left mid-body: the app is told so
                     chunk: bytes = message.get("body", b"")
-                    if seen + len(chunk) > self.limit:
+                    if seen + len(chunk) > limit:
                         raise _Refusal(413, "payload_too_large",
-                                       f"the body is over {self.limit} bytes")  # fmt: skip
+                                       f"the body is over {limit} bytes")  # fmt: skip
                     if self.buffered + len(chunk) > self.budget:
                         raise _Refusal(503, "busy", "the server holds as many unfinished"
                                        " request bodies as it may (api.max_buffered_bytes):"

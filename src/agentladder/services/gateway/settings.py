@@ -2,6 +2,7 @@
 
 gateway:
   max_attempts: 3           # agents tried for one request (the first and its fallbacks)
+  max_body_bytes: 16777216  # a /v1/ request's body (a chat's whole context)
   models:                   # aliases a caller may name as its ``model``
     smart: {task_type: audit, strategy: best}
     cheap: {task_type: audit, strategy: cheapest_above, quality_floor: 7.0}
@@ -53,6 +54,12 @@ class GatewaySettings(BaseModel):
         description="agents tried for one request: the routed one, then the next ones",
     )  # fmt: skip
     models: dict[str, GatewayModel] = Field(default_factory=dict)
+    max_body_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024,
+        description="the size of a request's body under /v1/ (a chat's whole context, its"
+        " images inlined: api.max_body_bytes bounds the other routes); at most"
+        " api.max_buffered_bytes",
+    )  # fmt: skip
 
     @field_validator("models")
     @classmethod
