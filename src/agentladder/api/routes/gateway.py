@@ -4,7 +4,8 @@ for bearer tokens of the ``client`` role (docs/gateway.md).
 The body is the caller's, passed on unchanged but for ``model`` (the chosen agent's model
 name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answered),
 ``x-agentladder-contract`` (this request's contract id) and ``x-agentladder-check``
-(whether a check will run: ``no`` until checks exist). Errors are in OpenAI's shape
+(whether a check of this answer will run: ``yes`` or ``no``, services/gateway/checks.py).
+Errors are in OpenAI's shape
 (``api/gateway_errors.py``). The routes are left out of agentladder's OpenAPI document:
 their bodies are OpenAI's chat-completions API, passed through, which OpenAI documents.
 """
@@ -40,7 +41,7 @@ def _headers(served: Served) -> dict[str, str]:
     return {
         AGENT_HEADER: served.agent_id,
         CONTRACT_HEADER: served.contract_id,
-        CHECK_HEADER: "no",
+        CHECK_HEADER: "yes" if served.check else "no",
     }
 
 

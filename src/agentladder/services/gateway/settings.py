@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.routing.spec import Strategy
+from agentladder.services.gateway.judge import JudgeSettings
 
 __all__ = ["ALIAS_PATTERN", "Budget", "GatewayModel", "GatewaySettings"]
 
@@ -53,6 +54,9 @@ class GatewaySettings(BaseModel):
         description="agents tried for one request: the routed one, then the next ones",
     )  # fmt: skip
     models: dict[str, GatewayModel] = Field(default_factory=dict)
+    judge: JudgeSettings | None = Field(
+        default=None, description="who checks answers by earned trust (none: no checks)"
+    )
 
     @field_validator("models")
     @classmethod
