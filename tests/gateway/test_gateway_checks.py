@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
@@ -38,9 +38,12 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GW_KEY_BRAVO", "sk-bravo-secret")
 
 
-def run(config: dict[str, Any], body: Body, judging: Judging, seed: int = 7) -> None:
+def run(
+    config: dict[str, Any], body: Body, judging: Judging, seed: int = 7, key: str = "local"
+) -> None:
     """The services of ``config`` (memory store, a seeded Sentinel), ``judging`` as the
-    gateway's judge, and OpenAI's async client on the app; everything closed after."""
+    gateway's judge, and OpenAI's async client on the app (with the API key ``key``);
+    everything closed after."""
 
     async def main() -> None:
         services = await build_services(parse_settings(config), store_url="memory://", seed=seed)
@@ -48,8 +51,9 @@ def run(config: dict[str, Any], body: Body, judging: Judging, seed: int = 7) -> 
         transport = httpx.ASGITransport(app=create_app(services), client=("127.0.0.1", 5000))
         http = httpx.AsyncClient(transport=transport, base_url="http://localhost")
         client = openai.AsyncOpenAI(
-            base_url="http://localhost/v1", api_key="local", http_client=http, max_retries=0
-        )
+            base_url="http://localhost/v1", api_key=key, max_retries=0,
+            http_client=http,  # type: ignore[arg-type]  # its httpx fork takes httpx's client
+        )  # fmt: skip
         try:
             await body(client, services, judging)
         finally:
@@ -61,7 +65,7 @@ def run(config: dict[str, Any], body: Body, judging: Judging, seed: int = 7) -> 
 
 async def ask(
     client: openai.AsyncOpenAI, model: str = "alpha", headers: dict[str, str] | None = None
-) -> httpx.Headers:
+) -> Mapping[str, str]:
     """One request; the response's headers."""
     raw = await client.chat.completions.with_raw_response.create(
         model=model, messages=ASK, extra_headers=headers or AUDIT

@@ -32,6 +32,7 @@ from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.deliberations.orchestrator import Orchestrator
 from agentladder.services.deliberations.recovery import recover
 from agentladder.services.gateway.checks import Checks, judge_of
+from agentladder.services.gateway.feedback import Feedback, ServedBook
 from agentladder.services.gateway.service import Gateway, GatewayTotals
 from agentladder.services.gateway.stats import StatsRecorder
 from agentladder.services.lease import Lease
@@ -112,6 +113,8 @@ class Services:
                 pause = max(self.settings.skill.fit_interval_s, 9.0 * (time.monotonic() - started))
 
         self.gateway.stats.start()
+        if self.gateway.feedback is not None:
+            self.gateway.feedback.book.start()
         self._background = [
             asyncio.ensure_future(beat()),
             asyncio.ensure_future(recovering()),
@@ -136,6 +139,8 @@ class Services:
                 await self.gateway.checks.close(self.settings.api.shutdown_grace_s)
         async with stopping("the gateway's stats"):
             await self.gateway.stats.close()
+            if self.gateway.feedback is not None:
+                await self.gateway.feedback.book.close()
         if interrupted:
             log.warning(
                 "%s: interrupted %d deliberation%s in flight, stored as failed (interrupted)"
@@ -262,6 +267,10 @@ async def build_services(
     gateway = Gateway(
         settings=settings.gateway, agents=agents, providers=providers, routing=routing,
         health=health, calls=orchestrator.calls, stats=StatsRecorder(store), checks=checks,
+        feedback=Feedback(
+            ServedBook(store, settings.gateway.feedback_days * 86_400.0), oracle,
+            settings.gateway.judge,
+        ),
     )  # fmt: skip
     lease = Lease(store, orchestrator.instance_id, clock, settings.orchestrator.lease_s)
     await lease.start()

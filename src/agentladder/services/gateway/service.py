@@ -43,11 +43,13 @@ from agentladder.providers.openai import OpenAIProvider, call_cost
 from agentladder.services.deliberations.calls import ProviderCalls, error_kind
 from agentladder.services.gateway.checks import Check, Checks
 from agentladder.services.gateway.choice import ROUTE_PREFIX, Choice, choose
+from agentladder.services.gateway.feedback import Feedback
 from agentladder.services.gateway.settings import GatewaySettings
 from agentladder.services.gateway.stats import StatsRecorder
 from agentladder.services.gateway.upstream import Tally, answered, open_stream, prompt_tokens
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.service import RoutingService
+from agentladder.store.served import ServedRequest
 
 __all__ = ["CALL", "Gateway", "GatewayTotals", "Served", "new_contract_id"]
 
@@ -105,6 +107,7 @@ class Gateway:
         self, *, settings: GatewaySettings, agents: Mapping[str, AgentConfig],
         providers: Mapping[str, Provider], routing: RoutingService, health: HealthMonitor,
         calls: ProviderCalls, stats: StatsRecorder, checks: Checks | None = None,
+        feedback: Feedback | None = None,
     ) -> None:  # fmt: skip
         self.settings = settings
         self.agents = agents
@@ -114,6 +117,7 @@ class Gateway:
         self.stats = stats
         self.totals = GatewayTotals() if checks is None else checks.totals
         self.checks = checks
+        self.feedback = feedback
         self.forwarded: dict[str, OpenAIProvider] = {
             name: p for name, p in providers.items() if isinstance(p, OpenAIProvider)
         }
@@ -152,9 +156,11 @@ class Gateway:
         picks = [p.agent_id for p in routing.agents][: self.settings.max_attempts]
         return picks, routing
 
-    async def complete(self, body: Mapping[str, Any], headers: Mapping[str, str]) -> Served:
-        """Answer one request (``body``: the caller's JSON object); ``AgentsFailed`` when
-        every agent tried failed."""
+    async def complete(
+        self, body: Mapping[str, Any], headers: Mapping[str, str], caller: str = "admin"
+    ) -> Served:
+        """Answer one request (``body``: the caller's JSON object, ``caller``: its token's
+        name); ``AgentsFailed`` when every agent tried failed."""
         choice = self.choose(body.get("model"), headers)
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
@@ -183,23 +189,33 @@ class Gateway:
                 continue
             served.contract_id, served.choice, served.routing = contract, choice, routing
             served.failures = failures
-            await self._decide(served, messages)
+            await self._decide(served, messages, caller)
             return served
         self.totals.unavailable[task_type] += 1
         raise AgentsFailed(choice.model, failures)
 
-    async def _decide(self, served: Served, messages: list[object]) -> None:
-        """Whether the answer is checked (the Sentinel, ``checks.py``): a non-streamed one
-        is queued for its judge now, a stream once it is whole."""
+    async def _decide(self, served: Served, messages: list[object], caller: str) -> None:
+        """Record the answer for feedback (``feedback.py``); whether it is checked (the
+        Sentinel, ``checks.py``): a non-streamed one is queued for its judge now, a stream
+        once it is whole."""
         checks = self.checks
-        task_type = None if checks is None else checks.task_type(served.choice.task_type)
+        agent, contract = served.agent_id, served.contract_id
+        task_type = (
+            served.choice.task_type if checks is None else checks.task_type(served.choice.task_type)
+        )
+        at = time.time()
+        if self.feedback is not None:
+            self.feedback.book.add(
+                ServedRequest(
+                    contract_id=contract, agent_id=agent, caller=caller, task_type=task_type,
+                    at=at,
+                )
+            )  # fmt: skip
         if checks is None or task_type is None:
             return
-        agent, contract = served.agent_id, served.contract_id
         served.check = await checks.decide(agent, task_type)
         if not served.check:
             return
-        at = time.time()
         if served.stream is None:
             checks.submit(Check(contract, agent, task_type, messages, at, body=served.body))
             return

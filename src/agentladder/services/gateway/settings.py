@@ -57,6 +57,10 @@ class GatewaySettings(BaseModel):
     judge: JudgeSettings | None = Field(
         default=None, description="who checks answers by earned trust (none: no checks)"
     )
+    feedback_days: int = Field(
+        default=30, ge=1, le=3650,
+        description="days a request's contract takes feedback (its record is kept as long)",
+    )  # fmt: skip
 
     @field_validator("models")
     @classmethod
