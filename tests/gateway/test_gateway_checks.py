@@ -210,8 +210,8 @@ def test_a_slow_or_failing_judge_never_delays_or_fails_the_request(
     providers: Providers, trouble: str
 ) -> None:
     """A judge blocked on an event the test holds, one that answers 500, or one nobody
-    listens for: every request is answered as with no judge at all (same answers, same
-    count), while the checks wait or end as errors."""
+    listens for: every request is answered, as many as with the judge off in the same
+    test, while the checks wait (the judge still blocked) or end as errors."""
 
     async def body(client: openai.AsyncOpenAI, services: Services, judging: Judging) -> None:
         if trouble == "slow":
@@ -219,21 +219,27 @@ def test_a_slow_or_failing_judge_never_delays_or_fails_the_request(
         elif trouble == "500":
             judging.status = 500
         else:
-            checks = services.gateway.checks
-            assert checks is not None
-            assert checks.prices is not None
+            held = services.gateway.checks
+            assert held is not None
+            assert held.prices is not None
             nobody = f"http://127.0.0.1:{free_port()}/v1"  # connection refused
-            checks.judge = OpenAIProvider(checks.prices, OpenAISettings(base_url=nobody))
-        answered = 0
-        for _ in range(10):
-            headers = await ask(client)
-            assert headers["x-agentladder-check"] == "yes"
-            answered += 1
-        assert answered == 10
+            held.judge = OpenAIProvider(held.prices, OpenAISettings(base_url=nobody))
+        answered = {"judged": 0, "off": 0}
+        async with asyncio.timeout(120):  # a deadlock guard: a request held by a check fails
+            for _ in range(10):
+                headers = await ask(client)
+                assert headers["x-agentladder-check"] == "yes"
+                answered["judged"] += 1
+            checks, services.gateway.checks = services.gateway.checks, None  # the judge off
+            for _ in range(10):
+                assert (await ask(client))["x-agentladder-check"] == "no"
+                answered["off"] += 1
+            services.gateway.checks = checks
+        assert answered["judged"] == answered["off"] == 10
         totals = services.gateway.totals.checks
         if trouble == "slow":
-            await asyncio.sleep(0)
-            assert judging.asked >= 1  # the judge holds a check, the requests went on
+            assert not judging.release.is_set()
+            assert judging.asked >= 1  # the judge still holds a check: the requests went on
             assert totals["alpha", "audit", "passed"] == 0
         else:
             await settled(services, "error", 10)
