@@ -283,3 +283,33 @@ def test_checks_left_at_shutdown_are_counted_dropped(providers: Providers) -> No
     checks = totals["checks"]
     assert checks["alpha", "audit", "started"] == 1
     assert checks["alpha", "audit", "dropped"] == 5  # 2 past the full queue, 3 at the stop
+
+
+def test_after_a_fallback_the_header_speaks_of_the_agent_that_answered(
+    providers: Providers,
+) -> None:
+    """``route:audit`` tries bravo first (the better at audit), whose provider fails, then
+    alpha, which answers: the Sentinel decided once, for alpha (a rookie at audit: ``yes``),
+    and the check's judgment is alpha's; bravo drew nothing and was judged nothing new."""
+
+    async def body(client: openai.AsyncOpenAI, services: Services, judging: Judging) -> None:
+        await trusted(services, "bravo", score=9.5)
+        await services.oracle.submit_for_judgment(
+            JudgmentRequest(agent_id="alpha", contract_id="seed-alpha", task_type="audit",
+                            score=3.0)
+        )  # fmt: skip
+        before = sum(services.sentinel.decisions.values())
+        raw = await client.chat.completions.with_raw_response.create(
+            model="route:audit", messages=ASK
+        )
+        assert raw.headers["x-agentladder-agent"] == "alpha"
+        assert raw.headers["x-agentladder-check"] == "yes"
+        assert sum(services.sentinel.decisions.values()) == before + 1
+        await settled(services, "passed", 1)
+        contract = raw.headers["x-agentladder-contract"]
+        assert await services.store.get_event("alpha", judgment_key(contract)) is not None
+        assert await services.store.get_event("bravo", judgment_key(contract)) is None
+
+    config = gateway_config(providers.base_url)
+    config["agents"][1]["backend"]["model"] = "fail:bravo"
+    run(config, body, Judging())

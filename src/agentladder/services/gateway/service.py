@@ -15,7 +15,8 @@ its stats (``stats.py``), and, when it answered, its tokens and cost at its pric
 
 Every request gets a contract id (``gw-`` and 32 hex digits) and keeps its routing
 decision (``Served``): the handle a check, a caller's feedback or a budget's charge
-attaches to (docs/gateway.md, "What comes next").
+attaches to. Once the agent that answers is known, the answer is recorded for feedback
+(``feedback.py``) and the Sentinel decides whether it is checked (``checks.py``).
 """
 
 from __future__ import annotations
