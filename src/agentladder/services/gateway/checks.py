@@ -145,6 +145,9 @@ class Checks:
             try:
                 self._running.add(check)
                 await self.run(check)
+            except asyncio.CancelledError:  # the service stops: this check is dropped
+                self.dropped(check.agent_id, check.task_type)
+                raise
             except Exception:  # one check's failure is counted; the worker goes on
                 log.exception("gateway check %s failed", check.contract_id)
             finally:
@@ -216,18 +219,19 @@ class Checks:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(grace_s):
                 await self._queue.join()
-        left = list(self._running)
-        while not self._queue.empty():
-            left.append(self._queue.get_nowait())
+        running = len(self._running)  # each counts itself dropped when cancelled
         for worker in self._workers:
             worker.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
-        for check in left:
-            self.totals.checks[check.agent_id, check.task_type, "dropped"] += 1
-        if left:
-            log.warning("stopping: %d gateway check(s) not finished, dropped", len(left))
+        queued = 0
+        while not self._queue.empty():
+            check = self._queue.get_nowait()
+            self.dropped(check.agent_id, check.task_type)
+            queued += 1
+        if running + queued:
+            log.warning("stopping: %d gateway check(s) not finished, dropped", running + queued)
         self._workers, self._queue = [], None
-        return len(left)
+        return running + queued
 
 
 def judge_of(

@@ -45,6 +45,8 @@ THUMBS = {"up": 10.0, "down": 0.0}
 """A thumb's score: the ends of the scale."""
 DEFAULT_PASS_SCORE = 5.0
 MAX_COMMENT = 2000
+MAX_PENDING = 100_000
+"""The most answered requests kept unwritten (about 30 MB) while the store is down."""
 _FIELDS = frozenset({"contract_id", "score", "thumbs", "comment"})
 
 
@@ -57,10 +59,17 @@ class ServedBook:
         self.keep_s = keep_s
         self.flush_s = flush_s
         self._pending: dict[str, ServedRequest] = {}
+        self.lost = 0
+        """Records dropped unwritten (the store unreachable for ``MAX_PENDING`` requests)."""
         self._task: asyncio.Task[None] | None = None
 
     def add(self, record: ServedRequest) -> None:
-        """One request answered; written at the next flush."""
+        """One request answered; written at the next flush. While the store cannot be
+        written, at most ``MAX_PENDING`` are kept (the oldest then go: their contracts
+        take no feedback)."""
+        if len(self._pending) >= MAX_PENDING:
+            del self._pending[next(iter(self._pending))]
+            self.lost += 1
         self._pending[record.contract_id] = record
 
     async def find(self, contract_id: str) -> ServedRequest | None:
