@@ -35,7 +35,7 @@ from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.errors import InvalidInput
-from agentladder.providers.settings import BackendSettings
+from agentladder.providers.settings import BackendSettings, OpenAISettings
 from agentladder.services.gateway.settings import Budget, GatewaySettings
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "OrchestratorSettings",
     "Settings",
     "TokenSettings",
+    "check_judge",
     "config_error",
     "config_errors",
     "load_settings",
@@ -350,7 +351,22 @@ def parse_settings(data: object) -> Settings:
             f"must be at most api.max_buffered_bytes ({buffered}): a body over it could never"
             " be received",
         )  # fmt: skip
+    check_judge(settings)
     return settings
+
+
+def check_judge(settings: Settings) -> None:
+    """``gateway.judge.agent`` names an agent this server calls over an OpenAI-compatible
+    backend (the judge is asked through it)."""
+    judge = settings.gateway.judge
+    if judge is None or judge.agent is None:
+        return
+    found = settings.agent(judge.agent)
+    if found is None or found.remote or not isinstance(found.backend, OpenAISettings):
+        raise InvalidInput(
+            "gateway.judge.agent", judge.agent,
+            "must name an agent of the config with an OpenAI-compatible backend (not remote)",
+        )  # fmt: skip
 
 
 def load_settings(path: Path) -> Settings:

@@ -10,7 +10,9 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``fail:<name>``: HTTP 500 with an OpenAI-style error body;
 - ``slow:<ms>``: a good answer after ``ms`` milliseconds (before the stream's first byte);
 - ``ratelimit:<seconds>``: HTTP 429 with ``Retry-After``;
-- ``break:<name>``: a stream that sends one piece, then closes the connection.
+- ``break:<name>``: a stream that sends one piece, then closes the connection;
+- ``judge:<score>``: a judge's verdict, ``{"score": <score>, "reason": "..."}`` as the
+  answer's content (usage 11 and 7 tokens).
 
 ``GET /seen`` lists every request received: its model, Authorization header and stream
 flag. ``Providers`` starts it, reads ``/seen`` and stops it by its pid.
@@ -109,6 +111,11 @@ def app() -> Starlette:
             headers = {"Retry-After": argument or "30"}
             error = {"message": "slow down", "type": "rate_limit_error", "code": None}
             return JSONResponse({"error": error}, status_code=429, headers=headers)
+        if behaviour == "judge":
+            verdict = {"score": float(argument), "reason": "a local judge"}
+            completion = _completion("judge")
+            completion["choices"][0]["message"]["content"] = json.dumps(verdict)
+            return JSONResponse(completion)
         if behaviour == "slow":
             await asyncio.sleep(float(argument) / 1000)
             argument = "slow"

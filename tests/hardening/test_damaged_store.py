@@ -5,6 +5,8 @@ check, every request is answered (503 ``store_unavailable``, never a 500 or a re
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -32,10 +34,15 @@ def _damaged_copy(tmp_path: Path) -> Path:
                 assert client.post(server.url("/oracle/judgments"), json=body).status_code == 200
     finally:
         server.stop()
+    with contextlib.closing(sqlite3.connect(tmp_path / "good.db")) as conn:
+        found = conn.execute("SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'")
+        schema = {page for (page,) in found}  # page 1 and, as it grows, its leaves: kept
     data = bytearray((tmp_path / "good.db").read_bytes())
     pages = len(data) // PAGE
     assert pages > 10
-    for page in range(2, pages):  # page 1 holds the schema: the file still opens
+    for page in range(2, pages):  # the schema kept whole: the file still opens
+        if page + 1 in schema:  # dbstat counts pages from 1
+            continue
         start = page * PAGE + 200
         data[start : start + 600] = b"\xa5" * 600
     damaged = tmp_path / "damaged.db"

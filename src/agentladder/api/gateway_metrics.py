@@ -14,7 +14,8 @@ __all__ = ["gateway_metrics"]
 
 def gateway_metrics(services: Services) -> Iterator[Metric]:
     """Requests by agent, task type and outcome; failed attempts (each passed on to the
-    next agent, or the last); requests no agent answered."""
+    next agent, or the last); requests no agent answered; checks by outcome; the judges'
+    spend."""
     totals = services.gateway.totals
     requests = CounterMetricFamily(
         "agentladder_gateway_requests",
@@ -42,3 +43,21 @@ def gateway_metrics(services: Services) -> Iterator[Metric]:
     for task_type, count in sorted(totals.unavailable.items()):
         unavailable.add_metric([task_type], count)
     yield unavailable
+    checks = CounterMetricFamily(
+        "agentladder_gateway_checks",
+        "gateway checks by the agent checked, task type and outcome (started; passed or"
+        " failed: the judge's score against the pass score; error: the judge or the Oracle"
+        " failed; dropped: decided but never run; own_agent: the judge's agent answered)",
+        labels=["agent", "task_type", "outcome"],
+    )
+    for (agent, task_type, outcome), count in sorted(totals.checks.items()):
+        checks.add_metric([agent, task_type, outcome], count)
+    yield checks
+    spend = CounterMetricFamily(
+        "agentladder_gateway_judge_cost_dollars",
+        "what the gateway's judge calls cost at the judge's prices, by judge name",
+        labels=["judge"],
+    )
+    for judge, dollars in sorted(totals.judge_cost_usd.items()):
+        spend.add_metric([judge], dollars)
+    yield spend

@@ -16,7 +16,13 @@ import yaml
 from pydantic import ValidationError
 
 from agentladder.cli.startup import check_store_url
-from agentladder.config import AgentSettings, Settings, config_errors, load_settings
+from agentladder.config import (
+    AgentSettings,
+    Settings,
+    check_judge,
+    config_errors,
+    load_settings,
+)
 from agentladder.errors import InvalidInput
 
 __all__ = ["config_problems"]
@@ -77,7 +83,12 @@ def _problems(values: dict[str, object]) -> list[InvalidInput]:
     elif store is not None:
         values["store"] = store  # not a string: its own error, below
     try:
-        Settings.model_validate({**values, "agents": agents})
+        settings = Settings.model_validate({**values, "agents": agents})
     except ValidationError as error:
         problems += config_errors(error, Settings)
+        return problems
+    try:
+        check_judge(settings)
+    except InvalidInput as error:
+        problems.append(error)
     return problems

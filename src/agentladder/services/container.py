@@ -31,7 +31,9 @@ from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.deliberations.orchestrator import Orchestrator
 from agentladder.services.deliberations.recovery import recover
-from agentladder.services.gateway.service import Gateway
+from agentladder.services.gateway.checks import Checks, judge_of
+from agentladder.services.gateway.feedback import Feedback, ServedBook
+from agentladder.services.gateway.service import Gateway, GatewayTotals
 from agentladder.services.gateway.stats import StatsRecorder
 from agentladder.services.lease import Lease
 from agentladder.services.oracle.sentinel import Sentinel
@@ -111,6 +113,8 @@ class Services:
                 pause = max(self.settings.skill.fit_interval_s, 9.0 * (time.monotonic() - started))
 
         self.gateway.stats.start()
+        if self.gateway.feedback is not None:
+            self.gateway.feedback.book.start()
         self._background = [
             asyncio.ensure_future(beat()),
             asyncio.ensure_future(recovering()),
@@ -130,8 +134,13 @@ class Services:
             interrupted = await self.orchestrator.close(cause)
         async with stopping("the routing projection"):
             await self.routing.close()
+        async with stopping("the gateway's checks"):
+            if self.gateway.checks is not None:
+                await self.gateway.checks.close(self.settings.api.shutdown_grace_s)
         async with stopping("the gateway's stats"):
             await self.gateway.stats.close()
+            if self.gateway.feedback is not None:
+                await self.gateway.feedback.book.close()
         if interrupted:
             log.warning(
                 "%s: interrupted %d deliberation%s in flight, stored as failed (interrupted)"
@@ -249,9 +258,19 @@ async def build_services(
         store=store, registry=registry, oracle=oracle, providers=providers, agents=agents,
         settings=settings.orchestrator, clock=clock, routing=routing, health=health,
     )  # fmt: skip
+    sentinel = Sentinel(oracle, seed=seed)
+    judge, judge_prices, own_judge = judge_of(settings.gateway.judge, agents, providers)
+    checks = Checks(
+        settings=settings.gateway.judge, sentinel=sentinel, judge=judge, prices=judge_prices,
+        totals=GatewayTotals(), owns_judge=own_judge,
+    )  # fmt: skip
     gateway = Gateway(
         settings=settings.gateway, agents=agents, providers=providers, routing=routing,
-        health=health, calls=orchestrator.calls, stats=StatsRecorder(store),
+        health=health, calls=orchestrator.calls, stats=StatsRecorder(store), checks=checks,
+        feedback=Feedback(
+            ServedBook(store, settings.gateway.feedback_days * 86_400.0), oracle,
+            settings.gateway.judge,
+        ),
     )  # fmt: skip
     lease = Lease(store, orchestrator.instance_id, clock, settings.orchestrator.lease_s)
     await lease.start()
@@ -259,7 +278,7 @@ async def build_services(
     await orchestrator.load_mentors()
     return Services(
         settings=settings, store=store, registry=registry, oracle=oracle,
-        sentinel=Sentinel(oracle, seed=seed), skill=skill, orchestrator=orchestrator,
+        sentinel=sentinel, skill=skill, orchestrator=orchestrator,
         providers=providers, routing=routing, health=health, gateway=gateway, nc=nc,
         subscriptions=subscriptions, tasks=board,
         tasks_for=over_http, lease=lease,

@@ -28,6 +28,7 @@ from agentladder.store.records import (
     Registration,
     Versioned,
 )
+from agentladder.store.served import ServedRequest
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 
 __all__ = [
@@ -278,6 +279,14 @@ class Store(Protocol):
 
     async def live_leases(self, now: float) -> frozenset[str]:
         """The holders whose lease runs past ``now``."""
+
+    # The gateway's answered requests (feedback finds the agent: store/served.py).
+    async def put_served(self, records: Sequence[ServedRequest], keep_s: float) -> None:
+        """Keep each record by its contract id (a repeat replaces it) for ``keep_s``
+        seconds after its ``at``; records past that may be forgotten now."""
+
+    async def get_served(self, contract_id: str) -> ServedRequest | None:
+        """The record of ``contract_id``, unless unknown or forgotten."""
 
 
 async def each_found(

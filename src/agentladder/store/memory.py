@@ -38,6 +38,7 @@ from agentladder.store.records import (
     registration_matches,
     took_part,
 )
+from agentladder.store.served import ServedRequest
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 
 __all__ = ["MemoryStore"]
@@ -58,6 +59,7 @@ class MemoryStore:
         self._all_events: list[OracleEvent] = []  # every agent's, in the order stored
         self._all_ledger: list[LedgerEntry] = []  # by id: the id is the index plus one
         self._registrations: dict[str, Registration] = {}
+        self._served: dict[str, ServedRequest] = {}
         self._deliberations: dict[str, DeliberationDoc] = {}
         self._leases: dict[str, float] = {}  # holder -> expires at
         self._skill_log: list[SkillEvent] = []
@@ -343,3 +345,17 @@ class MemoryStore:
     async def live_leases(self, now: float) -> frozenset[str]:
         """Those running past ``now``."""
         return frozenset(h for h, expires_at in self._leases.items() if expires_at > now)
+
+    async def put_served(self, records: Sequence[ServedRequest], keep_s: float) -> None:
+        """Keep them; those older than ``keep_s`` before the newest are forgotten."""
+        for record in records:
+            self._served[record.contract_id] = record
+        if records:
+            horizon = max(r.at for r in records) - keep_s
+            old = [c for c, r in self._served.items() if r.at < horizon]
+            for contract_id in old:
+                del self._served[contract_id]
+
+    async def get_served(self, contract_id: str) -> ServedRequest | None:
+        """One record."""
+        return self._served.get(contract_id)

@@ -4,7 +4,8 @@ for bearer tokens of the ``client`` role (docs/gateway.md).
 The body is the caller's, passed on unchanged but for ``model`` (the chosen agent's model
 name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answered),
 ``x-agentladder-contract`` (this request's contract id) and ``x-agentladder-check``
-(whether a check will run: ``no`` until checks exist). Errors are in OpenAI's shape
+(whether a check of this answer will run: ``yes`` or ``no``, services/gateway/checks.py).
+Errors are in OpenAI's shape
 (``api/gateway_errors.py``). The routes are left out of agentladder's OpenAPI document:
 their bodies are OpenAI's chat-completions API, passed through, which OpenAI documents.
 """
@@ -13,13 +14,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from agentladder.api.auth import Caller
 from agentladder.api.deps import Role, ServicesDep, check_json
 from agentladder.api.errors import ApiError
+from agentladder.api.gateway_errors import openai_error
 from agentladder.errors import InvalidInput
 from agentladder.services.gateway.service import Served
 
@@ -34,13 +37,22 @@ AGENT_HEADER = "x-agentladder-agent"
 CONTRACT_HEADER = "x-agentladder-contract"
 CHECK_HEADER = "x-agentladder-check"
 _STARTED = int(time.time())
+ClientDep = Annotated[Caller, Depends(Role("client"))]
+
+
+def caller_name(caller: Caller) -> str:
+    """Who a client is for feedback: its token's name, else its role (``client``, or
+    ``admin``: also a loopback caller when no token is configured)."""
+    if caller.token is not None and caller.token.name is not None:
+        return caller.token.name
+    return caller.role or "client"
 
 
 def _headers(served: Served) -> dict[str, str]:
     return {
         AGENT_HEADER: served.agent_id,
         CONTRACT_HEADER: served.contract_id,
-        CHECK_HEADER: "no",
+        CHECK_HEADER: "yes" if served.check else "no",
     }
 
 
@@ -57,13 +69,13 @@ async def _body(request: Request) -> dict[str, Any]:
 
 
 @router.post("/v1/chat/completions", response_model=None)
-async def chat_completions(request: Request, services: ServicesDep) -> Response:
+async def chat_completions(request: Request, services: ServicesDep, caller: ClientDep) -> Response:
     """A chat completion from the agent ``model`` names (an agent id, ``route:<task_type>``
     or ``route:<task_type>:<strategy>``, or an alias of ``gateway.models``), streamed as
     server-sent events with ``stream: true``. 404 ``model_not_found``; 400 or 503
     ``no_agent_qualifies``; 503 ``agents_failed`` naming every agent tried and why."""
     body = await _body(request)
-    served = await services.gateway.complete(body, request.headers)
+    served = await services.gateway.complete(body, request.headers, caller_name(caller))
     if served.stream is not None:
         headers = {**_headers(served), "cache-control": "no-cache"}
         return StreamingResponse(served.stream, media_type="text/event-stream", headers=headers)
@@ -79,3 +91,33 @@ async def models(services: ServicesDep) -> JSONResponse:
         for name in services.gateway.models()
     ]
     return JSONResponse({"object": "list", "data": data})
+
+
+@router.post("/v1/feedback", response_model=None)
+async def feedback(request: Request, services: ServicesDep, caller: ClientDep) -> Response:
+    """The caller's feedback on an answer it was given (``{"contract_id", "score" (0-10) |
+    "thumbs": "up"|"down", "comment"}``), a judgment by ``feedback:<token name>`` of the
+    agent that answered (services/gateway/feedback.py). 404 for a contract unknown (or
+    past ``gateway.feedback_days``), 403 for another client's, 409 for another score of
+    the same contract, 422 naming a bad field."""
+    body = await _body(request)
+    given = services.gateway.feedback
+    assert given is not None
+    try:
+        result, record, comment = await given.give(
+            body, caller_name(caller), admin=caller.role == "admin"
+        )
+    except InvalidInput as error:  # 422 (the chat route's 400 is OpenAI's own choice)
+        return openai_error(422, str(error), "invalid_value", error.field)
+    return JSONResponse(
+        {
+            "contract_id": record.contract_id,
+            "agent_id": record.agent_id,
+            "task_type": result.task_type,
+            "judge": f"feedback:{caller_name(caller)}",
+            "score": result.score,
+            "comment": comment,
+            "xp_awarded": result.xp_awarded,
+            "duplicate": result.duplicate,
+        }
+    )

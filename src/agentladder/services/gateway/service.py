@@ -15,7 +15,8 @@ its stats (``stats.py``), and, when it answered, its tokens and cost at its pric
 
 Every request gets a contract id (``gw-`` and 32 hex digits) and keeps its routing
 decision (``Served``): the handle a check, a caller's feedback or a budget's charge
-attaches to (docs/gateway.md, "What comes next").
+attaches to. Once the agent that answers is known, the answer is recorded for feedback
+(``feedback.py``) and the Sentinel decides whether it is checked (``checks.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import json
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,12 +42,15 @@ from agentladder.errors import (
 from agentladder.providers.base import Provider, Usage
 from agentladder.providers.openai import OpenAIProvider, call_cost
 from agentladder.services.deliberations.calls import ProviderCalls, error_kind
+from agentladder.services.gateway.checks import Check, Checks
 from agentladder.services.gateway.choice import ROUTE_PREFIX, Choice, choose
+from agentladder.services.gateway.feedback import Feedback
 from agentladder.services.gateway.settings import GatewaySettings
 from agentladder.services.gateway.stats import StatsRecorder
 from agentladder.services.gateway.upstream import Tally, answered, open_stream, prompt_tokens
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.service import RoutingService
+from agentladder.store.served import ServedRequest
 
 __all__ = ["CALL", "Gateway", "GatewayTotals", "Served", "new_contract_id"]
 
@@ -72,6 +76,12 @@ class Served:
     body: bytes = b""
     stream: AsyncIterator[bytes] | None = None
     usage: Usage = field(default_factory=Usage)
+    check: bool = False
+    """Whether a check of this answer will run (``x-agentladder-check``)."""
+    whole: Callable[[Tally], None] | None = None
+    """For a stream: called once it came whole (its check is queued then)."""
+    lost: Callable[[], None] | None = None
+    """For a stream: called when it broke or its caller went away (its check is dropped)."""
 
 
 @dataclass
@@ -79,14 +89,16 @@ class GatewayTotals:
     """The gateway's counters for ``/metrics`` and the traffic page.
 
     ``checks`` counts checks by (agent, task type, outcome): ``started``, then ``passed``,
-    ``failed`` (the judge's score below the floor) or ``error`` (the judge failed);
-    ``judge_cost_usd`` is the judges' spend on checks, by judge name."""
+    ``failed`` (the judge's score below the pass score) or ``error`` (the judge failed);
+    ``dropped`` (decided, never run) and ``own_agent`` (the judge's agent answered:
+    no check); ``judge_cost_usd`` is the judges' spend on checks, by judge name
+    (``checks.py``)."""
 
     requests: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     failed_attempts: Counter[str] = field(default_factory=Counter)
     unavailable: Counter[str] = field(default_factory=Counter)
     checks: Counter[tuple[str, str, str]] = field(default_factory=Counter)
-    judge_cost_usd: Counter[str] = field(default_factory=Counter)
+    judge_cost_usd: dict[str, float] = field(default_factory=dict)
 
 
 class Gateway:
@@ -95,7 +107,8 @@ class Gateway:
     def __init__(
         self, *, settings: GatewaySettings, agents: Mapping[str, AgentConfig],
         providers: Mapping[str, Provider], routing: RoutingService, health: HealthMonitor,
-        calls: ProviderCalls, stats: StatsRecorder,
+        calls: ProviderCalls, stats: StatsRecorder, checks: Checks | None = None,
+        feedback: Feedback | None = None,
     ) -> None:  # fmt: skip
         self.settings = settings
         self.agents = agents
@@ -103,7 +116,9 @@ class Gateway:
         self.health = health
         self.calls = calls
         self.stats = stats
-        self.totals = GatewayTotals()
+        self.totals = GatewayTotals() if checks is None else checks.totals
+        self.checks = checks
+        self.feedback = feedback
         self.forwarded: dict[str, OpenAIProvider] = {
             name: p for name, p in providers.items() if isinstance(p, OpenAIProvider)
         }
@@ -142,9 +157,11 @@ class Gateway:
         picks = [p.agent_id for p in routing.agents][: self.settings.max_attempts]
         return picks, routing
 
-    async def complete(self, body: Mapping[str, Any], headers: Mapping[str, str]) -> Served:
-        """Answer one request (``body``: the caller's JSON object); ``AgentsFailed`` when
-        every agent tried failed."""
+    async def complete(
+        self, body: Mapping[str, Any], headers: Mapping[str, str], caller: str = "admin"
+    ) -> Served:
+        """Answer one request (``body``: the caller's JSON object, ``caller``: its token's
+        name); ``AgentsFailed`` when every agent tried failed."""
         choice = self.choose(body.get("model"), headers)
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
@@ -173,9 +190,43 @@ class Gateway:
                 continue
             served.contract_id, served.choice, served.routing = contract, choice, routing
             served.failures = failures
+            await self._decide(served, messages, caller)
             return served
         self.totals.unavailable[task_type] += 1
         raise AgentsFailed(choice.model, failures)
+
+    async def _decide(self, served: Served, messages: list[object], caller: str) -> None:
+        """Record the answer for feedback (``feedback.py``); whether it is checked (the
+        Sentinel, ``checks.py``): a non-streamed one is queued for its judge now, a stream
+        once it is whole."""
+        checks = self.checks
+        agent, contract = served.agent_id, served.contract_id
+        task_type = (
+            served.choice.task_type if checks is None else checks.task_type(served.choice.task_type)
+        )
+        at = time.time()
+        if self.feedback is not None:
+            self.feedback.book.add(
+                ServedRequest(
+                    contract_id=contract, agent_id=agent, caller=caller, task_type=task_type,
+                    at=at,
+                )
+            )  # fmt: skip
+        if checks is None or task_type is None:
+            return
+        served.check = await checks.decide(agent, task_type)
+        if not served.check:
+            return
+        if served.stream is None:
+            checks.submit(Check(contract, agent, task_type, messages, at, body=served.body))
+            return
+
+        def whole(tally: Tally) -> None:
+            text = "".join(tally.text or ())
+            checks.submit(Check(contract, agent, task_type, messages, at, text=text))
+
+        served.whole = whole
+        served.lost = lambda: checks.dropped(agent, task_type)
 
     async def _ask(
         self, agent: str, body: Mapping[str, Any], stream: bool, tally: Tally, started: float,
@@ -190,26 +241,37 @@ class Gateway:
             self.totals.requests[agent, task_type, "answered"] += 1
             return Served("", agent, blank, None, [], body=raw, usage=tally.usage())
         opened = await open_stream(provider, body, tally)
+        served = Served("", agent, blank, None, [])
+
+        def finished() -> None:
+            self._record(agent, started, None, tally.usage())
+            if served.whole is not None:
+                served.whole(tally)
 
         async def relayed() -> AsyncIterator[bytes]:
             outcome = "cancelled"  # the caller went away: nobody's failure
+            if served.whole is not None:
+                tally.text = []  # kept for the check
             try:
                 async for chunk in opened.rest():
                     if opened.done and outcome == "cancelled":  # whole: recorded before
                         outcome = "answered"  # the caller reads its end
-                        self._record(agent, started, None, tally.usage())
+                        finished()
                     yield chunk
                 if outcome == "cancelled":  # ended without [DONE]: what it sent is all
                     outcome = "answered"
-                    self._record(agent, started, None, tally.usage())
+                    finished()
             except ProviderError as error:
                 outcome = "broken"
                 self._record(agent, started, error)
                 yield _error_event(str(error))
             finally:
                 self.totals.requests[agent, task_type, outcome] += 1
+                if outcome != "answered" and served.lost is not None:
+                    served.lost()
 
-        return Served("", agent, blank, None, [], stream=relayed())
+        served.stream = relayed()
+        return served
 
     def _record(
         self, agent: str, started: float, error: ProviderError | None, usage: Usage | None = None

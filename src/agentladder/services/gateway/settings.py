@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.routing.spec import Strategy
+from agentladder.services.gateway.judge import JudgeSettings
 
 __all__ = ["ALIAS_PATTERN", "Budget", "GatewayModel", "GatewaySettings"]
 
@@ -59,6 +60,13 @@ class GatewaySettings(BaseModel):
         description="the size of a request's body under /v1/ (a chat's whole context, its"
         " images inlined: api.max_body_bytes bounds the other routes); at most"
         " api.max_buffered_bytes",
+    )  # fmt: skip
+    judge: JudgeSettings | None = Field(
+        default=None, description="who checks answers by earned trust (none: no checks)"
+    )
+    feedback_days: int = Field(
+        default=30, ge=1, le=3650,
+        description="days a request's contract takes feedback (its record is kept as long)",
     )  # fmt: skip
 
     @field_validator("models")

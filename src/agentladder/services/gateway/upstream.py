@@ -28,10 +28,12 @@ from agentladder.providers.base import Usage
 from agentladder.providers.isolated import isolated
 from agentladder.providers.openai import OpenAIProvider, retry_after_s
 
-__all__ = ["Opened", "Tally", "answered", "open_stream", "prompt_tokens"]
+__all__ = ["KEEP_CHARS", "Opened", "Tally", "answered", "open_stream", "prompt_tokens"]
 
 _CHARS_PER_TOKEN = 4
 _EXCERPT = 200
+KEEP_CHARS = 100_000
+"""The most of a streamed answer's text kept for its check (the judge sees less)."""
 
 
 def prompt_tokens(messages: object) -> int:
@@ -68,6 +70,8 @@ class Tally:
     prompt: int = 0
     chars: int = 0
     reported: Usage | None = None
+    text: list[str] | None = None
+    """The answer's text, kept (up to ``KEEP_CHARS``) once this is a list: a check's."""
 
     def see_usage(self, usage: object) -> None:
         """A ``usage`` object of the answer (or of a stream's chunk)."""
@@ -85,6 +89,8 @@ class Tally:
             part = choice.get(key) if isinstance(choice, Mapping) else None
             content = part.get("content") if isinstance(part, Mapping) else None
             if isinstance(content, str):
+                if self.text is not None and self.chars < KEEP_CHARS:
+                    self.text.append(content[: KEEP_CHARS - self.chars])
                 self.chars += len(content)
 
     def usage(self) -> Usage:

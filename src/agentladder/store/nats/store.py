@@ -57,6 +57,7 @@ from agentladder.store.nats.leases import KvLeases
 from agentladder.store.nats.oracle import OracleLog
 from agentladder.store.nats.ranks import RankStats
 from agentladder.store.nats.records import KvDocuments
+from agentladder.store.nats.served import KvServed
 from agentladder.store.nats.skillfit import commit_fit
 from agentladder.store.nats.skills import SkillKv, chunks
 from agentladder.store.records import (
@@ -70,6 +71,7 @@ from agentladder.store.records import (
     registration_matches,
 )
 from agentladder.store.retry import WriteTally, retry_on_conflict
+from agentladder.store.served import ServedRequest
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 
 __all__ = ["LEADERBOARD_WAIT", "NatsStore", "open_nats_store"]
@@ -146,6 +148,7 @@ class NatsStore:
         self._closed = False
         self.conflicts = WriteTally()  # its compare-and-set retries, for /metrics
         self._feed: ChangeFeed | None = None
+        self._served = KvServed(js, options)
 
     async def follow(
         self,
@@ -428,3 +431,15 @@ class NatsStore:
         """Those running past ``now``."""
         with self._guard("live_leases"):
             return await self._leases.live(now)
+
+    async def put_served(self, records: Sequence[ServedRequest], keep_s: float) -> None:
+        """Each record under its contract id in ``<prefix>_served`` (store/nats/served.py:
+        JetStream forgets them after the bucket's time to live)."""
+        if records:
+            with self._guard("put_served"):
+                await self._served.put(list(records), keep_s)
+
+    async def get_served(self, contract_id: str) -> ServedRequest | None:
+        """One record."""
+        with self._guard("get_served"):
+            return await self._served.get(contract_id)

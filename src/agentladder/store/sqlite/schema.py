@@ -224,6 +224,15 @@ CREATE TABLE deliberation_agents (
 CREATE INDEX deliberation_agents_of ON deliberation_agents (deliberation_id);
 """
 
+_V8 = """
+CREATE TABLE gateway_served (
+  contract_id TEXT PRIMARY KEY,
+  at REAL NOT NULL,
+  doc TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX gateway_served_at ON gateway_served (at);
+"""
+
 
 def _backfill_deliberation_agents(conn: sqlite3.Connection) -> None:
     """The agents of the deliberations already stored (a record that is not JSON, or has
@@ -244,6 +253,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (5, "leases of the service instances (recovery of abandoned deliberations)", _V5),
     (6, "the evidence model: skill events and states", _V6),
     (7, "the agents of each deliberation (an agent's deliberations)", _V7),
+    (8, "the gateway's answered requests (feedback finds the agent)", _V8),
 )
 
 BACKFILLS: dict[int, Callable[[sqlite3.Connection], None]] = {

@@ -52,6 +52,7 @@ from agentladder.store.records import (
     Registration,
     Versioned,
 )
+from agentladder.store.served import ServedRequest
 from agentladder.store.sqlite import many, ops, pages
 from agentladder.store.sqlite.directory import (
     LISTING,
@@ -489,3 +490,34 @@ class SqliteStore(SqliteSkills):
     async def live_leases(self, now: float) -> frozenset[str]:
         """Those running past ``now``."""
         return await self._read(lambda c: ops.live_leases(c, now))
+
+    async def put_served(self, records: Sequence[ServedRequest], keep_s: float) -> None:
+        """Insert or replace them in one transaction; forget those older than ``keep_s``
+        before the newest."""
+        if not records:
+            return
+        rows = [(r.contract_id, r.at, r.model_dump_json()) for r in records]
+        horizon = max(r.at for r in records) - keep_s
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT INTO gateway_served (contract_id, at, doc) VALUES (?,?,?)"
+                " ON CONFLICT (contract_id) DO UPDATE SET at = excluded.at, doc = excluded.doc",
+                rows,
+            )
+            conn.execute("DELETE FROM gateway_served WHERE at < ?", (horizon,))
+
+        await self._write(run)
+
+    async def get_served(self, contract_id: str) -> ServedRequest | None:
+        """One record."""
+
+        def run(conn: sqlite3.Connection) -> ServedRequest | None:
+            found = conn.execute(
+                "SELECT doc FROM gateway_served WHERE contract_id = ?", (contract_id,)
+            ).fetchone()
+            return (
+                None if found is None else decode(ServedRequest, found[0], f"served/{contract_id}")
+            )
+
+        return await self._read_short(run)
