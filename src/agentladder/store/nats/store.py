@@ -96,6 +96,7 @@ async def open_nats_store(url: str) -> NatsStore:
             skills = await ensure_kv(js, options.skills_bucket, replicas, atomic=True)
             skill_kv = SkillKv(nc, js, skills, options.skills_bucket)
             await skill_kv.fence()
+            await skill_kv.repair()  # events a writer that died left in states only
             await ensure_oracle_stream(js, options)
             index = LeaderboardIndex(js, options.oracle_stream, options.event_prefix)
             await index.start()
