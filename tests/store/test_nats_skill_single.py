@@ -20,6 +20,7 @@ from agentladder.errors import StoreUnavailable
 from agentladder.services.clock import FixedClock
 from agentladder.services.skill.replay import verify_skills
 from agentladder.services.skill.service import SkillService
+from agentladder.store.nats import batch
 from agentladder.store.nats import skills as skills_module
 from agentladder.store.nats.batch import BatchMessage
 from agentladder.store.nats.config import parse_nats_url
@@ -47,7 +48,7 @@ def test_a_judgment_of_one_agent_is_written_without_an_atomic_batch(
     its stream sequence as seq, read back by key, and its agent's state carries it; a
     deliberation (several agents) is still one batch; replay equals the store."""
     batches: list[Sequence[BatchMessage]] = []
-    plain = skills_module.publish_atomic
+    plain = batch.publish_atomic
 
     async def counted(nc: Any, messages: Sequence[BatchMessage], **kwargs: Any) -> Any:
         batches.append(messages)
@@ -160,6 +161,7 @@ def test_an_agent_whose_state_a_fit_deleted_takes_new_evidence(nats_store_url: s
 
     async def main() -> None:
         store = await open_store(nats_store_url)
+        assert isinstance(store, NatsStore)
         skill = SkillService(store, clock=FixedClock())
         try:
             await skill.observe(_judgment("x", "c1", 6.0))
