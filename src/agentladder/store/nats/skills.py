@@ -131,6 +131,7 @@ class SkillKv:
         self.pre = f"$KV.{bucket}."
         self.stream = f"KV_{bucket}"
         self.pending = PendingLog(nc, self.pre)
+        self._fleet: tuple[int, FleetSkill] | None = None  # the last fleet decoded, by revision
 
     async def get(self, key: str) -> tuple[bytes, int] | None:
         """A key's value and revision, None when absent or deleted."""
@@ -193,9 +194,14 @@ class SkillKv:
         return (await self.read(agent_ids)).states
 
     async def fleet(self) -> FleetSkill:
-        """The fleet's state."""
+        """The fleet's state (read each time; decoded again only when its revision moved:
+        a fit's commit writes it, every event reads it)."""
         found = await self.get("fleet")
-        return FleetSkill() if found is None else decode_as(FLEET_SKILL, found[0], "fleet")
+        if found is None:
+            return FleetSkill()
+        if self._fleet is None or self._fleet[0] != found[1]:
+            self._fleet = (found[1], decode_as(FLEET_SKILL, found[0], "fleet"))
+        return self._fleet[1]
 
     def _states(self, read: Read, written: dict[str, AgentSkill]) -> list[BatchMessage]:
         """Every state read, on its revision: the new value where the fold wrote one, the
