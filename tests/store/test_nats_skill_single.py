@@ -107,8 +107,9 @@ def test_a_writer_cut_between_its_two_publishes_loses_nothing(
     it while x's state carries it. Then instance two, open all along, sends the same
     judgment again (answered as applied before, with the same event), or applies another
     judgment of x (the cut one goes into the log first), or fits, or imports the cut one
-    with another in one batch; or a store is opened afterwards. Every judgment is then in
-    the log once, in order, and replay equals the stored states."""
+    with another in one batch; or a store is opened afterwards (whose readers of the log
+    wait for its repair, and whose next repair looks at no state). Every judgment is then
+    in the log once, in order, and replay equals the stored states."""
 
     async def main() -> None:
         one, two = await open_store(nats_store_url), await open_store(nats_store_url)
@@ -138,15 +139,19 @@ def test_a_writer_cut_between_its_two_publishes_loses_nothing(
             elif then == "import":
                 applied = await second.observe_many([cut, _judgment("y", "more", 4.0)])
                 assert [a.created for a in applied] == [False, True]
-            else:
-                three = await open_store(nats_store_url)
-                await three.close()
+            else:  # its readers of the log wait for its repair at opening
+                reader = await open_store(nats_store_url)
+                assert isinstance(reader, NatsStore)
+                two, reader = reader, two
+                await reader.close()
             keys = await _keys(two)
             assert keys[: len(acked) + 1] == [*acked, cut.key]
             assert len(keys) == len(set(keys))
             seqs = [event.seq for event in await two.skill_events(limit=10_000)]
             assert seqs == sorted(set(seqs))
             assert (await verify_skills(two, SkillRules())).differences == []
+            if then == "open":  # a repair looks only at states written since the last one
+                assert await two._skills.repair() == 0
         finally:
             await two.close()
             await one.close()

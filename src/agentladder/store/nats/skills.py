@@ -2,7 +2,8 @@
 
 Keys: ``a.<agent_id>`` (an agent's state), ``fleet`` (the fleet's), ``e.<token>`` (the
 event of one key; token: ``claim_token``), ``fit`` (the instance committing a fit, see
-``store/nats/skillfit.py``) and ``head`` (a fence against the previous format, below).
+``store/nats/skillfit.py``), ``repaired`` (how far ``SkillKv.repair`` looked) and ``head``
+(a fence against the previous format, below).
 
 An event that touches one agent and whose key names it (a judgment, a verdict, a model
 change: most of them) is written by two plain publishes, no batch: the agent's state,
@@ -43,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -53,7 +55,7 @@ from nats.js.kv import KeyValue
 
 from agentladder.domain.frozen import replaced
 from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill, FleetSkill
-from agentladder.errors import RevisionConflict
+from agentladder.errors import RevisionConflict, StoreError
 from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode, decode_as
 from agentladder.store.nats.batch import (
@@ -76,6 +78,8 @@ from agentladder.store.nats.skillpending import (
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
 __all__ = ["FENCE", "SKILL_CHUNK", "SkillKv", "stamped"]
+
+log = logging.getLogger(__name__)
 
 SKILL_CHUNK = 300
 """Most events per atomic batch of ``apply_many`` (``chunks`` also keeps the events and
@@ -132,6 +136,9 @@ class SkillKv:
         self.stream = f"KV_{bucket}"
         self.pending = PendingLog(nc, self.pre)
         self._fleet: tuple[int, FleetSkill] | None = None  # the last fleet decoded, by revision
+        self._repaired = False  # ``repair`` ran to its end in this process
+        self._repairing = asyncio.Lock()
+        self._repair_task: asyncio.Future[None] | None = None
 
     async def get(self, key: str) -> tuple[bytes, int] | None:
         """A key's value and revision, None when absent or deleted."""
@@ -297,10 +304,52 @@ class SkillKv:
 
     async def repair(self) -> int:
         """Write the log entries of the events that states carry and the log lacks (their
-        writer died between its two publishes); how many states carry one."""
+        writer died between its two publishes); how many it looked at.
+
+        Only the states written since the last repair's start (``repaired``: the stream's
+        last sequence then) are looked at: every state at or below it that is still its
+        agent's last was looked at then, and a state replaced since had its event put in
+        the log by whoever replaced it."""
+        found = await self.get("repaired")
+        done = 0 if found is None else int(json.loads(found[0]).get("seq", 0))
+        start = (await self.js.stream_info(self.stream)).state.last_seq
         read = await self.scan_states()
-        await self.pending.write(read.pending.values())
-        return len(read.pending)
+        todo = [e for agent, e in read.pending.items() if read.revisions[agent] > done]
+        await self.pending.write(todo)
+        value = json.dumps({"seq": start}).encode()
+        message = BatchMessage(f"{self.pre}repaired", value, 0 if found is None else found[1])
+        with contextlib.suppress(RevisionConflict):  # another instance's repair meanwhile
+            await publish_expected(self.nc, message, timeout=REQUEST_TIMEOUT)
+        return len(todo)
+
+    def start_repair(self) -> None:
+        """Run ``repair`` in the background (``NatsStore`` at opening): writers need not wait
+        for it (each puts in the log what the state it replaces carries), readers of the log
+        do (``repaired``)."""
+        self._repair_task = asyncio.ensure_future(self._background_repair())
+
+    async def _background_repair(self) -> None:
+        try:
+            await self.repaired()
+        except StoreError as error:  # e.g. the server went away: the first reader retries
+            log.warning("the skill log's repair at opening failed: %s", error)
+
+    async def repaired(self) -> None:
+        """Once ``repair`` has run to its end in this process (running it if need be)."""
+        if self._repaired:
+            return
+        async with self._repairing:
+            if not self._repaired:
+                await self.repair()
+                self._repaired = True
+
+    async def stop_repair(self) -> None:
+        """Cancel a background repair still running (a store's close)."""
+        task = self._repair_task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def apply_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
         """Read, fold and commit the events of ``items`` (one of ``chunks``) in one atomic
