@@ -31,21 +31,25 @@ batch, ``store/nats/skills.py``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from nats.aio.client import Client
 from pydantic import TypeAdapter
 
 from agentladder.domain.skill.state import AgentSkill
-from agentladder.errors import RevisionConflict
+from agentladder.errors import RevisionConflict, StoreError
 from agentladder.store.codec import decode_as
 from agentladder.store.nats.batch import BatchMessage, publish_expected
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT
 from agentladder.store.skills import SkillEvent, decode_state
 
-__all__ = ["PendingLog", "decode_entry", "pending_value", "single"]
+__all__ = ["PendingLog", "Repairs", "decode_entry", "pending_value", "single"]
+
+log = logging.getLogger(__name__)
 
 _PREFIX = b'{"event":'
 _KNOWN = 10_000
@@ -121,3 +125,43 @@ class PendingLog:
         todo = [e for e in events if claim_token(e.key) not in self._known]
         for start in range(0, len(todo), _AT_ONCE):
             await asyncio.gather(*(self.entry(e) for e in todo[start : start + _AT_ONCE]))
+
+
+class Repairs:
+    """A store's repair at opening (``SkillKv.repair``: the events that states written
+    since the last repair carry, put in the log), run in the background: writers need not
+    wait for it (each puts in the log what the state it replaces carries), readers of the
+    log do (``wait``)."""
+
+    def __init__(self, repair: Callable[[], Awaitable[int]]) -> None:
+        self._repair = repair
+        self._done = False  # it ran to its end in this process
+        self._running = asyncio.Lock()
+        self._task: asyncio.Future[None] | None = None
+
+    def start(self) -> None:
+        """Begin it in the background."""
+        self._task = asyncio.ensure_future(self._background())
+
+    async def _background(self) -> None:
+        try:
+            await self.wait()
+        except StoreError as error:  # e.g. the server went away: the first reader retries
+            log.warning("the skill log's repair at opening failed: %s", error)
+
+    async def wait(self) -> None:
+        """Once the repair has run to its end in this process (running it if need be)."""
+        if self._done:
+            return
+        async with self._running:
+            if not self._done:
+                await self._repair()
+                self._done = True
+
+    async def stop(self) -> None:
+        """Cancel it if it still runs (a store's close)."""
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -44,7 +44,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -55,7 +54,7 @@ from nats.js.kv import KeyValue
 
 from agentladder.domain.frozen import replaced
 from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill, FleetSkill
-from agentladder.errors import RevisionConflict, StoreError
+from agentladder.errors import RevisionConflict
 from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode, decode_as
 from agentladder.store.nats.batch import (
@@ -70,6 +69,7 @@ from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
 from agentladder.store.nats.skillpending import (
     PendingLog,
+    Repairs,
     decode_entry,
     event_bytes,
     pending_value,
@@ -78,8 +78,6 @@ from agentladder.store.nats.skillpending import (
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
 __all__ = ["FENCE", "SKILL_CHUNK", "SkillKv", "stamped"]
-
-log = logging.getLogger(__name__)
 
 SKILL_CHUNK = 300
 """Most events per atomic batch of ``apply_many`` (``chunks`` also keeps the events and
@@ -136,9 +134,7 @@ class SkillKv:
         self.stream = f"KV_{bucket}"
         self.pending = PendingLog(nc, self.pre)
         self._fleet: tuple[int, FleetSkill] | None = None  # the last fleet decoded, by revision
-        self._repaired = False  # ``repair`` ran to its end in this process
-        self._repairing = asyncio.Lock()
-        self._repair_task: asyncio.Future[None] | None = None
+        self.repairs = Repairs(self.repair)  # at opening, in the background
 
     async def get(self, key: str) -> tuple[bytes, int] | None:
         """A key's value and revision, None when absent or deleted."""
@@ -321,35 +317,6 @@ class SkillKv:
         with contextlib.suppress(RevisionConflict):  # another instance's repair meanwhile
             await publish_expected(self.nc, message, timeout=REQUEST_TIMEOUT)
         return len(todo)
-
-    def start_repair(self) -> None:
-        """Run ``repair`` in the background (``NatsStore`` at opening): writers need not wait
-        for it (each puts in the log what the state it replaces carries), readers of the log
-        do (``repaired``)."""
-        self._repair_task = asyncio.ensure_future(self._background_repair())
-
-    async def _background_repair(self) -> None:
-        try:
-            await self.repaired()
-        except StoreError as error:  # e.g. the server went away: the first reader retries
-            log.warning("the skill log's repair at opening failed: %s", error)
-
-    async def repaired(self) -> None:
-        """Once ``repair`` has run to its end in this process (running it if need be)."""
-        if self._repaired:
-            return
-        async with self._repairing:
-            if not self._repaired:
-                await self.repair()
-                self._repaired = True
-
-    async def stop_repair(self) -> None:
-        """Cancel a background repair still running (a store's close)."""
-        task = self._repair_task
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     async def apply_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
         """Read, fold and commit the events of ``items`` (one of ``chunks``) in one atomic
