@@ -8,7 +8,10 @@ on or off) with ``CLIENTS`` concurrent clients, each sending scored judgments
 prefix (empty buckets and streams); configurations run in turn, alternating, ``RUNS``
 times. Figures per configuration, medians over the runs: judgments per second
 fleet-wide, p50 and p99 of a judgment, and the share of the skill writes'
-compare-and-set attempts that conflicted (the store's ``WriteTally``, op ``skill``).
+compare-and-set attempts that conflicted (the store's ``WriteTally``, op ``skill``), and the
+CPU time per judgment of the instances (their processes, while their clients ran) and of
+the nats-server (its process, over the run; Linux ``/proc``): on this 2-core machine the
+two share the cores, so what a judgment costs in CPU is what bounds the rate.
 
 Targets (issue 27): skill on at least 0.8 of off (one instance); two instances at least
 1.0 of one (skill on); conflicts at most 5% of attempts.
@@ -27,6 +30,7 @@ import asyncio
 import multiprocessing
 import os
 import random
+import resource
 import statistics
 import time
 import uuid
@@ -79,6 +83,7 @@ async def _instance(url: str, skill: bool, ready: Any, go: EventType, seed: int)
         while not go.is_set():
             await asyncio.sleep(0.005)
         end = time.monotonic() + SECONDS
+        before = resource.getrusage(resource.RUSAGE_SELF)
 
         async def client(number: int) -> None:
             count = 0
@@ -95,10 +100,12 @@ async def _instance(url: str, skill: bool, ready: Any, go: EventType, seed: int)
                 count += 1
 
         await asyncio.gather(*(client(n) for n in range(CLIENTS)))
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         tally = getattr(store, "conflicts", None)
         attempts = tally.attempts["skill"] if tally is not None else 0
         conflicts = tally.conflicts["skill"] if tally is not None else 0
-        return {"latencies": latencies, "attempts": attempts, "conflicts": conflicts}
+        return {"latencies": latencies, "attempts": attempts, "conflicts": conflicts, "cpu": cpu}
     finally:
         await store.close()
 
@@ -110,6 +117,16 @@ def _worker(url: str, skill: bool, ready: Any, go: EventType, out: Any, seed: in
         ready.put(None)
         out.put({"error": repr(error)})
         raise
+
+
+def _cpu_seconds(pid: int | None) -> float:
+    """A process's user + system CPU time so far (0 where ``/proc`` does not tell)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _run(server: NatsServer, config: Config, run: int) -> dict[str, float]:
@@ -125,8 +142,10 @@ def _run(server: NatsServer, config: Config, run: int) -> dict[str, float]:
         process.start()
     for _ in processes:
         ready.get(timeout=120)
+    server_cpu = _cpu_seconds(server.pid)
     go.set()
     results = [out.get(timeout=SECONDS + 300) for _ in processes]
+    server_cpu = _cpu_seconds(server.pid) - server_cpu
     for process in processes:
         process.join(timeout=60)
     failed = [r["error"] for r in results if "error" in r]
@@ -135,8 +154,11 @@ def _run(server: NatsServer, config: Config, run: int) -> dict[str, float]:
     latencies = sorted(x for r in results for x in r["latencies"])
     attempts = sum(r["attempts"] for r in results)
     conflicts = sum(r["conflicts"] for r in results)
+    count = max(len(latencies), 1)
     return {
         "per_s": len(latencies) / SECONDS,
+        "cpu_ms": sum(r["cpu"] for r in results) / count * 1000,
+        "server_cpu_ms": server_cpu / count * 1000,
         "p50": percentile(latencies, 50),
         "p99": percentile(latencies, 99),
         "conflicts": conflicts / attempts if attempts else 0.0,
@@ -159,23 +181,36 @@ def main() -> None:
                 print(
                     f"  run {run + 1} {config.name}: {measured['per_s']:.0f}/s, p50"
                     f" {measured['p50']:.1f} ms, p99 {measured['p99']:.1f} ms, conflicts"
-                    f" {measured['conflicts']:.1%}",
+                    f" {measured['conflicts']:.1%}, CPU per judgment: instances"
+                    f" {measured['cpu_ms']:.2f} ms, server {measured['server_cpu_ms']:.2f} ms",
                     flush=True,
                 )
     median = {
         c: {k: statistics.median(m[k] for m in figures[c]) for k in figures[c][0]} for c in CONFIGS
     }
-    print("| configuration | judgments/s | p50 ms | p99 ms | skill conflicts |")
-    print("|---|---|---|---|---|")
+    print(
+        "| configuration | judgments/s | p50 ms | p99 ms | skill conflicts"
+        " | instances' CPU ms/judgment | server's CPU ms/judgment |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for c in CONFIGS:
         m = median[c]
         print(
             f"| {c.name} | {m['per_s']:.0f} | {m['p50']:.1f} | {m['p99']:.1f}"
-            f" | {m['conflicts']:.1%} |"
+            f" | {m['conflicts']:.1%} | {m['cpu_ms']:.2f} | {m['server_cpu_ms']:.2f} |"
         )
     on, off = median[Config(True, 1)]["per_s"], median[Config(False, 1)]["per_s"]
     two = median[Config(True, 2)]["per_s"]
     print(f"skill on / off, one instance: {on / off:.2f} (target >= 0.8)")
+    cost = {
+        skill: median[Config(skill, 1)]["cpu_ms"] + median[Config(skill, 1)]["server_cpu_ms"]
+        for skill in (True, False)
+    }
+    print(
+        f"CPU per judgment, one instance, instance + server: skill on {cost[True]:.2f} ms,"
+        f" off {cost[False]:.2f} ms (off / on: {cost[False] / cost[True]:.2f}, the rate"
+        " ratio where the CPU is the bound)"
+    )
     print(f"two instances / one, skill on: {two / on:.2f} (target >= 1.0)")
     print(
         f"skill conflicts, two instances: {median[Config(True, 2)]['conflicts']:.1%} (target <= 5%)"

@@ -23,12 +23,14 @@ from agentladder.store.url import open_store
 NOW = 1_767_225_600.0  # 2026-01-01, the FixedClock's time
 
 
-def test_a_fit_commits_while_writers_keep_writing(nats_store_url: str) -> None:
+@pytest.mark.parametrize("naming", [False, True], ids=["batches", "single-publishes"])
+def test_a_fit_commits_while_writers_keep_writing(nats_store_url: str, naming: bool) -> None:
     """Four writers apply judgments to 12 agents without pause while three fits run: each
     fit commits (a chunk that loses its compare-and-set is written again in halves, an
     agent alone retried), no writer and no chunk gives up, and verify finds every state as
     the log gives it right after the writers stop, without another fit: evidence folded
-    across a commit was written again by the commit's repairs."""
+    across a commit was written again by the commit's repairs (judgments whose keys do
+    not name their agent are atomic batches; those whose keys do, single publishes)."""
 
     async def main() -> None:
         store = await open_store(nats_store_url)
@@ -39,8 +41,9 @@ def test_a_fit_commits_while_writers_keep_writing(nats_store_url: str) -> None:
         async def writer(w: int) -> None:
             i = 0
             while not stop.is_set():
+                key = f"judgment:a{i % 12}:{w}-{i}" if naming else f"j-{w}-{i}"
                 await skill.observe(
-                    ScoreEvidence(key=f"j-{w}-{i}", at=NOW, agent_id=f"a{i % 12}",
+                    ScoreEvidence(key=key, at=NOW, agent_id=f"a{i % 12}",
                                   task_type=f"t{i % 3}", score=float((i * 7 + w) % 11))
                 )  # fmt: skip
                 written[0] += 1
@@ -67,14 +70,16 @@ def test_a_fit_commits_while_writers_keep_writing(nats_store_url: str) -> None:
     asyncio.run(main())
 
 
+@pytest.mark.parametrize("during", ["during", "judgment:a0:during"])
 def test_evidence_applied_while_a_commit_is_between_its_writes_is_not_held_and_is_repaired(
-    nats_store_url: str, monkeypatch: pytest.MonkeyPatch
+    nats_store_url: str, monkeypatch: pytest.MonkeyPatch, during: str
 ) -> None:
     """A fit's commit paused right after its first batch of states: a judgment of an agent
     it has written is applied meanwhile, at once (with the head held by the commit it was
     refused until its 100 attempts ran out), folded from the new state and the previous
     fleet; once the commit ends, verify finds every state as the log gives it (the
-    commit wrote that agent again)."""
+    commit wrote that agent again). Both as a batch and as single publishes (a key naming
+    the agent)."""
 
     async def main() -> None:
         store = await open_store(nats_store_url)
@@ -99,7 +104,7 @@ def test_evidence_applied_while_a_commit_is_between_its_writes_is_not_held_and_i
             monkeypatch.setattr(skills_module, "publish_atomic", paused)
             fit = asyncio.ensure_future(skill.fit(force=True))
             await asyncio.wait_for(written.wait(), 60)
-            applied = await asyncio.wait_for(skill.observe(_judgment("during", "a0", 10.0)), 60)
+            applied = await asyncio.wait_for(skill.observe(_judgment(during, "a0", 10.0)), 60)
             assert applied.created
             release.set()
             assert (await asyncio.wait_for(fit, 60)).ran

@@ -13,8 +13,11 @@ onto the fit's states, in seq order, as a replay does. The commit:
 3. writes every agent's state in chunks of ``SKILL_CHUNK``: for each chunk it reads the
    agents' revisions, then the events after S, folds, and writes the chunk as one atomic
    batch, each state a compare-and-set on the revision read (a state the fit does not give
-   is deleted the same way). An event touching one of the agents after the revisions were
-   read has changed its revision, so the chunk is refused, and written again in halves
+   is deleted the same way). An event a state carries that is not in the log yet (its
+   writer died between its two publishes, ``skillpending.py``) is written to the log
+   between the read and the fold, so the fold has it. An event touching one of the
+   agents after the revisions were read has changed its revision, so the chunk is
+   refused, and written again in halves
    (an agent alone retried with ``retry_on_conflict``; counted as ``skill_fit``). Events
    are never held: they commit between the chunks, or make a chunk retry;
 4. repairs: every state is marked with the fit its inputs came from (``AgentSkill.fit``,
@@ -91,6 +94,9 @@ class _Commit:
     async def _attempt(self, agents: Sequence[str]) -> None:
         """Read the agents' revisions, then the events, fold, and write them in one batch."""
         read = await self.kv.read(agents)
+        # events their states carry go into the log before the states are overwritten
+        # (``skillpending.py``), so the fold below reads them among the newer events
+        await self.kv.pending.write(read.pending.values())
         commit = await self.folded()
         messages: list[BatchMessage] = []
         for agent in agents:

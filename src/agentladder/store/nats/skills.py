@@ -2,24 +2,30 @@
 
 Keys: ``a.<agent_id>`` (an agent's state), ``fleet`` (the fleet's), ``e.<token>`` (the
 event of one key; token: ``claim_token``), ``fit`` (the instance committing a fit, see
-``store/nats/skillfit.py``) and ``head`` (a fence against the previous format, below).
+``store/nats/skillfit.py``), ``repaired`` (how far ``SkillKv.repair`` looked) and ``head``
+(a fence against the previous format, below).
 
-One event is one atomic batch: the event, expected absent (once per key), then the state of
+An event that touches one agent and whose key names it (a judgment, a verdict, a model
+change: most of them) is written by two plain publishes, no batch: the agent's state,
+compare-and-set on its revision and carrying the event, then the event's log entry
+(``store/nats/skillpending.py``). Any other event (a deliberation's, which touches several
+agents) is one atomic batch: the event, expected absent (once per key), then the state of
 every agent it touched, each with a compare-and-set on that state's own revision (expected
 absent when it had none). No key is written by every event: two events contend only when
 they touch a common agent, so instances add capacity instead of queueing on one key. The
-event's ``seq`` is its stream sequence: increasing in commit order, with gaps (the states'
-messages and other keys' sit between two events). It is stored as 0 and set on reading
-(``stamped``).
+event's ``seq`` is its log entry's stream sequence: increasing in commit order, with gaps
+(the states' messages and other keys' sit between two events). It is stored as 0 and set
+on reading (``stamped``).
 
-Why replaying the log gives the stored states: an event's batch writes every state its fold
+Why replaying the log gives the stored states: an event's commit writes every state its fold
 read, each on the revision that was read. It commits only if no event touching one of its
 agents committed between its reads and its commit; so the events touching an agent commit
 in their stream order, each folded from the states the earlier ones left, and a replay in
-``seq`` order folds each event from exactly those states. The reads need no order among
-themselves: a state read before another writer's commit carries the old revision, and the
-compare-and-set refuses it (the fold runs again on what is read then). A fold must so write
-every agent whose state it read: the service's folds write every agent the evidence
+``seq`` order folds each event from exactly those states (an event a state carries is in the
+log before anything overwrites that state: ``skillpending.py``). The reads need no order
+among themselves: a state read before another writer's commit carries the old revision, and
+the compare-and-set refuses it (the fold runs again on what is read then). A fold must so
+write every agent whose state it read: the service's folds write every agent the evidence
 touches. The fleet's state is written by a fit's commit only, which re-folds what was
 applied while it wrote (``skillfit.py``).
 
@@ -39,7 +45,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import nats.js.errors
 from nats.aio.client import Client
@@ -61,7 +67,15 @@ from agentladder.store.nats.batch import (
 )
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
-from agentladder.store.skills import SkillApplied, SkillEvent, SkillFold, decode_state
+from agentladder.store.nats.skillpending import (
+    PendingLog,
+    Repairs,
+    decode_entry,
+    event_bytes,
+    pending_value,
+    single,
+)
+from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
 __all__ = ["FENCE", "SKILL_CHUNK", "SkillKv", "stamped"]
 
@@ -99,10 +113,12 @@ def chunks(items: Sequence[SkillItem]) -> list[Sequence[SkillItem]]:
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """Agents' states as read, with the revision each was read at (0: absent)."""
+    """Agents' states as read, with the revision each was read at (0: absent), and the
+    events the states carry (maybe not in the log yet: ``skillpending.py``)."""
 
     states: dict[str, AgentSkill]
     revisions: dict[str, int]
+    pending: dict[str, SkillEvent] = field(default_factory=dict)
 
 
 class SkillKv:
@@ -116,6 +132,9 @@ class SkillKv:
         self.bucket = bucket
         self.pre = f"$KV.{bucket}."
         self.stream = f"KV_{bucket}"
+        self.pending = PendingLog(nc, self.pre)
+        self._fleet: tuple[int, FleetSkill] | None = None  # the last fleet decoded, by revision
+        self.repairs = Repairs(self.repair)  # at opening, in the background
 
     async def get(self, key: str) -> tuple[bytes, int] | None:
         """A key's value and revision, None when absent or deleted."""
@@ -145,27 +164,47 @@ class SkillKv:
             return None
         return stamped(found[0], f"{self.bucket}/e.{token}", found[1])
 
+    async def _entry(self, agent: str) -> tuple[bytes | None, int]:
+        """An agent's state value (None: absent or deleted) and its revision (a deleted
+        one's is its delete marker's, which a compare-and-set must name)."""
+        try:
+            entry = await self.kv.get(f"a.{agent}")
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError) as absent:
+            return None, int(getattr(absent.entry, "revision", 0) or 0)  # entry: a marker
+        return entry.value or b"", int(entry.revision or 0)
+
+    def _decoded(self, found: dict[str, tuple[bytes | None, int]]) -> Read:
+        read = Read({}, {})
+        for agent, (data, revision) in found.items():
+            read.revisions[agent] = revision
+            if data is None:
+                continue
+            state, event = decode_entry(data, f"{self.bucket}/a.{agent}")
+            if state is not None:
+                read.states[agent] = state
+            if event is not None:
+                read.pending[agent] = event
+        return read
+
     async def read(self, agent_ids: Collection[str]) -> Read:
         """The states of ``agent_ids`` (fetched at once) and the revisions they were read at."""
         wanted = list(dict.fromkeys(agent_ids))
-        found = await asyncio.gather(*(self.get(f"a.{a}") for a in wanted))
-        states: dict[str, AgentSkill] = {}
-        revisions: dict[str, int] = {}
-        for agent, item in zip(wanted, found, strict=True):
-            revisions[agent] = 0 if item is None else item[1]
-            state = None if item is None else decode_state(item[0], f"{self.bucket}/a.{agent}")
-            if state is not None:
-                states[agent] = state
-        return Read(states, revisions)
+        found = await asyncio.gather(*(self._entry(a) for a in wanted))
+        return self._decoded(dict(zip(wanted, found, strict=True)))
 
     async def get_states(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """The states of those of ``agent_ids`` that have one (fetched at once)."""
         return (await self.read(agent_ids)).states
 
     async def fleet(self) -> FleetSkill:
-        """The fleet's state."""
+        """The fleet's state (read each time; decoded again only when its revision moved:
+        a fit's commit writes it, every event reads it)."""
         found = await self.get("fleet")
-        return FleetSkill() if found is None else decode_as(FLEET_SKILL, found[0], "fleet")
+        if found is None:
+            return FleetSkill()
+        if self._fleet is None or self._fleet[0] != found[1]:
+            self._fleet = (found[1], decode_as(FLEET_SKILL, found[0], "fleet"))
+        return self._fleet[1]
 
     def _states(self, read: Read, written: dict[str, AgentSkill]) -> list[BatchMessage]:
         """Every state read, on its revision: the new value where the fold wrote one, the
@@ -193,14 +232,30 @@ class SkillKv:
         data = replaced(event, seq=0).model_dump_json().encode()
         return BatchMessage(f"{self.pre}e.{claim_token(event.key)}", data, 0)
 
+    async def _pending_key(self, read: Read, key: str) -> SkillEvent | None:
+        """Write the log entries of the events the states read carry; the one of ``key``
+        among them, as stored, if it is one."""
+        await self.pending.write(read.pending.values())
+        if any(event.key == key for event in read.pending.values()):
+            return await self.get_event(key)
+        return None
+
     async def apply(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
-        """Read, fold and commit one batch; ``RevisionConflict`` when an event touching one
-        of its agents committed meanwhile (the caller retries)."""
+        """Read, fold and commit one event (``skillpending.single``: two publishes, else
+        one batch); ``RevisionConflict`` when an event touching one of its agents committed
+        meanwhile (the caller retries)."""
+        if single(key, agents):
+            return await self._apply_single(key, agents[0], fold)
         stored = await self.get_event(key)
         if stored is not None:
             return SkillApplied(stored, created=False)
         read, fleet = await asyncio.gather(self.read(agents), self.fleet())
-        commit = fold(read.states, fleet)
+        stored = await self._pending_key(read, key)
+        if stored is not None:
+            return SkillApplied(stored, created=False)
+        return await self._commit_batch(key, read, fold(read.states, fleet))
+
+    async def _commit_batch(self, key: str, read: Read, commit: SkillCommit) -> SkillApplied:
         messages = [self._event_message(commit.event), *self._states(read, commit.agents)]
         try:
             ack = await self.publish(messages)
@@ -210,6 +265,58 @@ class SkillKv:
                 return SkillApplied(stored, created=False)
             raise
         return SkillApplied(replaced(commit.event, seq=ack.seq - ack.count + 1), created=True)
+
+    async def _apply_single(self, key: str, agent: str, fold: SkillFold) -> SkillApplied:
+        """The agent's state (compare-and-set, carrying the event), then the event's log
+        entry. The state is read before the key is looked up (``skillpending.py``)."""
+        read, fleet = await asyncio.gather(self.read([agent]), self.fleet())
+        carried = read.pending.get(agent)
+        if carried is not None and carried.key == key:  # applied; maybe not in the log yet
+            await self.pending.write([carried])
+            stored = await self.get_event(key)
+            return SkillApplied(stored or carried, created=False)
+        stored, _ = await asyncio.gather(
+            self.get_event(key), self.pending.write([carried] if carried else [])
+        )
+        if stored is not None:
+            return SkillApplied(stored, created=False)
+        commit = fold(read.states, fleet)
+        state = commit.agents.get(agent)
+        if state is None or len(commit.agents) != 1:  # not a one-agent change: the batch
+            return await self._commit_batch(key, read, commit)
+        value = pending_value(AGENT_SKILL.dump_json(state), event_bytes(commit.event))
+        message = BatchMessage(f"{self.pre}a.{agent}", value, read.revisions[agent])
+        await publish_expected(self.nc, message, timeout=REQUEST_TIMEOUT)
+        return SkillApplied(await self.log_event(commit.event), created=True)
+
+    async def log_event(self, event: SkillEvent) -> SkillEvent:
+        """Write the log entry of an event whose state is committed; the event as stored
+        (a writer of the agent's state after it may have written the entry first)."""
+        seq = await self.pending.entry(event)
+        if seq is not None:
+            return replaced(event, seq=seq)
+        stored = await self.get_event(event.key)
+        return event if stored is None else stored
+
+    async def repair(self) -> int:
+        """Write the log entries of the events that states carry and the log lacks (their
+        writer died between its two publishes); how many it looked at.
+
+        Only the states written since the last repair's start (``repaired``: the stream's
+        last sequence then) are looked at: every state at or below it that is still its
+        agent's last was looked at then, and a state replaced since had its event put in
+        the log by whoever replaced it."""
+        found = await self.get("repaired")
+        done = 0 if found is None else int(json.loads(found[0]).get("seq", 0))
+        start = (await self.js.stream_info(self.stream)).state.last_seq
+        read = await self.scan_states()
+        todo = [e for agent, e in read.pending.items() if read.revisions[agent] > done]
+        await self.pending.write(todo)
+        value = json.dumps({"seq": start}).encode()
+        message = BatchMessage(f"{self.pre}repaired", value, 0 if found is None else found[1])
+        with contextlib.suppress(RevisionConflict):  # another instance's repair meanwhile
+            await publish_expected(self.nc, message, timeout=REQUEST_TIMEOUT)
+        return len(todo)
 
     async def apply_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
         """Read, fold and commit the events of ``items`` (one of ``chunks``) in one atomic
@@ -221,6 +328,12 @@ class SkillKv:
         known = {key: event for key, event in zip(keys, found, strict=True) if event is not None}
         touched = list(dict.fromkeys(agent for _, agents, _ in items for agent in agents))
         read, fleet = await asyncio.gather(self.read(touched), self.fleet())
+        await self.pending.write(read.pending.values())
+        carried = {e.key for e in read.pending.values()} & set(keys) - set(known)
+        for key in carried:  # applied by a single event whose entry was not yet in the log
+            stored = await self.get_event(key)
+            if stored is not None:
+                known[key] = stored
         states = dict(read.states)
         changed: dict[str, AgentSkill] = {}
         events: list[SkillEvent] = []
@@ -257,17 +370,14 @@ class SkillKv:
         """Every agent's state with its revision (one pass over the stream), by agent id;
         an undecodable legacy state has its revision and no state."""
         messages = await scan(self.js, self.stream, f"{self.pre}a.>", last_per_subject=True)
-        found = {
-            msg.subject.removeprefix(f"{self.pre}a."): (msg.data, msg.metadata.sequence.stream)
+        found: dict[str, tuple[bytes | None, int]] = {
+            msg.subject.removeprefix(f"{self.pre}a."): (
+                None if is_deleted(msg) else msg.data,
+                msg.metadata.sequence.stream,
+            )
             for msg in messages
-            if not is_deleted(msg)
         }
-        states: dict[str, AgentSkill] = {}
-        for agent in sorted(found):
-            state = decode_state(found[agent][0], f"{self.bucket}/a.{agent}")
-            if state is not None:
-                states[agent] = state
-        return Read(states, {agent: revision for agent, (_, revision) in found.items()})
+        return self._decoded(dict(sorted(found.items())))
 
     async def events(self, after: int, limit: int) -> list[SkillEvent]:
         """Up to ``limit`` events with ``seq`` above ``after``, in order. An event's seq is

@@ -112,6 +112,7 @@ async def open_nats_store(url: str) -> NatsStore:
         options.deliberations_bucket,
     )
     oracle = OracleLog(nc, js, options, index.head)
+    skill_kv.repairs.start()  # events a writer that died left in states only
     return NatsStore(
         nc, js, options, RankStats(nc, js, ranks, options), oracle, docs, index,
         KvLeases(js, leases, options.leases_bucket),
@@ -176,6 +177,7 @@ class NatsStore:
         self._closed = True
         with contextlib.suppress(nats.errors.Error, OSError):
             await self._index.stop()
+        await self._skills.repairs.stop()
         if self._feed is not None:
             await self._feed.stop()
         try:
@@ -307,11 +309,13 @@ class NatsStore:
     async def get_skill_event(self, key: str) -> SkillEvent | None:
         """The event's entry."""
         with self._guard("get_skill_event"):
+            await self._skills.repairs.wait()
             return await self._skills.get_event(key)
 
     async def skill_events(self, *, after: int = 0, limit: int = 1000) -> list[SkillEvent]:
         """Read from the bucket's stream in order."""
         with self._guard("skill_events"):
+            await self._skills.repairs.wait()
             return await self._skills.events(after, limit)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
