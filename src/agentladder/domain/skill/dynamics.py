@@ -63,7 +63,7 @@ class Dynamics:
 
 def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> MessageLayout:
     """The messages of the evidence and their chains."""
-    width = max(len(obs.events), 1)
+    width = max(obs.event_count, 1)
     keys, first, of = np.unique(obs.pair * width + obs.event, return_index=True,
                                 return_inverse=True)  # fmt: skip
     pair = (keys // width).astype(np.int64)

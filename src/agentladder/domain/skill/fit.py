@@ -89,7 +89,7 @@ def layout_of(obs: Observations) -> Layout:
         pairs=pairs, agents=n_agents, types=n_types, sources=len(obs.sources),
         source_types=len(keys), pair_agent=pair_agent, pair_type=pair_type,
         st_source=st_source.astype(np.int64), st_type=st_type.astype(np.int64), cols=cols,
-        group=obs.group, groups=len(obs.groups),
+        group=obs.group, groups=obs.group_count,
     )  # fmt: skip
 
 
