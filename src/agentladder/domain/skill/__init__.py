@@ -19,7 +19,7 @@ from agentladder.domain.skill.evidence import (
 )
 from agentladder.domain.skill.fit import FitResult, fit_observations
 from agentladder.domain.skill.live import SkillUpdate, apply_evidence
-from agentladder.domain.skill.observations import Observations, observations_of
+from agentladder.domain.skill.observations import Observations
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.snapshot import Snapshot, snapshot_of
 from agentladder.domain.skill.state import (
@@ -29,6 +29,7 @@ from agentladder.domain.skill.state import (
     FleetSkill,
     SourceState,
 )
+from agentladder.domain.skill.table import observations_of
 
 __all__ = [
     "FLEET",

@@ -96,14 +96,13 @@ def step(track: Track, message: Message, jumps: list[float], rules: SkillRules) 
 @dataclass(frozen=True)
 class Chains:
     """The messages of every pair, pair by pair and in time order within a pair: each
-    message's pair, its rank within the pair, the variance the moving filter adds before
-    it (drift since the pair's previous event, model changes in between), its time; and
-    the variance it adds after the pair's last message up to the fit (model changes)."""
+    message's pair and the variance the moving filter adds before it (drift since the
+    pair's previous event, model changes in between); the variance it adds after the pair's
+    last message up to the fit (model changes); the messages by their rank within their
+    pair (``by_rank``, a rank's first at ``bounds``)."""
 
     pair: Ints
-    rank: Ints
     added: Floats
-    at: Floats
     late: Floats
     by_rank: Ints
     bounds: Ints
@@ -140,7 +139,7 @@ def chains_of(
     depth = int(rank.max()) + 1 if len(rank) else 0
     by_rank = np.argsort(rank, kind="stable").astype(np.int64)
     bounds = np.searchsorted(rank[by_rank], np.arange(depth + 1)).astype(np.int64)
-    chains = Chains(p.astype(np.int64), rank.astype(np.int64), added, t, late, by_rank, bounds)
+    chains = Chains(p.astype(np.int64), added, late, by_rank, bounds)
     return chains, order
 
 

@@ -25,25 +25,22 @@ _NOTHING = 1e12  # the variance of a message that says nothing
 
 @dataclass(frozen=True)
 class MessageLayout:
-    """Each observation's message (one per pair and event), the messages' pairs, times and
-    events, and their chain layout (``order``: chain position to message)."""
+    """Each observation's message (one per pair and event), the messages' pairs and times,
+    and their chain layout (``order``: chain position to message)."""
 
     of: Ints
     pair: Ints
     at: Floats
-    event: Ints
     chains: Chains
     order: Ints
 
 
 @dataclass(frozen=True)
 class Dynamics:
-    """One run of the chains: per message (in message order) its mean and variance alone
-    and the moving filter's estimate after it; per pair both filters' ends and the
-    detector's sums."""
+    """One run of the chains: per message (in message order) the moving filter's estimate
+    after it and the smoothed one at it; per pair both filters' ends and the detector's
+    sums."""
 
-    mean: Floats
-    var: Floats
     path_mean: Floats
     path_var: Floats
     still_mean: Floats
@@ -63,7 +60,7 @@ class Dynamics:
 
 def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> MessageLayout:
     """The messages of the evidence and their chains."""
-    width = max(len(obs.events), 1)
+    width = max(obs.event_count, 1)
     keys, first, of = np.unique(obs.pair * width + obs.event, return_index=True,
                                 return_inverse=True)  # fmt: skip
     pair = (keys // width).astype(np.int64)
@@ -72,7 +69,7 @@ def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> Message
     agents = obs.agents
     pair_agent = [agents[int(a)] for a in lay.pair_agent]
     chains, order = chains_of(pair, at, event, pair_agent, obs.changes, lay.pairs, rules)
-    return MessageLayout(of.astype(np.int64), pair, at, event, chains, order.astype(np.int64))
+    return MessageLayout(of.astype(np.int64), pair, at, chains, order.astype(np.int64))
 
 
 def dynamics(
@@ -93,6 +90,7 @@ def dynamics(
     offset = np.where(grouped, sol.offset[gk], 0.0) if lay.groups else np.zeros(len(obs))
     spread = np.where(grouped, sol.offset_var[gk], 0.0) if lay.groups else np.zeros(len(obs))
     said = value - lenient - offset
+    del lenient, offset, grouped, gk  # each as long as the observations: freed early
     n = len(msg.pair)
     total = np.bincount(msg.of, weights=weight, minlength=n)
     sums = np.bincount(msg.of, weights=weight * said, minlength=n)
@@ -106,14 +104,17 @@ def dynamics(
     start_mean = mean[q] + mean[lv]
     start_var = type_spread + sol.var[q] + sol.var[lv]
     order = msg.order
+    chain_mean, chain_var = m_mean[order], m_var[order]
+    del said, spread, total, sums, share, m_mean, m_var
     still_m, still_v, move_m, move_v, drop, rise, path_m, path_v, smooth_m = run_chains(
-        msg.chains, start_mean, start_var, m_mean[order], m_var[order], rules
+        msg.chains, start_mean, start_var, chain_mean, chain_var, rules
     )
+    del chain_mean, chain_var
     path_mean = np.empty(n)
     path_var = np.empty(n)
     smoothed = np.empty(n)
     path_mean[order] = path_m
     path_var[order] = path_v
     smoothed[order] = smooth_m
-    return Dynamics(m_mean, m_var, path_mean, path_var, still_m, still_v, move_m, move_v,
-                    drop, rise, smoothed)  # fmt: skip
+    return Dynamics(path_mean, path_var, still_m, still_v, move_m, move_v, drop, rise,
+                    smoothed)  # fmt: skip

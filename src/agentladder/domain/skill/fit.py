@@ -89,7 +89,7 @@ def layout_of(obs: Observations) -> Layout:
         pairs=pairs, agents=n_agents, types=n_types, sources=len(obs.sources),
         source_types=len(keys), pair_agent=pair_agent, pair_type=pair_type,
         st_source=st_source.astype(np.int64), st_type=st_type.astype(np.int64), cols=cols,
-        group=obs.group, groups=len(obs.groups),
+        group=obs.group, groups=obs.group_count,
     )  # fmt: skip
 
 
@@ -244,6 +244,7 @@ def _learn(obs: Observations, lay: Layout, pattern: Pattern, st: _State, sol: So
     log_clean, log_mix = mixed(r)
     st.clean = _bounded(np.where(scored, np.exp(log_clean - log_mix), 1.0), src, scored,
                         lay.sources, rules)  # fmt: skip
+    del r, log_clean, log_mix  # as long as the observations: not held while honesty is
     if rounds >= _HONESTY_FROM:
         # judged on the scores as given: a score at 0 or 10 taken at its bound, not as the
         # model would continue it (which would excuse a source that gives only 0 and 10)
@@ -372,12 +373,14 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
         said = w.value + st.deviation  # what each observation says, time and all
         dyn = dynamics(obs, lay, msg, sol, _chain_weight(obs, lay, st, w), said,
                        st.type_spread, rules)  # fmt: skip
+        del said
         settled = moved < rules.fit_tolerance and rounds > _HONESTY_FROM
         done = rounds >= rules.fit_iterations or settled
         if done:
             break
         st.deviation = dyn.deviation(msg)[msg.of]
         _learn(obs, lay, pattern, st, sol, w, st.deviation, rules, rounds)
+        del w, dyn  # a round's arrays, not held while the next is made
     return FitResult(
         obs=obs, lay=lay, solution=sol, noise=st.noise, source_noise=st.source_noise,
         honesty=st.honesty, at_bounds=st.at_bounds, clean=st.clean, weight=w.weight,

@@ -1,5 +1,6 @@
 """The stored evidence as one table of observations, in an order that does not depend on
-the order the evidence arrived in (events by key, then their own contents in order).
+the order the evidence arrived in (events by key, then their own contents in order); built
+by ``table.py`` (``observations_of``, or page by page from a store's log).
 
 An observation is either a **score** (a number on 0-10 from one source: a peer evaluating
 another agent's proposal, a judge, the aggregated score of a report) or a **binary**
@@ -12,22 +13,12 @@ change: a new model is a new evaluator), ``judge:<name>``, and ``aggregate``.
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from agentladder.domain.skill.evidence import (
-    AGGREGATE,
-    DeliberationEvidence,
-    Evidence,
-    ModelChange,
-    ScoreEvidence,
-)
-
-__all__ = ["Observations", "agent_source", "judge_source", "observations_of"]
+__all__ = ["Observations", "agent_source", "judge_source"]
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -51,12 +42,14 @@ class Observations:
     ``pair``: the (agent, task type) observed; ``source`` and ``group``: -1 for a binary
     outcome (no source) and for a score outside any deliberation (no shared offset);
     ``value``: the score, or 1.0 / 0.0 for a pass / fail; ``event``: which event it came
-    from (a deliberation's scores of one author count as one update of its estimate)."""
+    from (a deliberation's scores of one author count as one update of its estimate).
+    Groups and events are indexed by their keys' order; only their counts are kept
+    (``group_count``, ``event_count``): a key per event would cost as much as the rows."""
 
     pairs: list[tuple[str, str]]
     sources: list[str]
-    groups: list[str]
-    events: list[str]
+    group_count: int
+    event_count: int
     pair: Ints
     source: Ints
     group: Ints
@@ -78,82 +71,3 @@ class Observations:
 
     def __len__(self) -> int:
         return len(self.value)
-
-
-def _epoch(changes: dict[str, list[float]], agent: str, at: float) -> int:
-    """How many of the agent's model changes happened at or before ``at``."""
-    times = changes.get(agent)
-    return 0 if not times else bisect.bisect_right(times, at)
-
-
-def observations_of(evidence: Iterable[Evidence]) -> Observations:
-    """Every observation of the evidence, in the canonical order."""
-    ordered = sorted(evidence, key=lambda e: e.key)
-    changes: dict[str, list[float]] = {}
-    for item in ordered:
-        if isinstance(item, ModelChange):
-            changes.setdefault(item.agent_id, []).append(item.at)
-    for times in changes.values():
-        times.sort()
-    rows: list[tuple[str, str, str | None, str | None, str, float, bool, float]] = []
-    for item in ordered:
-        if isinstance(item, DeliberationEvidence):
-            rows.extend(_deliberation(item, changes))
-        elif isinstance(item, ScoreEvidence):
-            if item.score is not None:
-                source = judge_source(item.judge)
-                rows.append((item.agent_id, item.task_type, source, None, item.key,
-                             item.score, False, item.at))  # fmt: skip
-            else:
-                rows.append((item.agent_id, item.task_type, None, None, item.key,
-                             1.0 if item.success else 0.0, True, item.at))  # fmt: skip
-        elif not isinstance(item, ModelChange):
-            rows.append((item.agent_id, item.task_type, None, None, item.key,
-                         1.0 if item.passed else 0.0, True, item.at))  # fmt: skip
-    return _table(rows, changes)
-
-
-def _deliberation(
-    item: DeliberationEvidence, changes: dict[str, list[float]]
-) -> list[tuple[str, str, str | None, str | None, str, float, bool, float]]:
-    rows: list[tuple[str, str, str | None, str | None, str, float, bool, float]] = []
-    for ev in item.evaluations:
-        source = agent_source(ev.evaluator, _epoch(changes, ev.evaluator, item.at))
-        rows.append((ev.author, item.task_type, source, item.key, item.key, ev.score, False,
-                     item.at))  # fmt: skip
-    for reported in item.aggregated:
-        rows.append((reported.author, item.task_type, AGGREGATE, item.key, item.key,
-                     reported.score, False, item.at))  # fmt: skip
-    return rows
-
-
-def _index(names: Sequence[str | None]) -> tuple[list[str], Ints]:
-    known = sorted({n for n in names if n is not None})
-    at = {n: i for i, n in enumerate(known)}
-    return known, np.array([-1 if n is None else at[n] for n in names], dtype=np.int64)
-
-
-def _table(
-    rows: list[tuple[str, str, str | None, str | None, str, float, bool, float]],
-    changes: dict[str, list[float]],
-) -> Observations:
-    pair_names = [(r[0], r[1]) for r in rows]
-    pairs = sorted(set(pair_names))
-    pair_at = {p: i for i, p in enumerate(pairs)}
-    sources, source = _index([r[2] for r in rows])
-    groups, group = _index([r[3] for r in rows])
-    events, event = _index([r[4] for r in rows])
-    return Observations(
-        pairs=pairs,
-        sources=sources,
-        groups=groups,
-        events=events,
-        pair=np.array([pair_at[p] for p in pair_names], dtype=np.int64),
-        source=source,
-        group=group,
-        event=event,
-        value=np.array([r[5] for r in rows], dtype=np.float64),
-        binary=np.array([r[6] for r in rows], dtype=np.bool_),
-        at=np.array([r[7] for r in rows], dtype=np.float64),
-        changes=changes,
-    )

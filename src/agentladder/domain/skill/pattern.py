@@ -45,7 +45,8 @@ class Pattern:
     - ``combo``: each observation's column combination; ``combo_cols`` (c, 3) its columns
       (-1: none); ``design_first``/``design_second``: the column pairs of each
       combination's product, as positions in ``combo_entry`` (combination, column);
-    - ``group_entry``: each grouped (observation, column) entry's (group, column) entry,
+    - ``group_k``: the observation of each grouped (observation, column) entry (in the
+      order of the observations' columns), ``group_entry`` its (group, column) entry,
       whose groups and columns are ``group_of``, ``column_of``; ``group_first``/
       ``group_second``: the pairs of (group, column) entries within each group;
     - ``rows``, ``cols``: every product's matrix position, in the order values are made;
@@ -58,8 +59,7 @@ class Pattern:
     entry_col: Ints
     design_first: Ints
     design_second: Ints
-    obs_entry_k: Ints
-    obs_entry_col: Ints
+    group_k: Ints
     group_entry: Ints
     group_of: Ints
     column_of: Ints
@@ -98,15 +98,14 @@ def pattern_of(lay: Layout, dense: bool = True) -> Pattern:
     keep = c_cols >= 0
     entry_combo, entry_col = c_index[keep].astype(np.int64), c_cols[keep].astype(np.int64)
     design_first, design_second = pairs_within(entry_combo)
-    k = np.repeat(np.arange(len(lay.cols)), 3)
-    o_cols = lay.cols.ravel()
-    o_keep = o_cols >= 0
-    obs_k, obs_col = k[o_keep].astype(np.int64), o_cols[o_keep].astype(np.int64)
-    grouped = lay.group[obs_k] >= 0
-    key = lay.group[obs_k][grouped] * n + obs_col[grouped]
+    # the grouped observations' entries only: a table of judgments has none
+    in_group = np.flatnonzero(lay.group >= 0)
+    g_cols = lay.cols[in_group].ravel()
+    g_keep = g_cols >= 0
+    group_k = np.repeat(in_group, 3)[g_keep].astype(np.int64)
+    key = lay.group[group_k] * n + g_cols[g_keep]
     uniq, inverse = np.unique(key, return_inverse=True)
-    group_entry = np.full(len(obs_k), -1, dtype=np.int64)
-    group_entry[grouped] = inverse.reshape(-1)
+    group_entry = inverse.reshape(-1).astype(np.int64)
     group_of, column_of = (uniq // n).astype(np.int64), (uniq % n).astype(np.int64)
     group_first, group_second = pairs_within(group_of) if len(uniq) else (uniq, uniq)
     p = np.arange(lay.pairs)
@@ -136,7 +135,7 @@ def pattern_of(lay: Layout, dense: bool = True) -> Pattern:
     return Pattern(
         size=n, combo=combo, combo_cols=combos.astype(np.int64), entry_combo=entry_combo,
         entry_col=entry_col, design_first=design_first, design_second=design_second,
-        obs_entry_k=obs_k, obs_entry_col=obs_col, group_entry=group_entry, group_of=group_of,
+        group_k=group_k, group_entry=group_entry, group_of=group_of,
         column_of=column_of, group_first=group_first.astype(np.int64),
         group_second=group_second.astype(np.int64), pool_rows=pool_rows, pool_cols=pool_cols,
         pool_sign=pool_sign, rows=rows, cols=cols, slot=slot.reshape(-1).astype(np.int64),
@@ -152,9 +151,8 @@ def group_sums(pattern: Pattern, lay: Layout, w: Weighted) -> tuple[Floats, Floa
     g = lay.group[grouped]
     total = np.bincount(g, weights=w.weight[grouped], minlength=lay.groups)
     wy = np.bincount(g, weights=(w.weight * w.value)[grouped], minlength=lay.groups)
-    entries = pattern.group_entry >= 0
-    weights = w.weight[pattern.obs_entry_k][entries]
-    ev = np.bincount(pattern.group_entry[entries], weights=weights, minlength=len(pattern.group_of))
+    weights = w.weight[pattern.group_k]
+    ev = np.bincount(pattern.group_entry, weights=weights, minlength=len(pattern.group_of))
     return total.astype(np.float64), wy.astype(np.float64), ev.astype(np.float64)
 
 
@@ -173,9 +171,14 @@ def right_side(pattern: Pattern, lay: Layout, w: Weighted, groups: tuple[Floats,
     """The precision-times-mean vector, for this round's weights (offsets integrated out
     with ``groups``: ``group_sums``)."""
     n = pattern.size
-    k = pattern.obs_entry_k
-    weights = (w.weight * w.value)[k]
-    h: Floats = np.bincount(pattern.obs_entry_col, weights=weights, minlength=n).astype(np.float64)
+    weights = w.weight * w.value
+    # each of an observation's three columns is in a range of its own (skills, leniencies,
+    # type leniencies), so the sums per column come to the same in the same order
+    h: Floats = np.zeros(n)
+    for slot in range(3):
+        col = lay.cols[:, slot]
+        has = col >= 0
+        h += np.bincount(col[has], weights=weights[has], minlength=n)
     h[lay.l0 : lay.b0] += w.level_mean / w.level
     if groups is not None:
         total, wy, ev = groups

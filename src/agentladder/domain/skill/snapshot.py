@@ -50,6 +50,32 @@ class Snapshot:
     fleet: FleetSkill
 
 
+class _Paths:
+    """Each pair's path (its moving estimate after each of its events: time, mean, sd), in
+    time order, as arrays: a pair's points become Python values only when its agent's state
+    is made, and only the last ``history`` of them (no more can be among the agent's last
+    ``history`` points), not a tuple for every event of the fleet at once."""
+
+    def __init__(self, fit: FitResult, keep: int) -> None:
+        dyn, msg, sol = fit.dynamics, fit.messages, fit.solution
+        order = msg.order  # in time order within each pair
+        pair = msg.pair[order]
+        still_mean, still_var = dyn.still_mean[pair], dyn.still_var[pair]
+        shift = sol.mean[pair] - still_mean
+        var = np.maximum(sol.var[pair] + dyn.path_var[order] - still_var, _MIN_VAR)
+        self.at = msg.at[order]
+        self.mean = dyn.path_mean[order] + shift
+        self.sd = np.sqrt(var)
+        self.ends = np.searchsorted(pair, np.arange(fit.lay.pairs + 1))
+        self.keep = keep
+
+    def __getitem__(self, p: int) -> list[tuple[float, float, float]]:
+        low, high = int(self.ends[p]), int(self.ends[p + 1])
+        tail = slice(max(low, high - self.keep), high)
+        at, mean, sd = self.at[tail].tolist(), self.mean[tail].tolist(), self.sd[tail].tolist()
+        return list(zip(at, mean, sd, strict=True))
+
+
 def _cross(sol: Solution, i: int, j: int) -> float:
     return float(sol.cross(np.array([i]), np.array([j]))[0])
 
@@ -104,7 +130,6 @@ def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: fl
     np.maximum.at(last, msg.pair, msg.at)
     shown: dict[int, Estimate] = {}
     corrections: dict[int, float] = {}
-    paths: dict[int, list[tuple[float, float, float]]] = defaultdict(list)
     for p in range(lay.pairs):
         delta_mean = float(dyn.moving_mean[p] - dyn.still_mean[p])
         delta_var = float(dyn.moving_var[p] - dyn.still_var[p])
@@ -115,12 +140,7 @@ def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: fl
             mean=centre, var=var, n=int(per_pair[p]), at=float(last[p]),
             drop=float(dyn.drop[p]), rise=float(dyn.rise[p]), base_mean=centre, base_var=var,
         )  # fmt: skip
-    if rules.history:
-        for m in msg.order:  # in time order within each pair
-            p = int(msg.pair[m])
-            shift = float(mean[p] - dyn.still_mean[p])
-            var = max(float(own[p] + dyn.path_var[m] - dyn.still_var[p]), _MIN_VAR)
-            paths[p].append((float(msg.at[m]), float(dyn.path_mean[m]) + shift, math.sqrt(var)))
+    paths = _Paths(fit, rules.history) if rules.history else None
     counts = _Counts(fit)
     states = _agents(fit, rules, shown, corrections, paths, counts)
     for s, name in enumerate(obs.sources):  # agents seen only as evaluators
@@ -140,7 +160,7 @@ def _agents(
     rules: SkillRules,
     shown: dict[int, Estimate],
     corrections: dict[int, float],
-    paths: dict[int, list[tuple[float, float, float]]],
+    paths: _Paths | None,
     counts: _Counts,
 ) -> dict[str, AgentSkill]:
     obs, lay, sol = fit.obs, fit.lay, fit.solution
@@ -186,7 +206,12 @@ def _agents(
             general=general,
             model_changes=epoch,
             history=_history(
-                [(types[int(lay.pair_type[p])], paths[p]) for p in mine], overall, rules
+                [
+                    (types[int(lay.pair_type[p])], paths[p] if paths is not None else [])
+                    for p in mine
+                ],
+                overall,
+                rules,
             ),
         )
     return out

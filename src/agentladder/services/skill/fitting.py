@@ -3,10 +3,9 @@ states to commit (the events appended while the fit ran folded onto them)."""
 
 from __future__ import annotations
 
-import bisect
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import TypeAdapter
 from threadpoolctl import threadpool_limits
@@ -14,10 +13,11 @@ from threadpoolctl import threadpool_limits
 from agentladder.domain.skill.evidence import Evidence
 from agentladder.domain.skill.fit import fit_observations
 from agentladder.domain.skill.live import apply_evidence
-from agentladder.domain.skill.observations import observations_of
+from agentladder.domain.skill.observations import Observations
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.snapshot import Snapshot, snapshot_of
 from agentladder.domain.skill.state import AgentSkill, FitInfo, FleetSkill, replace
+from agentladder.domain.skill.table import TableBuilder
 from agentladder.store.base import Store
 from agentladder.store.skills import FitFold, SkillEvent, SkillFitCommit
 
@@ -39,34 +39,35 @@ _EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
 
 @dataclass(frozen=True)
 class Log:
-    """Every event's evidence, the seq of the last one, and each event's seq."""
+    """The log read into the fit's table: its observations, the seq of its last event, and
+    how many events it holds (model changes and events without observations included)."""
 
-    evidence: list[Evidence]
+    table: Observations
     seq: int
-    seqs: list[int] = field(default_factory=list)
-
-    def upto(self, seq: int) -> Log:
-        """The log as it was when its end was ``seq``: its events with a seq up to it."""
-        count = bisect.bisect_right(self.seqs, seq)
-        return Log(self.evidence[:count], seq, self.seqs[:count])
+    events: int
 
 
 async def read_log(store: Store, upto: int | None = None) -> Log:
     """The store's skill log from the start (to ``upto`` when given), checked in order
-    (seqs increasing; gaps are allowed: ``store.skills``)."""
-    evidence: list[Evidence] = []
-    seqs: list[int] = []
+    (seqs increasing; gaps are allowed: ``store.skills``; the log's end is then ``upto``),
+    read ``PAGE`` events at a time into the table (``domain.skill.table``): no more than
+    one page of parsed evidence is held at once."""
+    table = TableBuilder()
     after = 0
-    while page := await store.skill_events(after=after, limit=PAGE):
+    end = False
+    while not end and (page := await store.skill_events(after=after, limit=PAGE)):
+        evidence: list[Evidence] = []
         for event in page:
             if upto is not None and event.seq > upto:
-                return Log(evidence, after, seqs)
+                end = True
+                break
             if event.seq <= after:
                 raise ValueError(f"skill log: seq {event.seq} follows {after}")
             evidence.append(_EVIDENCE.validate_json(event.payload))
-            seqs.append(event.seq)
             after = event.seq
-    return Log(evidence, after, seqs)
+        table.add(evidence)
+        del evidence, page
+    return Log(table.build(), after if upto is None else upto, table.events)
 
 
 async def events_after(store: Store, after: int) -> list[SkillEvent]:
@@ -80,11 +81,11 @@ async def events_after(store: Store, after: int) -> list[SkillEvent]:
 
 def fitted(log: Log, rules: SkillRules, at: float) -> Snapshot:
     """Every state as the fit of the log gives it (pure, CPU-bound)."""
-    if not log.evidence:
+    if not log.events:
         info = FitInfo(seq=log.seq, events=0, observations=0, at=at, rules=rules.digest())
         return Snapshot({}, FleetSkill(fit=info))
-    fit = fit_observations(observations_of(log.evidence), rules)
-    return snapshot_of(fit, rules, log.seq, len(log.evidence), at)
+    fit = fit_observations(log.table, rules)
+    return snapshot_of(fit, rules, log.seq, log.events, at)
 
 
 STALE = -1

@@ -46,17 +46,18 @@ async def rebuild_skills(
     them: the fit up to the last fit's end (the whole log when there was none, or when
     ``at`` asks for a new fit at that time), the rest folded on. And how many events."""
     fleet = await store.get_fleet_skill()
-    whole = await read_log(store)
     done = fleet.fit
     if at is not None:
+        whole = await read_log(store)
         snapshot = fitted(whole, rules, at)
-        return snapshot.agents, snapshot.fleet, len(whole.evidence)
+        return snapshot.agents, snapshot.fleet, whole.events
     if done is None:  # never fitted: every event's filter step from nothing
         events = await events_after(store, 0)
         return folded(Snapshot({}, FleetSkill()), events, rules), FleetSkill(), len(events)
-    snapshot = fitted(whole.upto(done.seq), rules, done.at)
+    upto = await read_log(store, upto=done.seq)
+    snapshot = fitted(upto, rules, done.at)
     newer = await events_after(store, done.seq)
-    return folded(snapshot, newer, rules), snapshot.fleet, len(whole.evidence)
+    return folded(snapshot, newer, rules), snapshot.fleet, upto.events + len(newer)
 
 
 def close(a: Any, b: Any, tolerance: float = TOLERANCE) -> bool:

@@ -127,12 +127,14 @@ class SkillService:
             log = await read_log(self.store)
             at = self.now()
             commit = await off_loop(fitted_commit, log, self.rules, at)
+            seq, events = log.seq, log.events
+            del log  # the table: the fold keeps the fit's states only
             # Once begun, a commit runs to its end even when the fit is cancelled (a stop):
             # on NATS it writes the states in batches before the fleet's, so one cut in the
             # middle would leave states that no replay of the log gives; ``settle`` waits.
-            self._committing = asyncio.ensure_future(self.store.commit_skill_fit(log.seq, commit))
+            self._committing = asyncio.ensure_future(self.store.commit_skill_fit(seq, commit))
             await asyncio.shield(self._committing)
-            return FitReport(log.seq, len(log.evidence), ran=True)
+            return FitReport(seq, events, ran=True)
 
     async def settle(self) -> None:
         """Wait for a fit's commit in flight, if any, to end (its failure is the fit's)."""
