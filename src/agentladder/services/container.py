@@ -31,6 +31,7 @@ from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.deliberations.orchestrator import Orchestrator
 from agentladder.services.deliberations.recovery import recover
+from agentladder.services.gateway.budgets import Budgets
 from agentladder.services.gateway.service import Gateway
 from agentladder.services.gateway.stats import StatsRecorder
 from agentladder.services.lease import Lease
@@ -111,6 +112,7 @@ class Services:
                 pause = max(self.settings.skill.fit_interval_s, 9.0 * (time.monotonic() - started))
 
         self.gateway.stats.start()
+        self.gateway.budgets.start()
         self._background = [
             asyncio.ensure_future(beat()),
             asyncio.ensure_future(recovering()),
@@ -132,6 +134,8 @@ class Services:
             await self.routing.close()
         async with stopping("the gateway's stats"):
             await self.gateway.stats.close()
+        async with stopping("the gateway clients' spend"):
+            await self.gateway.budgets.close()
         if interrupted:
             log.warning(
                 "%s: interrupted %d deliberation%s in flight, stored as failed (interrupted)"
@@ -252,7 +256,13 @@ async def build_services(
     gateway = Gateway(
         settings=settings.gateway, agents=agents, providers=providers, routing=routing,
         health=health, calls=orchestrator.calls, stats=StatsRecorder(store),
+        budgets=Budgets(store, settings.api.tokens, clock),
     )  # fmt: skip
+    try:  # the spend stored before this start, before the first request is checked
+        await gateway.budgets.refresh()
+    except StoreUnavailable as error:
+        log.warning("the gateway clients' spend is not read yet (read again each second): %s",
+                    error)  # fmt: skip
     lease = Lease(store, orchestrator.instance_id, clock, settings.orchestrator.lease_s)
     await lease.start()
     await registry.beat_local()

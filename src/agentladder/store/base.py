@@ -29,6 +29,7 @@ from agentladder.store.records import (
     Versioned,
 )
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
+from agentladder.store.spend import SpendStore
 
 __all__ = [
     "LEASE_KEPT_S",
@@ -82,8 +83,8 @@ class LedgerEntry(BaseModel):
     timestamp: str
 
 
-class Store(Protocol):
-    """Everything agentladder persists."""
+class Store(SpendStore, Protocol):
+    """Everything agentladder persists (the clients' spend: ``store/spend.py``)."""
 
     @property
     def url(self) -> str:

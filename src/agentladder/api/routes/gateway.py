@@ -4,7 +4,9 @@ for bearer tokens of the ``client`` role (docs/gateway.md).
 The body is the caller's, passed on unchanged but for ``model`` (the chosen agent's model
 name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answered),
 ``x-agentladder-contract`` (this request's contract id) and ``x-agentladder-check``
-(whether a check will run: ``no`` until checks exist). Errors are in OpenAI's shape
+(whether a check will run: ``no`` until checks exist), and for a client token with a
+budget the ``x-agentladder-budget-*`` headers (``services/gateway/budgets.py``); over
+budget, 429 ``budget_exceeded`` before anything is forwarded. Errors are in OpenAI's shape
 (``api/gateway_errors.py``). The routes are left out of agentladder's OpenAPI document:
 their bodies are OpenAI's chat-completions API, passed through, which OpenAI documents.
 """
@@ -18,7 +20,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from agentladder.api.deps import Role, ServicesDep, check_json
+from agentladder.api.deps import CallerDep, Role, ServicesDep, check_json
 from agentladder.api.errors import ApiError
 from agentladder.errors import InvalidInput
 from agentladder.services.gateway.service import Served
@@ -57,17 +59,27 @@ async def _body(request: Request) -> dict[str, Any]:
 
 
 @router.post("/v1/chat/completions", response_model=None)
-async def chat_completions(request: Request, services: ServicesDep) -> Response:
+async def chat_completions(request: Request, services: ServicesDep, caller: CallerDep) -> Response:
     """A chat completion from the agent ``model`` names (an agent id, ``route:<task_type>``
     or ``route:<task_type>:<strategy>``, or an alias of ``gateway.models``), streamed as
     server-sent events with ``stream: true``. 404 ``model_not_found``; 400 or 503
-    ``no_agent_qualifies``; 503 ``agents_failed`` naming every agent tried and why."""
+    ``no_agent_qualifies``; 503 ``agents_failed`` naming every agent tried and why; 429
+    ``budget_exceeded`` when the caller's budget is spent."""
+    received = time.perf_counter()
+    gateway = services.gateway
+    budget = gateway.budgets.check(caller.token)
+    spent = {} if budget is None else budget.headers()
+    request.state.budget_headers = spent  # on an error's answer too (api/errors.py)
     body = await _body(request)
-    served = await services.gateway.complete(body, request.headers)
+    served = await gateway.complete(body, request.headers, caller.token)
+    added = time.perf_counter() - received - served.provider_s
+    task_type = served.choice.task_type or ""
+    gateway.traffic.answered(served.agent_id, task_type, added, len(served.failures))
     if served.stream is not None:
-        headers = {**_headers(served), "cache-control": "no-cache"}
+        headers = {**_headers(served), **spent, "cache-control": "no-cache"}
         return StreamingResponse(served.stream, media_type="text/event-stream", headers=headers)
-    return Response(served.body, media_type="application/json", headers=_headers(served))
+    headers = {**_headers(served), **spent}
+    return Response(served.body, media_type="application/json", headers=headers)
 
 
 @router.get("/v1/models", response_model=None)

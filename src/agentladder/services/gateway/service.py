@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentladder.config import TokenSettings
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.ranking import Submission
 from agentladder.domain.routing.spec import Routing
@@ -41,9 +42,11 @@ from agentladder.errors import (
 from agentladder.providers.base import Provider, Usage
 from agentladder.providers.openai import OpenAIProvider, call_cost
 from agentladder.services.deliberations.calls import ProviderCalls, error_kind
+from agentladder.services.gateway.budgets import Budgets
 from agentladder.services.gateway.choice import ROUTE_PREFIX, Choice, choose
 from agentladder.services.gateway.settings import GatewaySettings
 from agentladder.services.gateway.stats import StatsRecorder
+from agentladder.services.gateway.traffic import Traffic
 from agentladder.services.gateway.upstream import Tally, answered, open_stream, prompt_tokens
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.service import RoutingService
@@ -72,6 +75,9 @@ class Served:
     body: bytes = b""
     stream: AsyncIterator[bytes] | None = None
     usage: Usage = field(default_factory=Usage)
+    provider_s: float = 0.0
+    """Seconds spent waiting for providers before the answer (a stream: its first
+    bytes) was ready, every attempt's (``traffic.py``)."""
 
 
 @dataclass
@@ -95,7 +101,7 @@ class Gateway:
     def __init__(
         self, *, settings: GatewaySettings, agents: Mapping[str, AgentConfig],
         providers: Mapping[str, Provider], routing: RoutingService, health: HealthMonitor,
-        calls: ProviderCalls, stats: StatsRecorder,
+        calls: ProviderCalls, stats: StatsRecorder, budgets: Budgets,
     ) -> None:  # fmt: skip
         self.settings = settings
         self.agents = agents
@@ -103,7 +109,9 @@ class Gateway:
         self.health = health
         self.calls = calls
         self.stats = stats
+        self.budgets = budgets
         self.totals = GatewayTotals()
+        self.traffic = Traffic()
         self.forwarded: dict[str, OpenAIProvider] = {
             name: p for name, p in providers.items() if isinstance(p, OpenAIProvider)
         }
@@ -142,9 +150,13 @@ class Gateway:
         picks = [p.agent_id for p in routing.agents][: self.settings.max_attempts]
         return picks, routing
 
-    async def complete(self, body: Mapping[str, Any], headers: Mapping[str, str]) -> Served:
+    async def complete(
+        self, body: Mapping[str, Any], headers: Mapping[str, str],
+        token: TokenSettings | None = None,
+    ) -> Served:  # fmt: skip
         """Answer one request (``body``: the caller's JSON object); ``AgentsFailed`` when
-        every agent tried failed."""
+        every agent tried failed. The answer's cost is charged to ``token`` (the caller's:
+        ``budgets.py``)."""
         choice = self.choose(body.get("model"), headers)
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
@@ -156,6 +168,7 @@ class Gateway:
         contract = new_contract_id()
         failures: list[tuple[str, str]] = []
         task_type = choice.task_type or ""
+        waited = 0.0
         for agent in agents:
             wait = self.health.retry_wait_s(agent)
             if wait > 0:
@@ -165,31 +178,37 @@ class Gateway:
             tally = Tally(prompt=prompt_tokens(messages))
             started = time.perf_counter()
             try:
-                served = await self._ask(agent, body, stream, tally, started, task_type)
+                served = await self._ask(agent, body, stream, tally, started, task_type, token)
             except ProviderError as error:
                 self._record(agent, started, error)
+                waited += time.perf_counter() - started
                 failures.append((agent, str(error)))
                 self.totals.failed_attempts[agent] += 1
                 continue
             served.contract_id, served.choice, served.routing = contract, choice, routing
             served.failures = failures
+            served.provider_s += waited
             return served
         self.totals.unavailable[task_type] += 1
         raise AgentsFailed(choice.model, failures)
 
     async def _ask(
         self, agent: str, body: Mapping[str, Any], stream: bool, tally: Tally, started: float,
-        task_type: str,
+        task_type: str, token: TokenSettings | None,
     ) -> Served:  # fmt: skip
         provider = self.forwarded[agent]
         blank = Choice(model="")
         if not stream:
             status, raw, retry_after = await provider.relay(body)
+            waited = time.perf_counter() - started
             answered(status, raw, retry_after, tally)
-            self._record(agent, started, None, tally.usage())
+            self._record(agent, started, None, tally.usage(), token)
             self.totals.requests[agent, task_type, "answered"] += 1
-            return Served("", agent, blank, None, [], body=raw, usage=tally.usage())
+            served = Served("", agent, blank, None, [], body=raw, usage=tally.usage())
+            served.provider_s = waited
+            return served
         opened = await open_stream(provider, body, tally)
+        waited = time.perf_counter() - started
 
         async def relayed() -> AsyncIterator[bytes]:
             outcome = "cancelled"  # the caller went away: nobody's failure
@@ -197,11 +216,11 @@ class Gateway:
                 async for chunk in opened.rest():
                     if opened.done and outcome == "cancelled":  # whole: recorded before
                         outcome = "answered"  # the caller reads its end
-                        self._record(agent, started, None, tally.usage())
+                        self._record(agent, started, None, tally.usage(), token)
                     yield chunk
                 if outcome == "cancelled":  # ended without [DONE]: what it sent is all
                     outcome = "answered"
-                    self._record(agent, started, None, tally.usage())
+                    self._record(agent, started, None, tally.usage(), token)
             except ProviderError as error:
                 outcome = "broken"
                 self._record(agent, started, error)
@@ -209,11 +228,14 @@ class Gateway:
             finally:
                 self.totals.requests[agent, task_type, outcome] += 1
 
-        return Served("", agent, blank, None, [], stream=relayed())
+        served = Served("", agent, blank, None, [], stream=relayed())
+        served.provider_s = waited
+        return served
 
     def _record(
-        self, agent: str, started: float, error: ProviderError | None, usage: Usage | None = None
-    ) -> None:
+        self, agent: str, started: float, error: ProviderError | None, usage: Usage | None = None,
+        token: TokenSettings | None = None,
+    ) -> None:  # fmt: skip
         seconds = time.perf_counter() - started
         self.calls.observe(agent, CALL, seconds, None if error is None else error_kind(error))
         self.health.record(
@@ -224,6 +246,7 @@ class Gateway:
         if usage is not None:
             cost = call_cost(self.agents[agent], usage)
             self.calls.spend(agent, usage.input_tokens, usage.output_tokens, cost)
+            self.budgets.charge(token, cost)
 
 
 def _error_event(message: str) -> bytes:

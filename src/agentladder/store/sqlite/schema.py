@@ -224,6 +224,17 @@ CREATE TABLE deliberation_agents (
 CREATE INDEX deliberation_agents_of ON deliberation_agents (deliberation_id);
 """
 
+# What the gateway's clients spent, per client and period key, in nano-dollars
+# (store/spend.py): one row each, added to by an UPSERT.
+_V8 = """
+CREATE TABLE client_spend (
+  client TEXT NOT NULL,
+  period TEXT NOT NULL,
+  nano_usd INTEGER NOT NULL,
+  PRIMARY KEY (client, period)
+) WITHOUT ROWID;
+"""
+
 
 def _backfill_deliberation_agents(conn: sqlite3.Connection) -> None:
     """The agents of the deliberations already stored (a record that is not JSON, or has
@@ -244,6 +255,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (5, "leases of the service instances (recovery of abandoned deliberations)", _V5),
     (6, "the evidence model: skill events and states", _V6),
     (7, "the agents of each deliberation (an agent's deliberations)", _V7),
+    (8, "the gateway clients' spend per period (budgets)", _V8),
 )
 
 BACKFILLS: dict[int, Callable[[sqlite3.Connection], None]] = {
