@@ -27,6 +27,7 @@ from agentladder.api.routes import (
     dashboard,
     dashboard_agent,
     dashboard_routing,
+    dashboard_traffic,
     deliberations,
     gateway,
     health,
@@ -58,7 +59,7 @@ def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> No
     install_error_handlers(app)
     for module in (
         health, agent_tasks, agents, deliberations, oracle, oracle_batch, skills, routing,
-        dashboard, dashboard_agent, dashboard_routing, gateway,
+        dashboard, dashboard_agent, dashboard_routing, dashboard_traffic, gateway,
     ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)

@@ -10,6 +10,7 @@ answered by an agent after at least one other failed on it.
 from __future__ import annotations
 
 import bisect
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -37,6 +38,21 @@ class AddedLatency:
         """Requests counted."""
         return sum(self.counts)
 
+    @property
+    def mean_s(self) -> float | None:
+        """The mean added time, None before any request."""
+        return self.total_s / self.count if self.count else None
+
+    def median_bound_s(self) -> float | None:
+        """The bucket bound the median falls under (None above every bound or before
+        any request)."""
+        running, half = 0, self.count / 2
+        for bound, count in zip(ADDED_BUCKETS, self.counts, strict=False):
+            running += count
+            if self.count and running >= half:
+                return bound
+        return None
+
     def cumulative(self) -> list[tuple[str, int]]:
         """Prometheus buckets: ``(le, requests at most le)``, ending with ``+Inf``."""
         out, running = [], 0
@@ -52,6 +68,8 @@ class Traffic:
 
     added: dict[tuple[str, str], AddedLatency] = field(default_factory=dict)
     fallbacks: Counter[tuple[str, str]] = field(default_factory=Counter)
+    started_at: float = field(default_factory=time.time)
+    """When this instance began counting (unix seconds)."""
 
     def answered(self, agent: str, task_type: str, added_s: float, failed_before: int) -> None:
         """A request answered by ``agent`` after ``failed_before`` failed attempts."""
