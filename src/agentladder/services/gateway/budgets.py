@@ -129,7 +129,19 @@ class Budgets:
         self._writing: Counter[SpendKey] = Counter()
         self._lock = asyncio.Lock()
         self._stop = asyncio.Event()
+        self._cached: tuple[datetime, datetime, dict[Period, tuple[str, datetime | None]]] | None
+        self._cached = None
         self._task: asyncio.Task[None] | None = None
+
+    def _periods(self, now: datetime) -> dict[Period, tuple[str, datetime | None]]:
+        """Each period's key and end at ``now``, computed once a day (a request asks twice)."""
+        cached = self._cached
+        if cached is None or not cached[0] <= now < cached[1]:
+            ends = {p: period_end(p, now) for p in PERIODS}
+            day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+            keys = {p: (period_key(p, now), ends[p]) for p in PERIODS}
+            cached = self._cached = (day_start, ends["day"] or now, keys)
+        return cached[2]
 
     def _spent(self, key: SpendKey) -> int:
         return self._stored.get(key, 0) + self._writing[key] + self._pending[key]
@@ -138,10 +150,8 @@ class Budgets:
         """The budget of the caller's token now; None without a token, name or budget."""
         if token is None or token.budget is None or token.name is None:
             return None
-        now = self.clock.now()
-        period = token.budget.period
-        spent = self._spent((token.name, period_key(period, now)))
-        return BudgetState(token.name, token.budget, spent, period_end(period, now))
+        key, end = self._periods(self.clock.now())[token.budget.period]
+        return BudgetState(token.name, token.budget, self._spent((token.name, key)), end)
 
     def check(self, token: TokenSettings | None) -> BudgetState | None:
         """The caller's budget now; ``BudgetExceeded`` when its spend reached the limit."""
@@ -171,9 +181,8 @@ class Budgets:
         nano = to_nano(usd)
         if nano <= 0:
             return
-        now = self.clock.now()
-        for period in PERIODS:
-            self._pending[token.name, period_key(period, now)] += nano
+        for key, _ in self._periods(self.clock.now()).values():
+            self._pending[token.name, key] += nano
 
     def spend(self) -> list[ClientSpend]:
         """Every named client's spend in the current periods, by name."""
