@@ -70,8 +70,13 @@ agents:
 """
 
 
-async def _round(client: httpx.AsyncClient, url: str, model: str, count: int) -> list[float]:
-    """``count`` streamed requests, ``CONCURRENCY`` in flight; each one's seconds."""
+async def _round(
+    client: httpx.AsyncClient, url: str, model: str, count: int,
+    refused: list[str] | None = None,
+) -> list[float]:  # fmt: skip
+    """``count`` streamed requests, ``CONCURRENCY`` in flight; each one's seconds. An
+    answer that is not 200 is an error, or, with ``refused``, noted there (its status and
+    body)."""
     times: list[float] = []
     todo = iter(range(count))
     headers = {"Authorization": f"Bearer {TOKEN}"}
@@ -81,10 +86,13 @@ async def _round(client: httpx.AsyncClient, url: str, model: str, count: int) ->
             start = time.perf_counter()
             async with client.stream("POST", url, json={**BODY, "model": model},
                                      headers=headers) as response:  # fmt: skip
-                async for _chunk in response.aiter_bytes():
-                    pass
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body = body or chunk
                 if response.status_code != 200:
-                    raise AssertionError(f"{url} answered {response.status_code}")
+                    if refused is None:
+                        raise AssertionError(f"{url} answered {response.status_code}: {body!r}")
+                    refused.append(f"{response.status_code}: {body[:300]!r}")
             times.append(time.perf_counter() - start)
 
     await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
@@ -154,17 +162,21 @@ async def _memory(url: str, pid: int, requests: int) -> None:
     """``requests`` streams through the gateway; its RSS every ``MEMORY_BLOCK``."""
     limits = httpx.Limits(max_connections=CONCURRENCY * 2, max_keepalive_connections=CONCURRENCY)
     samples = [_rss_mb(pid)]
+    refused: list[str] = []
     print(f"memory: RSS {samples[0]:.1f} MB before, then every {MEMORY_BLOCK:,} streams:")
     async with httpx.AsyncClient(limits=limits, timeout=60) as client:
         done = 0
         while done < requests:
             block = min(MEMORY_BLOCK, requests - done)
             started = time.perf_counter()
-            await _round(client, url, "route:bench", block)
+            await _round(client, url, "route:bench", block, refused)
             done += block
             samples.append(_rss_mb(pid))
             rate = block / (time.perf_counter() - started)
-            print(f"  {done:>7,}: RSS {samples[-1]:.1f} MB ({rate:.0f} streams/s)", flush=True)
+            print(
+                f"  {done:>7,}: RSS {samples[-1]:.1f} MB ({rate:.0f} streams/s,"
+                f" {len(refused)} not answered so far)", flush=True,
+            )  # fmt: skip
     settled = samples[1:]
     growth = settled[-1] - settled[0]
     print(
@@ -172,6 +184,8 @@ async def _memory(url: str, pid: int, requests: int) -> None:
         f" ({growth:+.1f} MB over {requests - MEMORY_BLOCK:,} streams), range"
         f" {min(settled):.1f}-{max(settled):.1f} MB"
     )
+    if refused:
+        print(f"memory: {len(refused)} streams not answered, the first: {refused[0]}")
 
 
 def _bare(upstream: str, port: int, log: Path) -> subprocess.Popen[bytes]:

@@ -83,7 +83,16 @@ def test_a_budget_is_charged_per_answer_and_refused_when_spent(
     """Each answer (non-streamed and streamed) carries the budget's headers with the spend
     before it; once spend >= limit the official client gets 429 ``budget_exceeded``
     (RateLimitError) with Retry-After until midnight UTC and nothing is forwarded; a
-    client without a budget is not limited."""
+    client without a budget is not limited; errors carry the budget's headers too."""
+    bodies = (b'{"model": "alpha"}', b'{"model": "nobody", "messages": [1]}', b"{")
+    for body, status in zip(bodies, (400, 404, 400), strict=True):  # the last: not JSON
+        error = httpx.post(
+            served.url("/v1/chat/completions"), content=body, timeout=30,
+            headers={"Authorization": f"Bearer {TEAM_A}", "content-type": "application/json"},
+        )  # fmt: skip
+        assert error.status_code == status, error.text
+        assert error.headers["x-agentladder-budget-spent"] == "0.000000"
+        assert error.headers["x-agentladder-budget-limit"] == "0.000060"
     with client(served, TEAM_A) as team_a:
         first = team_a.chat.completions.with_raw_response.create(model="alpha", messages=ASK)
         assert first.parse().choices[0].message.content == "answer from alpha"
@@ -114,6 +123,11 @@ def test_a_budget_is_charged_per_answer_and_refused_when_spent(
     assert headers["x-agentladder-budget-remaining"] == "0.000000"
     assert headers["x-agentladder-budget-spent"] == "0.000075"
     assert len(providers.seen()) == asked  # refused before anything was forwarded
+    bad = httpx.post(
+        served.url("/v1/chat/completions"), headers={"Authorization": f"Bearer {TEAM_A}"},
+        json={"model": "alpha"}, timeout=30,
+    )  # fmt: skip
+    assert bad.status_code == 429  # the budget is checked first
     free = spend(served, TEAM_B)
     assert free.status_code == 200
     assert not any(name.startswith("x-agentladder-budget-") for name in free.headers)

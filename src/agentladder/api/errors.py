@@ -195,6 +195,12 @@ def _gateway(request: Request) -> bool:
     return request.url.path.startswith(GATEWAY_PREFIX)
 
 
+def _budgeted(request: Request, response: JSONResponse) -> JSONResponse:
+    """A gateway error with the caller's budget headers, once its budget was read."""
+    response.headers.update(getattr(request.state, "budget_headers", {}))
+    return response
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Map every error to the one shape."""
 
@@ -205,9 +211,7 @@ def install_error_handlers(app: FastAPI) -> None:
         if isinstance(error, Refused):  # the registry counts its own refusals
             log_refusal(request, _reason(request, error), str(error))
         if _gateway(request):
-            answer = for_gateway(error) or reshaped(_for(error))
-            answer.headers.update(getattr(request.state, "budget_headers", {}))
-            return answer
+            return _budgeted(request, for_gateway(error) or reshaped(_for(error)))
         return _for(error)
 
     async def api(request: Request, error: Exception) -> JSONResponse:
@@ -254,7 +258,7 @@ def install_error_handlers(app: FastAPI) -> None:
     def shaped(handler: Handler) -> Handler:  # the gateway's routes: OpenAI's shape
         async def answer(request: Request, error: Exception) -> JSONResponse:
             response = await handler(request, error)
-            return reshaped(response) if _gateway(request) else response
+            return _budgeted(request, reshaped(response)) if _gateway(request) else response
 
         return answer
 
