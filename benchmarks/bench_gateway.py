@@ -84,19 +84,34 @@ async def _round(
     async def worker() -> None:
         for _ in todo:
             start = time.perf_counter()
-            async with client.stream("POST", url, json={**BODY, "model": model},
-                                     headers=headers) as response:  # fmt: skip
-                body = b""
-                async for chunk in response.aiter_bytes():
-                    body = body or chunk
-                if response.status_code != 200:
-                    if refused is None:
-                        raise AssertionError(f"{url} answered {response.status_code}: {body!r}")
-                    refused.append(f"{response.status_code}: {body[:300]!r}")
+            try:
+                async with client.stream("POST", url, json={**BODY, "model": model},
+                                         headers=headers) as response:  # fmt: skip
+                    body = b""
+                    async for chunk in response.aiter_bytes():
+                        body = body or chunk
+            except httpx.TransportError as error:
+                if refused is None:
+                    raise
+                refused.append(f"{type(error).__name__}: {error}")
+                continue
+            if response.status_code != 200:
+                if refused is None:
+                    raise AssertionError(f"{url} answered {response.status_code}: {body!r}")
+                refused.append(f"{response.status_code}: {body[:300]!r}")
             times.append(time.perf_counter() - start)
 
     await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
     return times
+
+
+def _limits() -> httpx.Limits:
+    """The client's pool: a connection idle for 2 s is not reused (the servers, uvicorn,
+    close theirs after 5 s: a request sent on one as it closes would fail)."""
+    return httpx.Limits(
+        max_connections=CONCURRENCY * 2, max_keepalive_connections=CONCURRENCY,
+        keepalive_expiry=2.0,
+    )  # fmt: skip
 
 
 def _cpu_s(pid: int | None) -> float:
@@ -120,7 +135,7 @@ async def _measure(
 ) -> None:
     """Alternating rounds on every path (name: URL and model); the figures. ``pids``: the
     server process of each path (None: direct), whose CPU per stream is measured."""
-    limits = httpx.Limits(max_connections=CONCURRENCY * 2, max_keepalive_connections=CONCURRENCY)
+    limits = _limits()
     per_round = max(CONCURRENCY, requests // ROUNDS)
     times: dict[str, list[float]] = {name: [] for name in paths}
     spent: dict[str, float] = dict.fromkeys(paths, 0.0)
@@ -160,7 +175,7 @@ async def _measure(
 
 async def _memory(url: str, pid: int, requests: int) -> None:
     """``requests`` streams through the gateway; its RSS every ``MEMORY_BLOCK``."""
-    limits = httpx.Limits(max_connections=CONCURRENCY * 2, max_keepalive_connections=CONCURRENCY)
+    limits = _limits()
     samples = [_rss_mb(pid)]
     refused: list[str] = []
     print(f"memory: RSS {samples[0]:.1f} MB before, then every {MEMORY_BLOCK:,} streams:")

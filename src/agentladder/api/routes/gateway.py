@@ -20,9 +20,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from agentladder.api.deps import CallerDep, Role, ServicesDep, check_json
+from agentladder.api.deps import Role, ServicesDep, caller_of_request, check_json
 from agentladder.api.errors import ApiError
 from agentladder.errors import InvalidInput
+from agentladder.services.container import Services
 from agentladder.services.gateway.service import Served
 
 __all__ = ["AGENT_HEADER", "CHECK_HEADER", "CONTRACT_HEADER", "router"]
@@ -58,14 +59,19 @@ async def _body(request: Request) -> dict[str, Any]:
     return body
 
 
-@router.post("/v1/chat/completions", response_model=None)
-async def chat_completions(request: Request, services: ServicesDep, caller: CallerDep) -> Response:
+async def chat_completions(request: Request) -> Response:
     """A chat completion from the agent ``model`` names (an agent id, ``route:<task_type>``
     or ``route:<task_type>:<strategy>``, or an alias of ``gateway.models``), streamed as
     server-sent events with ``stream: true``. 404 ``model_not_found``; 400 or 503
     ``no_agent_qualifies``; 503 ``agents_failed`` naming every agent tried and why; 429
-    ``budget_exceeded`` when the caller's budget is spent."""
+    ``budget_exceeded`` when the caller's budget is spent.
+
+    A plain Starlette route (the router's ``client`` role checked here): FastAPI's
+    dependency resolution per request was a measurable part of the gateway's own time
+    (docs/benchmarks.md, "The gateway"), and this route needs none of it."""
     received = time.perf_counter()
+    caller = caller_of_request(request).require("client")
+    services: Services = request.app.state.services
     gateway = services.gateway
     budget = gateway.budgets.check(caller.token)
     spent = {} if budget is None else budget.headers()
@@ -80,6 +86,11 @@ async def chat_completions(request: Request, services: ServicesDep, caller: Call
         return StreamingResponse(served.stream, media_type="text/event-stream", headers=headers)
     headers = {**_headers(served), **spent}
     return Response(served.body, media_type="application/json", headers=headers)
+
+
+router.add_route(
+    "/v1/chat/completions", chat_completions, methods=["POST"], include_in_schema=False
+)
 
 
 @router.get("/v1/models", response_model=None)
