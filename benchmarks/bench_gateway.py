@@ -173,6 +173,21 @@ async def _measure(
     print(f"{CONCURRENCY} streams in flight, {per_round} per round, {ROUNDS} rounds per path")
 
 
+def _own_time(metrics_url: str) -> None:
+    """The gateway's own time per request as it counts it (``/metrics``: the route to
+    the first bytes, less the provider's time), bucket by bucket."""
+    prefix = 'agentladder_gateway_added_latency_seconds_bucket{agent="fast",le="'
+    lines = httpx.get(metrics_url, timeout=30).text.splitlines()
+    buckets = [
+        (line[len(prefix) :].split('"')[0], float(line.split()[-1]))
+        for line in lines
+        if line.startswith(prefix)
+    ]
+    total = buckets[-1][1] if buckets else 0.0
+    shares = ", ".join(f"<= {le}: {n / total:.0%}" for le, n in buckets if total)
+    print(f"gateway's own time per request (its /metrics, {total:.0f} requests): {shares}")
+
+
 async def _memory(url: str, pid: int, requests: int) -> None:
     """``requests`` streams through the gateway; its RSS every ``MEMORY_BLOCK``."""
     limits = _limits()
@@ -244,6 +259,7 @@ def main() -> None:
                 pids = {"direct": None, "bare proxy": bare.pid, "gateway": server.process.pid}
                 if "latency" in phases:
                     asyncio.run(_measure(paths, requests, pids))
+                    _own_time(server.url("/metrics"))
                 if "memory" in phases:
                     asyncio.run(_memory(paths["gateway"][0], server.process.pid, memory))
             finally:
