@@ -17,7 +17,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-_limits = httpx.Limits(max_connections=256, max_keepalive_connections=128)
+_limits = httpx.Limits(max_connections=256, max_keepalive_connections=128, keepalive_expiry=2.0)
+"""A connection idle for 2 s is not reused: the provider (uvicorn) closes its own after 5 s,
+and a request sent on one as it closes fails (a 500 here, which stops the benchmark)."""
 _client = httpx.AsyncClient(limits=_limits, timeout=60)
 
 

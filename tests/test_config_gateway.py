@@ -47,6 +47,17 @@ def test_a_budget_is_for_client_tokens_only() -> None:
     assert "budget is for role client only" in refused.value.reason
 
 
+def test_a_budget_needs_the_tokens_name() -> None:
+    """A client token with a budget and no name is refused, naming the token: its spend is
+    kept under its name."""
+    with pytest.raises(InvalidInput) as refused:
+        parse_settings(
+            {"api": {"tokens": [{"role": "client", "token": TOKEN, "budget": {"limit_usd": 5}}]}}
+        )
+    assert refused.value.field == "api.tokens[0]"
+    assert "a budget needs the token's name" in refused.value.reason
+
+
 @pytest.mark.parametrize(
     ("gateway", "field"),
     [

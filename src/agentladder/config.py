@@ -157,6 +157,8 @@ class TokenSettings(BaseModel):
             raise ValueError("agent_id is required for, and only for, role agent")
         if self.budget is not None and self.role != "client":
             raise ValueError("budget is for role client only")
+        if self.budget is not None and self.name is None:
+            raise ValueError("a budget needs the token's name: the spend is kept under it")
         return self
 
 

@@ -18,6 +18,7 @@
     ├── Busy                  the instance takes no more deliberations now (retry later)
     ├── ProviderError         asking an agent's model failed (timeout, HTTP, unparseable...)
     ├── AgentsFailed          every agent a gateway request was tried on failed (holds why)
+    ├── BudgetExceeded        a gateway client spent its budget for the period (when it resets)
     ├── StoreError            the store failed or holds data it cannot read
     │   ├── StoreUnavailable  the store cannot be reached right now (retry later)
     │   └── CorruptRecord     a stored value cannot be decoded; names the key
@@ -34,6 +35,7 @@ __all__ = [
     "AgentladderError",
     "AgentsFailed",
     "AlreadyApplied",
+    "BudgetExceeded",
     "Busy",
     "Conflict",
     "CorruptRecord",
@@ -201,6 +203,17 @@ class AgentsFailed(AgentladderError):
         super().__init__(
             f"model {model!r}: every agent tried failed ({len(attempts)} tried): {tried}"
         )
+
+
+class BudgetExceeded(AgentladderError):
+    """A gateway client's spend in its budget's period reached the limit; ``headers``:
+    the budget's response headers, ``retry_after_s`` until the period resets (None: a
+    ``total`` budget, which never does)."""
+
+    def __init__(self, message: str, headers: dict[str, str], retry_after_s: int | None) -> None:
+        self.headers = headers
+        self.retry_after_s = retry_after_s
+        super().__init__(message)
 
 
 class StoreError(AgentladderError):

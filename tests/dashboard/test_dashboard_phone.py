@@ -109,6 +109,7 @@ def test_every_page_fits_a_phone_and_keeps_its_navigation_readable(
         "deliberation": f"/dashboard/deliberations/{found}",
         "picker": "/dashboard/deliberations/new",
         "routing": "/dashboard/routing",
+        "traffic": "/dashboard/traffic",
     }
     for name, path in pages.items():
         tab.goto(server.url(path))
@@ -117,7 +118,7 @@ def test_every_page_fits_a_phone_and_keeps_its_navigation_readable(
         screenshot(tab, f"phone-{name}")
         assert width <= WIDTH, f"{path}: the page is {width} px wide"
         links = tab.evaluate(CONTRAST_JS)
-        assert len(links) == 5, links  # the name, then four pages
+        assert len(links) == 6, links  # the name, then five pages
         for link in links:
             assert link["inHeader"], (path, link)
             assert link["right"] <= WIDTH, (path, link)

@@ -25,7 +25,8 @@ api:
   max_body_bytes: 2048
 """
 DASHBOARD = ["/dashboard", "/dashboard/agents/sim_a", "/dashboard/deliberations",
-             "/dashboard/deliberations/new", "/dashboard/routing"]  # fmt: skip
+             "/dashboard/deliberations/new", "/dashboard/routing",
+             "/dashboard/traffic"]  # fmt: skip
 DOCS = ["/docs", "/redoc", "/docs/oauth2-redirect"]
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)([^>]*)>(.*?)</script>", re.DOTALL)
 

@@ -27,6 +27,7 @@ from agentladder.api.routes import (
     dashboard,
     dashboard_agent,
     dashboard_routing,
+    dashboard_traffic,
     deliberations,
     gateway,
     health,
@@ -56,9 +57,9 @@ def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> No
     everything, Starlette's answer to an unhandled error included.
     """
     install_error_handlers(app)
-    for module in (
-        health, agent_tasks, agents, deliberations, oracle, oracle_batch, skills, routing,
-        dashboard, dashboard_agent, dashboard_routing, gateway,
+    for module in (  # the gateway first: its requests are matched before the other routes
+        gateway, health, agent_tasks, agents, deliberations, oracle, oracle_batch, skills,
+        routing, dashboard, dashboard_agent, dashboard_routing, dashboard_traffic,
     ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)

@@ -96,10 +96,6 @@ class TokenBook:
                     f"holds a token of {len(value)} characters; at least"
                     f" {MIN_TOKEN_LENGTH} are needed",
                 )  # fmt: skip
-            if entry.budget is not None:
-                log.warning(
-                    "api.tokens[%d].budget is kept but not enforced yet (docs/gateway.md)", index
-                )
             self._tokens.append((value.encode(), entry))
 
     def find(self, token: str) -> TokenSettings | None:

@@ -29,6 +29,7 @@ __all__ = [
     "CheckedJson",
     "Role",
     "ServicesDep",
+    "caller_of_request",
     "check_json",
 ]
 
@@ -56,11 +57,16 @@ async def _services(request: Request) -> Services:
     return services
 
 
-async def _caller(request: Request) -> Caller:
+def caller_of_request(request: Request) -> Caller:
+    """The authenticated caller (``CallerDep`` without FastAPI: a plain route's)."""
     book: TokenBook = request.app.state.tokens
     caller = caller_of(request, book)
     request.state.caller = caller  # for the log line of a refusal
     return caller
+
+
+async def _caller(request: Request) -> Caller:
+    return caller_of_request(request)
 
 
 ServicesDep = Annotated[Services, Depends(_services)]

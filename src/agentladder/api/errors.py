@@ -30,6 +30,7 @@ from agentladder.api.gateway_errors import GATEWAY_PREFIX, for_gateway, reshaped
 from agentladder.domain.registry import DeclarationMismatch, SelfPromotion
 from agentladder.errors import (
     AgentladderError,
+    BudgetExceeded,
     Busy,
     Conflict,
     CorruptRecord,
@@ -173,6 +174,8 @@ def _for(error: AgentladderError) -> JSONResponse:
         return error_response(409, "declaration_mismatch", str(error), fields=error.fields)
     if isinstance(error, Refused):
         return error_response(403, "forbidden", str(error))
+    if isinstance(error, BudgetExceeded):
+        return error_response(429, "budget_exceeded", str(error), headers=error.headers)
     if isinstance(error, Busy):
         retry = str(max(1, math.ceil(error.retry_after_s)))
         return error_response(503, "busy", str(error), headers={"Retry-After": retry})
@@ -192,6 +195,12 @@ def _gateway(request: Request) -> bool:
     return request.url.path.startswith(GATEWAY_PREFIX)
 
 
+def _budgeted(request: Request, response: JSONResponse) -> JSONResponse:
+    """A gateway error with the caller's budget headers, once its budget was read."""
+    response.headers.update(getattr(request.state, "budget_headers", {}))
+    return response
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Map every error to the one shape."""
 
@@ -202,7 +211,7 @@ def install_error_handlers(app: FastAPI) -> None:
         if isinstance(error, Refused):  # the registry counts its own refusals
             log_refusal(request, _reason(request, error), str(error))
         if _gateway(request):
-            return for_gateway(error) or reshaped(_for(error))
+            return _budgeted(request, for_gateway(error) or reshaped(_for(error)))
         return _for(error)
 
     async def api(request: Request, error: Exception) -> JSONResponse:
@@ -249,7 +258,7 @@ def install_error_handlers(app: FastAPI) -> None:
     def shaped(handler: Handler) -> Handler:  # the gateway's routes: OpenAI's shape
         async def answer(request: Request, error: Exception) -> JSONResponse:
             response = await handler(request, error)
-            return reshaped(response) if _gateway(request) else response
+            return _budgeted(request, reshaped(response)) if _gateway(request) else response
 
         return answer
 

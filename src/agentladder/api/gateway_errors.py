@@ -2,11 +2,13 @@
 ``{"error": {"message", "type", "param", "code"}}``.
 
 ``install_error_handlers`` (``errors.py``) answers a request under ``/v1/`` through
-``for_gateway``: an unknown ``model`` is 404 ``model_not_found`` (param ``model``), bad
-input 400 ``invalid_value`` naming the field (or header) in ``param``, no agent qualifying
-400 ``no_agent_qualifies`` (503 when every agent left out is down or offline: that
-passes), every agent tried failing 503 ``agents_failed``; anything else keeps its status
-and code, reshaped.
+``for_gateway``: a client over its budget is 429 ``budget_exceeded`` (type
+``insufficient_quota``, as OpenAI's quota errors, with ``Retry-After`` until the period
+resets and the budget's headers), an unknown ``model`` is 404 ``model_not_found`` (param
+``model``), bad input 400 ``invalid_value`` naming the field (or header) in
+``param``, no agent qualifying 400 ``no_agent_qualifies`` (503 when every agent left out
+is down or offline: that passes), every agent tried failing 503 ``agents_failed``;
+anything else keeps its status and code, reshaped.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from fastapi.responses import JSONResponse
 from agentladder.errors import (
     AgentladderError,
     AgentsFailed,
+    BudgetExceeded,
     InvalidInput,
     NoAgentQualifies,
     UnknownModel,
@@ -42,16 +45,20 @@ _TYPES = {
 
 def openai_error(
     status: int, message: str, code: str, param: str | None = None,
-    headers: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None, kind: str | None = None,
 ) -> JSONResponse:  # fmt: skip
-    """One error in OpenAI's shape; ``type`` from the status."""
-    kind = _TYPES.get(status, "server_error")
+    """One error in OpenAI's shape; ``type``: ``kind``, else from the status."""
+    kind = kind or _TYPES.get(status, "server_error")
     body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
     return JSONResponse(body, status_code=status, headers=headers)
 
 
 def for_gateway(error: AgentladderError) -> JSONResponse | None:
     """The gateway's own errors; None for the others (``reshaped`` takes them)."""
+    if isinstance(error, BudgetExceeded):
+        return openai_error(
+            429, str(error), "budget_exceeded", None, error.headers, kind="insufficient_quota"
+        )
     if isinstance(error, UnknownModel):
         return openai_error(404, str(error), "model_not_found", "model")
     if isinstance(error, NoAgentQualifies):

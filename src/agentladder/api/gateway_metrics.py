@@ -1,11 +1,18 @@
 """The gateway's counters for ``/metrics`` (its provider calls are in the provider call
-metrics, call ``chat``)."""
+metrics, call ``chat``): requests, failed attempts, fallbacks, its added latency, checks
+and judges' spend (this instance's, since it started), and the clients' spend and budgets
+(the store's, shared by every instance)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 
 from agentladder.services.container import Services
 
@@ -43,6 +50,30 @@ def gateway_metrics(services: Services) -> Iterator[Metric]:
     for task_type, count in sorted(totals.unavailable.items()):
         unavailable.add_metric([task_type], count)
     yield unavailable
+    yield from _seen(services)
+    yield from _spend(services)
+
+
+def _seen(services: Services) -> Iterator[Metric]:
+    gateway = services.gateway
+    added = HistogramMetricFamily(
+        "agentladder_gateway_added_latency_seconds",
+        "the gateway's own time per answered request (until the answer or a stream's first"
+        " bytes is handed over, less the providers' time), by agent and task type",
+        labels=["agent", "task_type"],
+    )
+    for (agent, task_type), histogram in sorted(gateway.traffic.added.items()):
+        added.add_metric([agent, task_type], histogram.cumulative(), histogram.total_s)
+    yield added
+    fallbacks = CounterMetricFamily(
+        "agentladder_gateway_fallbacks",
+        "gateway requests answered by an agent after another failed on them, by the agent"
+        " that answered and task type",
+        labels=["agent", "task_type"],
+    )
+    for (agent, task_type), count in sorted(gateway.traffic.fallbacks.items()):
+        fallbacks.add_metric([agent, task_type], count)
+    yield fallbacks
     checks = CounterMetricFamily(
         "agentladder_gateway_checks",
         "gateway checks by the agent checked, task type and outcome (started; passed or"
@@ -50,14 +81,36 @@ def gateway_metrics(services: Services) -> Iterator[Metric]:
         " failed; dropped: decided but never run; own_agent: the judge's agent answered)",
         labels=["agent", "task_type", "outcome"],
     )
-    for (agent, task_type, outcome), count in sorted(totals.checks.items()):
+    for (agent, task_type, outcome), count in sorted(gateway.totals.checks.items()):
         checks.add_metric([agent, task_type, outcome], count)
     yield checks
-    spend = CounterMetricFamily(
+    judges = CounterMetricFamily(
         "agentladder_gateway_judge_cost_dollars",
         "what the gateway's judge calls cost at the judge's prices, by judge name",
         labels=["judge"],
     )
-    for judge, dollars in sorted(totals.judge_cost_usd.items()):
-        spend.add_metric([judge], dollars)
+    for judge, cost in sorted(gateway.totals.judge_cost_usd.items()):
+        judges.add_metric([judge], cost)
+    yield judges
+
+
+def _spend(services: Services) -> Iterator[Metric]:
+    spend = GaugeMetricFamily(
+        "agentladder_gateway_client_spend_dollars",
+        "what each named client token spent in the current UTC day and month and in total,"
+        " at the agents' prices (the store's figure, shared by the instances, plus this"
+        " instance's charges not written yet)",
+        labels=["client", "period"],
+    )
+    budgets = GaugeMetricFamily(
+        "agentladder_gateway_client_budget_dollars",
+        "each client token's budget, by client and its period (day, month, total)",
+        labels=["client", "period"],
+    )
+    for row in services.gateway.budgets.spend():
+        for period, spent in row.spent_usd.items():
+            spend.add_metric([row.client, period], spent)
+        if row.budget is not None:
+            budgets.add_metric([row.client, row.budget.period], row.budget.limit_usd)
     yield spend
+    yield budgets

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -31,6 +31,7 @@ from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.deliberations.orchestrator import Orchestrator
 from agentladder.services.deliberations.recovery import recover
+from agentladder.services.gateway.budgets import Budgets
 from agentladder.services.gateway.checks import Checks, judge_of
 from agentladder.services.gateway.feedback import Feedback, ServedBook
 from agentladder.services.gateway.service import Gateway, GatewayTotals
@@ -113,6 +114,7 @@ class Services:
                 pause = max(self.settings.skill.fit_interval_s, 9.0 * (time.monotonic() - started))
 
         self.gateway.stats.start()
+        self.gateway.budgets.start()
         if self.gateway.feedback is not None:
             self.gateway.feedback.book.start()
         self._background = [
@@ -141,6 +143,8 @@ class Services:
             await self.gateway.stats.close()
             if self.gateway.feedback is not None:
                 await self.gateway.feedback.book.close()
+        async with stopping("the gateway clients' spend"):
+            await self.gateway.budgets.close()
         if interrupted:
             log.warning(
                 "%s: interrupted %d deliberation%s in flight, stored as failed (interrupted)"
@@ -259,18 +263,9 @@ async def build_services(
         settings=settings.orchestrator, clock=clock, routing=routing, health=health,
     )  # fmt: skip
     sentinel = Sentinel(oracle, seed=seed)
-    judge, judge_prices, own_judge = judge_of(settings.gateway.judge, agents, providers)
-    checks = Checks(
-        settings=settings.gateway.judge, sentinel=sentinel, judge=judge, prices=judge_prices,
-        totals=GatewayTotals(), owns_judge=own_judge,
-    )  # fmt: skip
-    gateway = Gateway(
-        settings=settings.gateway, agents=agents, providers=providers, routing=routing,
-        health=health, calls=orchestrator.calls, stats=StatsRecorder(store), checks=checks,
-        feedback=Feedback(
-            ServedBook(store, settings.gateway.feedback_days * 86_400.0), oracle,
-            settings.gateway.judge,
-        ),
+    gateway = await _gateway(
+        settings, store, agents=agents, providers=providers, routing=routing, health=health,
+        orchestrator=orchestrator, sentinel=sentinel, oracle=oracle, clock=clock,
     )  # fmt: skip
     lease = Lease(store, orchestrator.instance_id, clock, settings.orchestrator.lease_s)
     await lease.start()
@@ -283,3 +278,32 @@ async def build_services(
         subscriptions=subscriptions, tasks=board,
         tasks_for=over_http, lease=lease,
     )  # fmt: skip
+
+
+async def _gateway(
+    settings: Settings, store: Store, *, agents: Mapping[str, AgentConfig],
+    providers: Mapping[str, Provider], routing: RoutingService, health: HealthMonitor,
+    orchestrator: Orchestrator, sentinel: Sentinel, oracle: Oracle, clock: Clock,
+) -> Gateway:  # fmt: skip
+    """The gateway with its checks, feedback and budgets; the clients' spend stored before
+    this start read before the first request is checked."""
+    judge, judge_prices, own_judge = judge_of(settings.gateway.judge, agents, providers)
+    checks = Checks(
+        settings=settings.gateway.judge, sentinel=sentinel, judge=judge, prices=judge_prices,
+        totals=GatewayTotals(), owns_judge=own_judge,
+    )  # fmt: skip
+    gateway = Gateway(
+        settings=settings.gateway, agents=agents, providers=providers, routing=routing,
+        health=health, calls=orchestrator.calls, stats=StatsRecorder(store),
+        budgets=Budgets(store, settings.api.tokens, clock), checks=checks,
+        feedback=Feedback(
+            ServedBook(store, settings.gateway.feedback_days * 86_400.0), oracle,
+            settings.gateway.judge,
+        ),
+    )  # fmt: skip
+    try:
+        await gateway.budgets.refresh()
+    except StoreUnavailable as error:
+        log.warning("the gateway clients' spend is not read yet (read again each second): %s",
+                    error)  # fmt: skip
+    return gateway

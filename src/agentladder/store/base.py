@@ -30,6 +30,7 @@ from agentladder.store.records import (
 )
 from agentladder.store.served import ServedRequest
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
+from agentladder.store.spend import SpendStore
 
 __all__ = [
     "LEASE_KEPT_S",
@@ -83,8 +84,8 @@ class LedgerEntry(BaseModel):
     timestamp: str
 
 
-class Store(Protocol):
-    """Everything agentladder persists."""
+class Store(SpendStore, Protocol):
+    """Everything agentladder persists (the clients' spend: ``store/spend.py``)."""
 
     @property
     def url(self) -> str:

@@ -62,6 +62,7 @@ class MemoryStore:
         self._served: dict[str, ServedRequest] = {}
         self._deliberations: dict[str, DeliberationDoc] = {}
         self._leases: dict[str, float] = {}  # holder -> expires at
+        self._spend: dict[tuple[str, str], int] = {}  # (client, period key) -> nano-dollars
         self._skill_log: list[SkillEvent] = []
         self._skill_keys: dict[str, SkillEvent] = {}
         self._skills: dict[str, AgentSkill] = {}
@@ -359,3 +360,12 @@ class MemoryStore:
     async def get_served(self, contract_id: str) -> ServedRequest | None:
         """One record."""
         return self._served.get(contract_id)
+
+    async def add_spend(self, charges: Mapping[tuple[str, str], int]) -> None:
+        """Add to each key."""
+        for key, nano in charges.items():
+            self._spend[key] = self._spend.get(key, 0) + nano
+
+    async def get_spend(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """The keys that have a value."""
+        return {key: self._spend[key] for key in keys if key in self._spend}

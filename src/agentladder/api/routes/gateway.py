@@ -4,8 +4,10 @@ for bearer tokens of the ``client`` role (docs/gateway.md).
 The body is the caller's, passed on unchanged but for ``model`` (the chosen agent's model
 name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answered),
 ``x-agentladder-contract`` (this request's contract id) and ``x-agentladder-check``
-(whether a check of this answer will run: ``yes`` or ``no``, services/gateway/checks.py).
-Errors are in OpenAI's shape
+(whether a check of this answer will run: ``yes`` or ``no``, services/gateway/checks.py),
+and for a client token with a budget the ``x-agentladder-budget-*`` headers
+(``services/gateway/budgets.py``); over budget, 429 ``budget_exceeded`` before anything
+is forwarded. Errors are in OpenAI's shape
 (``api/gateway_errors.py``). The routes are left out of agentladder's OpenAPI document:
 their bodies are OpenAI's chat-completions API, passed through, which OpenAI documents.
 """
@@ -20,10 +22,11 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from agentladder.api.auth import Caller
-from agentladder.api.deps import Role, ServicesDep, check_json
+from agentladder.api.deps import Role, ServicesDep, caller_of_request, check_json
 from agentladder.api.errors import ApiError
 from agentladder.api.gateway_errors import openai_error
 from agentladder.errors import InvalidInput
+from agentladder.services.container import Services
 from agentladder.services.gateway.service import Served
 
 __all__ = ["AGENT_HEADER", "CHECK_HEADER", "CONTRACT_HEADER", "router"]
@@ -68,18 +71,38 @@ async def _body(request: Request) -> dict[str, Any]:
     return body
 
 
-@router.post("/v1/chat/completions", response_model=None)
-async def chat_completions(request: Request, services: ServicesDep, caller: ClientDep) -> Response:
+async def chat_completions(request: Request) -> Response:
     """A chat completion from the agent ``model`` names (an agent id, ``route:<task_type>``
     or ``route:<task_type>:<strategy>``, or an alias of ``gateway.models``), streamed as
     server-sent events with ``stream: true``. 404 ``model_not_found``; 400 or 503
-    ``no_agent_qualifies``; 503 ``agents_failed`` naming every agent tried and why."""
+    ``no_agent_qualifies``; 503 ``agents_failed`` naming every agent tried and why; 429
+    ``budget_exceeded`` when the caller's budget is spent.
+
+    A plain Starlette route (the router's ``client`` role checked here): FastAPI's
+    dependency resolution per request was a measurable part of the gateway's own time
+    (docs/benchmarks.md, "The gateway"), and this route needs none of it."""
+    received = time.perf_counter()
+    caller = caller_of_request(request).require("client")
+    services: Services = request.app.state.services
+    gateway = services.gateway
+    budget = gateway.budgets.check(caller.token)
+    spent = {} if budget is None else budget.headers()
+    request.state.budget_headers = spent  # on an error's answer too (api/errors.py)
     body = await _body(request)
-    served = await services.gateway.complete(body, request.headers, caller_name(caller))
+    served = await gateway.complete(body, request.headers, caller_name(caller), caller.token)
+    added = time.perf_counter() - received - served.provider_s
+    task_type = served.choice.task_type or ""
+    gateway.traffic.answered(served.agent_id, task_type, added, len(served.failures))
     if served.stream is not None:
-        headers = {**_headers(served), "cache-control": "no-cache"}
+        headers = {**_headers(served), **spent, "cache-control": "no-cache"}
         return StreamingResponse(served.stream, media_type="text/event-stream", headers=headers)
-    return Response(served.body, media_type="application/json", headers=_headers(served))
+    headers = {**_headers(served), **spent}
+    return Response(served.body, media_type="application/json", headers=headers)
+
+
+router.add_route(
+    "/v1/chat/completions", chat_completions, methods=["POST"], include_in_schema=False
+)
 
 
 @router.get("/v1/models", response_model=None)

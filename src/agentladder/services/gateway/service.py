@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentladder.config import TokenSettings
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.ranking import Submission
 from agentladder.domain.routing.spec import Routing
@@ -42,11 +43,13 @@ from agentladder.errors import (
 from agentladder.providers.base import Provider, Usage
 from agentladder.providers.openai import OpenAIProvider, call_cost
 from agentladder.services.deliberations.calls import ProviderCalls, error_kind
+from agentladder.services.gateway.budgets import Budgets
 from agentladder.services.gateway.checks import Check, Checks
 from agentladder.services.gateway.choice import ROUTE_PREFIX, Choice, choose
 from agentladder.services.gateway.feedback import Feedback
 from agentladder.services.gateway.settings import GatewaySettings
 from agentladder.services.gateway.stats import StatsRecorder
+from agentladder.services.gateway.traffic import Traffic
 from agentladder.services.gateway.upstream import Tally, answered, open_stream, prompt_tokens
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.service import RoutingService
@@ -82,6 +85,9 @@ class Served:
     """For a stream: called once it came whole (its check is queued then)."""
     lost: Callable[[], None] | None = None
     """For a stream: called when it broke or its caller went away (its check is dropped)."""
+    provider_s: float = 0.0
+    """Seconds spent waiting for providers before the answer (a stream: its first
+    bytes) was ready, every attempt's (``traffic.py``)."""
 
 
 @dataclass
@@ -107,7 +113,7 @@ class Gateway:
     def __init__(
         self, *, settings: GatewaySettings, agents: Mapping[str, AgentConfig],
         providers: Mapping[str, Provider], routing: RoutingService, health: HealthMonitor,
-        calls: ProviderCalls, stats: StatsRecorder, checks: Checks | None = None,
+        calls: ProviderCalls, stats: StatsRecorder, budgets: Budgets, checks: Checks | None = None,
         feedback: Feedback | None = None,
     ) -> None:  # fmt: skip
         self.settings = settings
@@ -116,9 +122,11 @@ class Gateway:
         self.health = health
         self.calls = calls
         self.stats = stats
+        self.budgets = budgets
         self.totals = GatewayTotals() if checks is None else checks.totals
         self.checks = checks
         self.feedback = feedback
+        self.traffic = Traffic()
         self.forwarded: dict[str, OpenAIProvider] = {
             name: p for name, p in providers.items() if isinstance(p, OpenAIProvider)
         }
@@ -158,10 +166,12 @@ class Gateway:
         return picks, routing
 
     async def complete(
-        self, body: Mapping[str, Any], headers: Mapping[str, str], caller: str = "admin"
-    ) -> Served:
+        self, body: Mapping[str, Any], headers: Mapping[str, str], caller: str = "admin",
+        token: TokenSettings | None = None,
+    ) -> Served:  # fmt: skip
         """Answer one request (``body``: the caller's JSON object, ``caller``: its token's
-        name); ``AgentsFailed`` when every agent tried failed."""
+        name); ``AgentsFailed`` when every agent tried failed. The answer's cost is charged
+        to ``token`` (the caller's: ``budgets.py``)."""
         choice = self.choose(body.get("model"), headers)
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
@@ -173,6 +183,7 @@ class Gateway:
         contract = new_contract_id()
         failures: list[tuple[str, str]] = []
         task_type = choice.task_type or ""
+        waited = 0.0
         for agent in agents:
             wait = self.health.retry_wait_s(agent)
             if wait > 0:
@@ -182,14 +193,16 @@ class Gateway:
             tally = Tally(prompt=prompt_tokens(messages))
             started = time.perf_counter()
             try:
-                served = await self._ask(agent, body, stream, tally, started, task_type)
+                served = await self._ask(agent, body, stream, tally, started, task_type, token)
             except ProviderError as error:
                 self._record(agent, started, error)
+                waited += time.perf_counter() - started
                 failures.append((agent, str(error)))
                 self.totals.failed_attempts[agent] += 1
                 continue
             served.contract_id, served.choice, served.routing = contract, choice, routing
             served.failures = failures
+            served.provider_s += waited
             await self._decide(served, messages, caller)
             return served
         self.totals.unavailable[task_type] += 1
@@ -230,21 +243,25 @@ class Gateway:
 
     async def _ask(
         self, agent: str, body: Mapping[str, Any], stream: bool, tally: Tally, started: float,
-        task_type: str,
+        task_type: str, token: TokenSettings | None,
     ) -> Served:  # fmt: skip
         provider = self.forwarded[agent]
         blank = Choice(model="")
         if not stream:
             status, raw, retry_after = await provider.relay(body)
+            waited = time.perf_counter() - started
             answered(status, raw, retry_after, tally)
-            self._record(agent, started, None, tally.usage())
+            self._record(agent, started, None, tally.usage(), token)
             self.totals.requests[agent, task_type, "answered"] += 1
-            return Served("", agent, blank, None, [], body=raw, usage=tally.usage())
+            served = Served("", agent, blank, None, [], body=raw, usage=tally.usage())
+            served.provider_s = waited
+            return served
         opened = await open_stream(provider, body, tally)
         served = Served("", agent, blank, None, [])
+        served.provider_s = time.perf_counter() - started
 
         def finished() -> None:
-            self._record(agent, started, None, tally.usage())
+            self._record(agent, started, None, tally.usage(), token)
             if served.whole is not None:
                 served.whole(tally)
 
@@ -274,8 +291,9 @@ class Gateway:
         return served
 
     def _record(
-        self, agent: str, started: float, error: ProviderError | None, usage: Usage | None = None
-    ) -> None:
+        self, agent: str, started: float, error: ProviderError | None, usage: Usage | None = None,
+        token: TokenSettings | None = None,
+    ) -> None:  # fmt: skip
         seconds = time.perf_counter() - started
         self.calls.observe(agent, CALL, seconds, None if error is None else error_kind(error))
         self.health.record(
@@ -286,6 +304,7 @@ class Gateway:
         if usage is not None:
             cost = call_cost(self.agents[agent], usage)
             self.calls.spend(agent, usage.input_tokens, usage.output_tokens, cost)
+            self.budgets.charge(token, cost)
 
 
 def _error_event(message: str) -> bytes:

@@ -70,6 +70,11 @@ class NatsOptions:
         return f"{self.prefix}_leases"
 
     @property
+    def spend_bucket(self) -> str:
+        """KV bucket of the gateway clients' spend (budgets)."""
+        return f"{self.prefix}_spend"
+
+    @property
     def skills_bucket(self) -> str:
         """KV bucket of the evidence model's log and states."""
         return f"{self.prefix}_skills"

@@ -9,7 +9,8 @@
   (``index``);
 - registrations and deliberations: KV buckets ``<prefix>_registrations`` and
   ``<prefix>_deliberations`` (``records``);
-- the service instances' leases: KV bucket ``<prefix>_leases`` (``leases``).
+- the service instances' leases: KV bucket ``<prefix>_leases`` (``leases``);
+- the gateway clients' spend: KV bucket ``<prefix>_spend`` (``spend``).
 
 Several service instances on several machines can share one store: every write is a
 compare-and-set or idempotent, checked by the server. An unreachable server, a timeout or
@@ -60,6 +61,7 @@ from agentladder.store.nats.records import KvDocuments
 from agentladder.store.nats.served import KvServed
 from agentladder.store.nats.skillfit import commit_fit
 from agentladder.store.nats.skills import SkillKv, chunks
+from agentladder.store.nats.spend import KvSpend
 from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
@@ -144,6 +146,7 @@ class NatsStore:
         self._index = index
         self._leases = leases
         self._skills = skills
+        self._spend = KvSpend(js, options.spend_bucket, options.replicas)
         self._listing = AgentListingCache()
         self._directory = AgentListingCache()  # the directory's objects, by agent
         self._closed = False
@@ -447,3 +450,13 @@ class NatsStore:
         """One record."""
         with self._guard("get_served"):
             return await self._served.get(contract_id)
+
+    async def add_spend(self, charges: Mapping[tuple[str, str], int]) -> None:
+        """Each key compare-and-set, retried on a conflict (``spend``)."""
+        with self._guard("add_spend"):
+            await self._spend.add(charges)
+
+    async def get_spend(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """The keys that have a value."""
+        with self._guard("get_spend"):
+            return await self._spend.get(keys)

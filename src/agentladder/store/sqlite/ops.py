@@ -279,3 +279,26 @@ def run_read(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) ->
         return fn(conn)
     finally:
         conn.execute("COMMIT")
+
+
+def add_spend(conn: sqlite3.Connection, charges: Mapping[tuple[str, str], int]) -> None:
+    """Add each charge to its (client, period) row, created at 0 when absent."""
+    conn.executemany(
+        "INSERT INTO client_spend (client, period, nano_usd) VALUES (?, ?, ?)"
+        " ON CONFLICT (client, period) DO UPDATE SET nano_usd = nano_usd + excluded.nano_usd",
+        [(client, period, nano) for (client, period), nano in charges.items()],
+    )
+
+
+def get_spend(
+    conn: sqlite3.Connection, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
+    """The (client, period) rows of ``keys`` that exist."""
+    found: dict[tuple[str, str], int] = {}
+    for client, period in keys:
+        row = conn.execute(
+            "SELECT nano_usd FROM client_spend WHERE client = ? AND period = ?", (client, period)
+        ).fetchone()
+        if row is not None:
+            found[client, period] = int(row[0])
+    return found

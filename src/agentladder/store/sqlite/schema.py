@@ -233,6 +233,17 @@ CREATE TABLE gateway_served (
 CREATE INDEX gateway_served_at ON gateway_served (at);
 """
 
+# What the gateway's clients spent, per client and period key, in nano-dollars
+# (store/spend.py): one row each, added to by an UPSERT.
+_V9 = """
+CREATE TABLE client_spend (
+  client TEXT NOT NULL,
+  period TEXT NOT NULL,
+  nano_usd INTEGER NOT NULL,
+  PRIMARY KEY (client, period)
+) WITHOUT ROWID;
+"""
+
 
 def _backfill_deliberation_agents(conn: sqlite3.Connection) -> None:
     """The agents of the deliberations already stored (a record that is not JSON, or has
@@ -254,6 +265,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (6, "the evidence model: skill events and states", _V6),
     (7, "the agents of each deliberation (an agent's deliberations)", _V7),
     (8, "the gateway's answered requests (feedback finds the agent)", _V8),
+    (9, "the gateway clients' spend per period (budgets)", _V9),
 )
 
 BACKFILLS: dict[int, Callable[[sqlite3.Connection], None]] = {

@@ -521,3 +521,13 @@ class SqliteStore(SqliteSkills):
             )
 
         return await self._read_short(run)
+
+    async def add_spend(self, charges: Mapping[tuple[str, str], int]) -> None:
+        """One UPSERT per key, all in one transaction (``sqlite/ops.py``)."""
+        if charges:
+            await self._write(lambda c: ops.add_spend(c, charges))
+
+    async def get_spend(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """The keys that have a row."""
+        wanted = list(dict.fromkeys(keys))
+        return await self._read(lambda c: ops.get_spend(c, wanted)) if wanted else {}

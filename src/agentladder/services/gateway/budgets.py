@@ -1,0 +1,249 @@
+"""``Budgets``: what each gateway client spent, kept in the store, and its budget enforced.
+
+A client is a ``client`` token with a ``name`` (``api.tokens``); its spend is kept under
+that name, per period (``domain/budget.py``: the UTC day, the UTC month and the total,
+all three for every named client, whatever its budget's period), at the agents' prices
+from the provider's reported usage (``call_cost``: what ``/metrics`` records as the
+agent's cost). A request is charged once it is answered (a stream: when it ends whole).
+
+The charges are kept in memory and added to the store every ``FLUSH_S`` seconds in one
+write (``SpendStore.add_spend``: an atomic increment per key, so instances sharing a
+store lose nothing); after each write the current periods' values are read back, which
+is how one instance sees what the others spent. The spend a request is checked against
+is that read plus what this instance charged since. So:
+
+- a request may overshoot the limit by its own cost (it is checked before it is
+  forwarded, and its cost is known after), and by what other instances charged within
+  the last ``FLUSH_S`` (not read yet);
+- a process killed between two writes loses at most ``FLUSH_S`` of its charges (a clean
+  stop writes them); a store that is unavailable keeps them for the next write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from agentladder.config import TokenSettings
+from agentladder.domain.budget import (
+    PERIODS,
+    Period,
+    over_budget,
+    period_end,
+    period_key,
+    to_nano,
+    to_usd,
+)
+from agentladder.errors import BudgetExceeded
+from agentladder.services.clock import Clock
+from agentladder.services.gateway.settings import Budget
+from agentladder.store.spend import SpendKey, SpendStore
+
+__all__ = ["FLUSH_S", "HEADER_PREFIX", "BudgetState", "Budgets", "ClientSpend"]
+
+log = logging.getLogger(__name__)
+
+FLUSH_S = 1.0
+"""Seconds between two writes of the charges made meanwhile (and reads of the others')."""
+
+HEADER_PREFIX = "x-agentladder-budget-"
+
+
+def _usd(value: float) -> str:
+    return f"{value:.6f}"
+
+
+def _moment(when: datetime | None) -> str:
+    return "never" if when is None else when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetState:
+    """A client's budget now: its limit, what it spent in the period, when that resets."""
+
+    client: str
+    budget: Budget
+    spent_nano: int
+    resets_at: datetime | None
+
+    @property
+    def spent_usd(self) -> float:
+        """Dollars spent in the period."""
+        return to_usd(self.spent_nano)
+
+    @property
+    def remaining_usd(self) -> float:
+        """Dollars left (0 at or over the limit)."""
+        return max(0.0, self.budget.limit_usd - self.spent_usd)
+
+    @property
+    def over(self) -> bool:
+        """Whether the spend reached the limit."""
+        return over_budget(self.spent_nano, self.budget.limit_usd)
+
+    def headers(self) -> dict[str, str]:
+        """The ``x-agentladder-budget-*`` headers of every answer to this client."""
+        return {
+            f"{HEADER_PREFIX}limit": _usd(self.budget.limit_usd),
+            f"{HEADER_PREFIX}spent": _usd(self.spent_usd),
+            f"{HEADER_PREFIX}remaining": _usd(self.remaining_usd),
+            f"{HEADER_PREFIX}period": self.budget.period,
+            f"{HEADER_PREFIX}reset": _moment(self.resets_at),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSpend:
+    """A client's spend in the current periods, for ``/metrics`` and the traffic page."""
+
+    client: str
+    budget: Budget | None
+    spent_usd: dict[Period, float]
+    resets_at: datetime | None
+
+
+class Budgets:
+    """Charges in, written in batches; budgets checked against the stored spend."""
+
+    def __init__(
+        self, store: SpendStore, tokens: Sequence[TokenSettings], clock: Clock,
+        flush_s: float = FLUSH_S,
+    ) -> None:  # fmt: skip
+        self.store = store
+        self.clock = clock
+        self.flush_s = flush_s
+        self.clients: dict[str, Budget | None] = {}
+        """Every named client token's name, with the budget of the first that has one."""
+        for token in tokens:
+            named = token.role == "client" and token.name is not None
+            if named and self.clients.get(str(token.name)) is None:
+                self.clients[str(token.name)] = token.budget
+        self._stored: dict[SpendKey, int] = {}
+        self._pending: Counter[SpendKey] = Counter()
+        self._writing: Counter[SpendKey] = Counter()
+        self._lock = asyncio.Lock()
+        self._stop = asyncio.Event()
+        self._cached: tuple[datetime, datetime, dict[Period, tuple[str, datetime | None]]] | None
+        self._cached = None
+        self._task: asyncio.Task[None] | None = None
+
+    def _periods(self, now: datetime) -> dict[Period, tuple[str, datetime | None]]:
+        """Each period's key and end at ``now``, computed once a day (a request asks twice)."""
+        cached = self._cached
+        if cached is None or not cached[0] <= now < cached[1]:
+            ends = {p: period_end(p, now) for p in PERIODS}
+            day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+            keys = {p: (period_key(p, now), ends[p]) for p in PERIODS}
+            cached = self._cached = (day_start, ends["day"] or now, keys)
+        return cached[2]
+
+    def _spent(self, key: SpendKey) -> int:
+        return self._stored.get(key, 0) + self._writing[key] + self._pending[key]
+
+    def state(self, token: TokenSettings | None) -> BudgetState | None:
+        """The budget of the caller's token now; None without a token, name or budget."""
+        if token is None or token.budget is None or token.name is None:
+            return None
+        key, end = self._periods(self.clock.now())[token.budget.period]
+        return BudgetState(token.name, token.budget, self._spent((token.name, key)), end)
+
+    def check(self, token: TokenSettings | None) -> BudgetState | None:
+        """The caller's budget now; ``BudgetExceeded`` when its spend reached the limit."""
+        state = self.state(token)
+        if state is None or not state.over:
+            return state
+        budget = state.budget
+        if state.resets_at is None:
+            retry, when = None, "a total budget does not reset (raise its limit_usd)"
+        else:
+            seconds = (state.resets_at - self.clock.now()).total_seconds()
+            retry = max(1, math.ceil(seconds))
+            when = f"it resets at {_moment(state.resets_at)} (in {retry} s)"
+        message = (
+            f"client {state.client!r} spent ${state.spent_usd:.6f} of its"
+            f" ${budget.limit_usd:.6f} budget for the {budget.period}: $0 left; {when}"
+        )
+        headers = state.headers()
+        if retry is not None:
+            headers["Retry-After"] = str(retry)
+        raise BudgetExceeded(message, headers, retry)
+
+    def charge(self, token: TokenSettings | None, usd: float) -> None:
+        """An answered request's cost, charged to the caller's current periods."""
+        if token is None or token.name is None or token.role != "client":
+            return
+        nano = to_nano(usd)
+        if nano <= 0:
+            return
+        for key, _ in self._periods(self.clock.now()).values():
+            self._pending[token.name, key] += nano
+
+    def spend(self) -> list[ClientSpend]:
+        """Every named client's spend in the current periods, by name."""
+        now = self.clock.now()
+        rows = []
+        for client, budget in sorted(self.clients.items()):
+            spent = {p: to_usd(self._spent((client, period_key(p, now)))) for p in PERIODS}
+            resets = None if budget is None else period_end(budget.period, now)
+            rows.append(ClientSpend(client, budget, spent, resets))
+        return rows
+
+    async def refresh(self) -> None:
+        """Read the current periods' stored spend of every named client."""
+        if not self.clients:
+            return
+        now = self.clock.now()
+        keys = [(client, period_key(p, now)) for client in self.clients for p in PERIODS]
+        found = await self.store.get_spend(keys)
+        self._stored = {key: found.get(key, 0) for key in keys}
+
+    async def flush(self) -> None:
+        """Add the charges kept so far to the store (kept again when the write fails),
+        then read the current spend back."""
+        async with self._lock:
+            batch, self._pending = self._pending, Counter()
+            if batch:
+                self._writing = batch
+                try:
+                    await self.store.add_spend(dict(batch))
+                except BaseException:
+                    self._pending.update(batch)  # the next flush tries again
+                    raise
+                finally:
+                    self._writing = Counter()
+                for key, nano in batch.items():  # stored now, until read back
+                    self._stored[key] = self._stored.get(key, 0) + nano
+            await self.refresh()
+
+    def start(self) -> None:
+        """Flush now, then every ``flush_s`` seconds, in the background."""
+
+        async def loop() -> None:
+            while not self._stop.is_set():
+                try:
+                    await self.flush()
+                except Exception as error:  # the next pass tries again; never a request's
+                    log.warning("the gateway clients' spend not written yet (kept): %s", error)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), self.flush_s)
+
+        if self.clients:
+            self._stop.clear()
+            self._task = asyncio.ensure_future(loop())
+
+    async def close(self) -> None:
+        """Stop the loop (a write under way ends first) and write what is left."""
+        if self._task is not None:
+            self._stop.set()
+            await self._task
+            self._task = None
+        try:
+            await self.flush()
+        except Exception as error:
+            log.warning("the gateway clients' last spend was not written: %s", error)
