@@ -266,6 +266,36 @@ def test_the_judge_never_judges_its_own_agent(providers: Providers) -> None:
     run(config, body, Judging())
 
 
+def test_the_judges_agent_is_never_routed(providers: Providers) -> None:
+    """With the agent alpha as the judge, routed requests go to bravo even when bravo's
+    failed check (probation) ranks it under alpha, which has no evidence: an answer by the
+    judge could not be checked. With nobody else qualifying, the 400 says why alpha was
+    left out."""
+
+    async def body(client: openai.AsyncOpenAI, services: Services, judging: Judging) -> None:
+        await services.oracle.submit_for_judgment(  # a failed check, as a judge makes it
+            JudgmentRequest(agent_id="bravo", contract_id="failed", task_type="audit",
+                            score=2.0, success=False)
+        )  # fmt: skip
+        for _ in range(10):
+            raw = await client.chat.completions.with_raw_response.create(
+                model="route:audit", messages=ASK
+            )
+            assert raw.headers["x-agentladder-agent"] == "bravo"
+        with pytest.raises(openai.BadRequestError) as refused:
+            await client.chat.completions.create(
+                model="route:audit", messages=ASK, extra_headers={"x-agentladder-tags": "sql"}
+            )
+        message = str(refused.value)
+        assert "alpha (unreachable): the gateway's judge (gateway.judge.agent) is never" in message
+        assert "bravo (tags): does not declare sql" in message
+        assert services.gateway.totals.requests["alpha", "audit", "answered"] == 0
+
+    config = gateway_config(providers.base_url)
+    config["gateway"]["judge"] = {"agent": "alpha", "pass_scores": {"audit": 7.0}}
+    run(config, body, Judging())
+
+
 def test_checks_left_at_shutdown_are_counted_dropped(providers: Providers) -> None:
     """Checks still queued or being judged when the service stops, after the grace
     (``api.shutdown_grace_s``), are counted ``dropped``; a full queue drops a check without

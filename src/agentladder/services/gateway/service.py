@@ -156,11 +156,13 @@ class Gateway:
         if choice.agent_id is not None:
             return [choice.agent_id], None
         assert choice.spec is not None
-        routing = await self.routing.route(
-            choice.spec, reachable=self.forwarded.keys(), online_only=True
-        )
+        judge = None if self.checks is None or self.checks.settings is None else (
+            self.checks.settings.agent
+        )  # fmt: skip
+        reachable = [name for name in self.forwarded if name != judge]
+        routing = await self.routing.route(choice.spec, reachable=reachable, online_only=True)
         if not routing.agents:
-            excluded = [e.model_dump(mode="json") for e in routing.excluded]
+            excluded = [_judge_named(e.model_dump(mode="json"), judge) for e in routing.excluded]
             raise NoAgentQualifies(choice.model, excluded)
         picks = [p.agent_id for p in routing.agents][: self.settings.max_attempts]
         return picks, routing
@@ -305,6 +307,21 @@ class Gateway:
             cost = call_cost(self.agents[agent], usage)
             self.calls.spend(agent, usage.input_tokens, usage.output_tokens, cost)
             self.budgets.charge(token, cost)
+
+
+def _judge_named(excluded: dict[str, Any], judge: str | None) -> dict[str, Any]:
+    """An exclusion as the caller reads it: the judge's says why it is never routed."""
+    if (
+        judge is None
+        or excluded.get("agent_id") != judge
+        or excluded.get("reason") != "unreachable"
+    ):
+        return excluded
+    detail = (
+        "the gateway's judge (gateway.judge.agent) is never routed: its answers could not"
+        " be checked"
+    )
+    return {**excluded, "detail": detail}
 
 
 def _error_event(message: str) -> bytes:
