@@ -54,14 +54,18 @@ from agentladder.providers.prompts import (
 )
 from agentladder.providers.settings import OpenAISettings
 
-__all__ = ["OpenAIProvider", "call_cost"]
+__all__ = ["OpenAIProvider", "call_cost", "transport_reason"]
 
 _EXCERPT_CHARS = 200
 
-POOL = httpx.Limits(max_connections=256, max_keepalive_connections=128, keepalive_expiry=30)
+POOL = httpx.Limits(max_connections=256, max_keepalive_connections=128, keepalive_expiry=4)
 """The connections one agent's client keeps: the gateway streams many requests to one
 agent at once, and a connection opened per request (httpx keeps 20 by default) costs a
-TCP handshake each (docs/gateway.md, "Speed")."""
+TCP handshake each (docs/gateway.md, "Speed"). An idle one is closed after 4 s, before
+the server would close it: uvicorn (vLLM's server, and many others) closes an idle
+connection after 5 s, and a request sent on a connection the server is closing fails
+("Server disconnected"), which httpx does not retry for a POST (4 requests in 100,000
+failed so in bench_gateway's memory run with a 30 s expiry)."""
 _CHARS_PER_TOKEN = 4
 
 
@@ -73,6 +77,12 @@ def _tls_context() -> ssl.SSLContext:
     its first call, inside the event loop, stalled every other deliberation for that long
     (and their calls timed out)."""
     return httpx.create_ssl_context()
+
+
+def transport_reason(error: BaseException) -> str:
+    """What a transport failure says, never empty: its text, else its type (httpx's
+    ``ReadError`` from a connection reset has no text of its own)."""
+    return _excerpt(str(error)) or type(error).__name__
 
 
 def call_cost(agent: AgentConfig, usage: Usage) -> float:
@@ -201,8 +211,7 @@ class OpenAIProvider:
         except (TimeoutError, httpx.TimeoutException) as error:
             raise ProviderError("timeout", f"no answer from {self.url} in {timeout} s") from error
         except (httpx.HTTPError, httpx.InvalidURL) as error:
-            reason = _excerpt(str(error)) or type(error).__name__
-            raise ProviderError("http", f"{self.url}: {reason}") from error
+            raise ProviderError("http", f"{self.url}: {transport_reason(error)}") from error
 
     async def _exchange(self, payload: dict[str, object], headers: dict[str, str]) -> _Answer:
         """The status and the decoded body, read up to ``max_response_bytes``."""

@@ -26,7 +26,7 @@ import httpx
 from agentladder.errors import ProviderError
 from agentladder.providers.base import Usage
 from agentladder.providers.isolated import isolated
-from agentladder.providers.openai import OpenAIProvider, retry_after_s
+from agentladder.providers.openai import OpenAIProvider, retry_after_s, transport_reason
 
 __all__ = ["KEEP_CHARS", "Opened", "Tally", "answered", "open_stream", "prompt_tokens"]
 
@@ -170,7 +170,8 @@ class Opened:
                         "timeout", f"the stream stalled for {self.timeout_s} s"
                     ) from None
                 except httpx.HTTPError as error:
-                    raise ProviderError("http", f"the stream broke: {error}") from error
+                    broke = f"the stream broke: {transport_reason(error)}"
+                    raise ProviderError("http", broke) from error
                 self._scan(chunk)
                 yield chunk
         finally:
@@ -193,7 +194,7 @@ async def open_stream(
     except (TimeoutError, httpx.TimeoutException):
         raise ProviderError("timeout", f"no answer from {provider.url} in {timeout} s") from None
     except httpx.HTTPError as error:
-        raise ProviderError("http", f"{provider.url}: {error}") from error
+        raise ProviderError("http", f"{provider.url}: {transport_reason(error)}") from error
     try:
         if response.status_code >= 300:
             body = await isolated(response.aread(), timeout)
@@ -214,7 +215,7 @@ async def open_stream(
         raise ProviderError("timeout", f"no event from {provider.url} in {timeout} s") from None
     except httpx.HTTPError as error:
         await response.aclose()
-        raise ProviderError("http", f"the stream broke: {error}") from error
+        raise ProviderError("http", f"the stream broke: {transport_reason(error)}") from error
     except BaseException:
         await response.aclose()
         raise
