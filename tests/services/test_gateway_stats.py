@@ -65,3 +65,38 @@ def test_calls_are_kept_while_the_store_is_away() -> None:
         assert found.value.tasks_completed == 1
 
     asyncio.run(body())
+
+
+class _Slow(MemoryStore):
+    """A memory store whose stats write waits until the test releases it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writing = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def commit_stats(self, updates: Any) -> None:
+        self.writing.set()
+        await self.release.wait()
+        await super().commit_stats(updates)
+
+
+def test_a_stop_during_a_write_lets_it_end_and_loses_nothing() -> None:
+    """Stopping while the background loop writes a batch waits for that write (cancelling
+    it midway dropped the batch it had taken: the calls were lost)."""
+
+    async def body() -> None:
+        store = _Slow()
+        recorder = StatsRecorder(store, flush_s=0.01)
+        recorder.add(Submission(agent_id="a", latency_ms=10.0, ok=True))
+        recorder.start()
+        await asyncio.wait_for(store.writing.wait(), 10)
+        closing = asyncio.ensure_future(recorder.close())
+        await asyncio.sleep(0.05)  # the stop is under way while the write waits
+        store.release.set()
+        await asyncio.wait_for(closing, 10)
+        found = (await store.get_many_stats(["a"]))["a"]
+        assert found is not None
+        assert found.value.tasks_completed == 1
+
+    asyncio.run(body())

@@ -22,8 +22,6 @@ is that read plus what this instance charged since. So:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -42,12 +40,12 @@ from agentladder.domain.budget import (
 )
 from agentladder.errors import BudgetExceeded
 from agentladder.services.clock import Clock
+from agentladder.services.gateway.flushing import FlushLoop
 from agentladder.services.gateway.settings import Budget
 from agentladder.store.spend import SpendKey, SpendStore
 
 __all__ = ["FLUSH_S", "HEADER_PREFIX", "BudgetState", "Budgets", "ClientSpend"]
 
-log = logging.getLogger(__name__)
 
 FLUSH_S = 1.0
 """Seconds between two writes of the charges made meanwhile (and reads of the others')."""
@@ -128,10 +126,9 @@ class Budgets:
         self._pending: Counter[SpendKey] = Counter()
         self._writing: Counter[SpendKey] = Counter()
         self._lock = asyncio.Lock()
-        self._stop = asyncio.Event()
         self._cached: tuple[datetime, datetime, dict[Period, tuple[str, datetime | None]]] | None
         self._cached = None
-        self._task: asyncio.Task[None] | None = None
+        self._loop = FlushLoop("writing the gateway clients' spend", self.flush, flush_s, now=True)
 
     def _periods(self, now: datetime) -> dict[Period, tuple[str, datetime | None]]:
         """Each period's key and end at ``now``, computed once a day (a request asks twice)."""
@@ -223,27 +220,9 @@ class Budgets:
 
     def start(self) -> None:
         """Flush now, then every ``flush_s`` seconds, in the background."""
-
-        async def loop() -> None:
-            while not self._stop.is_set():
-                try:
-                    await self.flush()
-                except Exception as error:  # the next pass tries again; never a request's
-                    log.warning("the gateway clients' spend not written yet (kept): %s", error)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), self.flush_s)
-
         if self.clients:
-            self._stop.clear()
-            self._task = asyncio.ensure_future(loop())
+            self._loop.start()
 
     async def close(self) -> None:
         """Stop the loop (a write under way ends first) and write what is left."""
-        if self._task is not None:
-            self._stop.set()
-            await self._task
-            self._task = None
-        try:
-            await self.flush()
-        except Exception as error:
-            log.warning("the gateway clients' last spend was not written: %s", error)
+        await self._loop.close()

@@ -21,8 +21,6 @@ Oracle treats a repeated judgment.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import math
 from collections.abc import Mapping
@@ -30,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentladder.errors import InvalidInput, NotFound, Refused, StoreUnavailable
+from agentladder.services.gateway.flushing import FlushLoop
 from agentladder.services.gateway.judge import JudgeSettings
 from agentladder.services.oracle.models import JudgmentRequest, JudgmentResult
 from agentladder.services.oracle.service import Oracle
@@ -61,7 +60,7 @@ class ServedBook:
         self._pending: dict[str, ServedRequest] = {}
         self.lost = 0
         """Records dropped unwritten (the store unreachable for ``MAX_PENDING`` requests)."""
-        self._task: asyncio.Task[None] | None = None
+        self._loop = FlushLoop("writing the gateway's answered requests", self.flush, flush_s)
 
     def add(self, record: ServedRequest) -> None:
         """One request answered; written at the next flush. While the store cannot be
@@ -90,28 +89,11 @@ class ServedBook:
 
     def start(self) -> None:
         """Flush every ``flush_s`` seconds in the background."""
-
-        async def loop() -> None:
-            while True:
-                await asyncio.sleep(self.flush_s)
-                try:
-                    await self.flush()
-                except StoreUnavailable as error:
-                    log.warning("the gateway's answered requests not written yet (kept): %s", error)
-                except Exception:  # the next pass tries again
-                    log.exception("writing the gateway's answered requests failed")
-
-        self._task = asyncio.ensure_future(loop())
+        self._loop.start()
 
     async def close(self) -> None:
-        """Stop the loop and write what is left."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        with contextlib.suppress(Exception):
-            await self.flush()
+        """Stop the loop (a write under way ends first) and write what is left."""
+        await self._loop.close()
 
 
 def _score(body: Mapping[str, Any]) -> float:

@@ -12,19 +12,14 @@ metrics and the answer do not depend on it.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-
 from agentladder.domain.ranking import Submission
 from agentladder.domain.stats import AgentPerformanceStats, record_submission
 from agentladder.errors import StoreUnavailable
+from agentladder.services.gateway.flushing import FlushLoop
 from agentladder.store.base import Store
 from agentladder.store.retry import retry_on_conflict
 
 __all__ = ["FLUSH_S", "StatsRecorder"]
-
-log = logging.getLogger(__name__)
 
 FLUSH_S = 1.0
 """Seconds between two writes of the calls made meanwhile."""
@@ -37,7 +32,7 @@ class StatsRecorder:
         self.store = store
         self.flush_s = flush_s
         self._pending: list[Submission] = []
-        self._task: asyncio.Task[None] | None = None
+        self._loop = FlushLoop("writing the gateway's stats", self.flush, flush_s)
 
     def add(self, submission: Submission) -> None:
         """One call made; written at the next flush."""
@@ -72,25 +67,8 @@ class StatsRecorder:
 
     def start(self) -> None:
         """Flush every ``flush_s`` seconds in the background."""
-
-        async def loop() -> None:
-            while True:
-                await asyncio.sleep(self.flush_s)
-                try:
-                    await self.flush()
-                except StoreUnavailable as error:
-                    log.warning("gateway stats not written yet (kept): %s", error)
-                except Exception:  # the next pass tries again; never the request's
-                    log.exception("writing the gateway's stats failed")
-
-        self._task = asyncio.ensure_future(loop())
+        self._loop.start()
 
     async def close(self) -> None:
-        """Stop the loop and write what is left."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        with contextlib.suppress(Exception):
-            await self.flush()
+        """Stop the loop (a write under way ends first) and write what is left."""
+        await self._loop.close()
