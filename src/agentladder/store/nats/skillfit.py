@@ -92,7 +92,11 @@ class _Commit:
         return self.fold(self.newer)
 
     async def _attempt(self, agents: Sequence[str]) -> None:
-        """Read the agents' revisions, then the events, fold, and write them in one batch."""
+        """Read the events, the agents' revisions, then the events written meanwhile,
+        fold, and write them in one batch: the events read before the revisions keep the
+        time between reading a state and writing it short (a few requests), where a
+        writer's next compare-and-set would otherwise win each time."""
+        await self.folded()
         read = await self.kv.read(agents)
         # events their states carry go into the log before the states are overwritten
         # (``skillpending.py``), so the fold below reads them among the newer events

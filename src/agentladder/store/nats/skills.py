@@ -82,6 +82,8 @@ __all__ = ["FENCE", "SKILL_CHUNK", "SkillKv", "stamped"]
 SKILL_CHUNK = 300
 """Most events per atomic batch of ``apply_many`` (``chunks`` also keeps the events and
 their agents' states under the server's 1000 messages per batch)."""
+DIRECT_READS = 8
+"""Events ``SkillKv.events`` fetches one by one before it reads the rest through a consumer."""
 FENCE = {"seq": 0, "fit_until": 1e18, "format": "per-agent"}
 """The previous format's head as this one leaves it: held by a fit for ever."""
 
@@ -383,11 +385,22 @@ class SkillKv:
         """Up to ``limit`` events with ``seq`` above ``after``, in order. An event's seq is
         at most its stream sequence (equal but for the previous format's), so none at or
         below stream sequence ``after`` is wanted: the read starts after it and skips the
-        previous format's events whose seq is not above ``after``."""
+        previous format's events whose seq is not above ``after``. The first
+        ``DIRECT_READS`` are fetched one by one (a request each: a fit's commit reads the
+        few events written since its last read between reading states and writing them,
+        and an ephemeral consumer's four round trips there made the states it writes
+        older than the writers' next ones); the rest through one consumer."""
         out: list[SkillEvent] = []
         start = max(1, after + 1)
-        if await next_msg(self.js, self.stream, f"{self.pre}e.>", start) is None:
-            return out  # one request when there is nothing newer (a poller's usual case)
+        for _ in range(min(limit, DIRECT_READS)):
+            found = await next_msg(self.js, self.stream, f"{self.pre}e.>", start)
+            if found is None:
+                return out  # one request when there is nothing newer (a poller's usual case)
+            seq = found.seq or start
+            event = stamped(found.data or b"", found.subject or "", seq)
+            if event.seq > after:
+                out.append(event)
+            start = seq + 1
         while len(out) < limit:
             want = limit - len(out)
             messages = await scan_page(
