@@ -64,7 +64,8 @@ from agentladder.store.nats.config import parse_nats_url
 from tests.conftest import unique_nats_url
 from tests.faults.broken_server import GARBAGE_BODIES, GARBAGE_EVALUATIONS, BrokenServer
 
-TIMEOUT_S = 0.5  # the orchestrator's deadline for each call
+TIMEOUT_S = 1.0  # the orchestrator's deadline for each call (0.5 s cut good answers
+# on a shared machine at load 10: 20 of 1,267 tries, with no stall of the loop over 0.17 s)
 RETRIES = 1  # a rookie's retries (3 in the specification; 1 halves the run)
 TRIES = 1 + RETRIES
 KEY_ENV = "AGENTLADDER_BROKEN_KEY"
@@ -396,14 +397,21 @@ def check(planned: list[Planned], run: Campaign) -> None:
     """Every assertion on a campaign: bounds, statuses, counters, server counts, no leaks."""
     assert len(run.ended) == len(planned)
     # every deliberation ends, completed, within the bound of its rounds and tries
+    cutting = sum(1 for late in run.stalls if late >= STALL_CUTS_S)
+    unanswered = 0  # deliberations with an agent that answers in time and no result
     for p, ended in zip(planned, run.ended, strict=True):
         assert ended.status is DeliberationStatus.COMPLETED, ended.error
         assert ended.elapsed_s <= p.bound_s(), (p, ended.elapsed_s)
         assert ended.side_effects == (SideEffectState.APPLIED, SideEffectState.APPLIED)
-        assert ended.has_result == bool(OK & set(p.agents))
+        if OK & set(p.agents):
+            unanswered += not ended.has_result
+        else:
+            assert not ended.has_result
         assert ended.odd_errors == ()  # a ProviderError or the orchestrator's timeout
         assert not ended.failing_content
         assert set(ended.failing_attempts) <= {TRIES}
+    # a stall long enough to cut a try can cut every try of the deliberations running
+    assert unanswered <= CONCURRENCY * cutting, (unanswered, run.stalls)
     # counters: the broken agents' failures exactly; the others' successes exactly
     completed, failed = expected_counts(planned)
     for name in FAILING:
@@ -732,19 +740,19 @@ def test_a_remote_agent_whose_provider_crashes_answers_at_once(
 
 
 def test_the_loop_watcher_sees_a_stall_that_could_cut_a_try() -> None:
-    """A callback that blocks the event loop for 0.3 s is recorded as a stall of at least
+    """A callback that blocks the event loop for 0.6 s is recorded as a stall of at least
     that (so a good agent's tries cut by it are allowed), and widens the allowance."""
 
     async def main() -> list[float]:
         stalls: list[float] = []
         watcher = asyncio.ensure_future(watch_loop(stalls))
         await asyncio.sleep(0.05)
-        time.sleep(0.3)  # what a full collection of a large heap does to the loop
+        time.sleep(0.6)  # what a full collection of a large heap does to the loop
         await asyncio.sleep(0.05)
         watcher.cancel()
         return stalls
 
     stalls = asyncio.run(main())
-    assert max(stalls) >= 0.3 - 0.01 - 0.001
+    assert max(stalls) >= 0.6 - 0.01 - 0.001
     assert spurious_allowance(76, stalls) == 2 + IN_FLIGHT
     assert spurious_allowance(76, []) == 2
