@@ -26,6 +26,12 @@ means no growth beyond noise after the warm-up (the first block).
 The client token has a name and a budget (never reached), so the budget's check and
 charge are on the measured path.
 
+``GATEWAY_CHECKS=on`` adds a judge (the local provider's ``judge:8``): the agent, a
+rookie at ``bench``, has every answer checked, so each gateway stream also stores its
+check before its end goes, and the judge's work (its calls, judgments, verdicts) shares
+the gateway's process: the checks' cost on the request path at its worst (an agent on
+probation).
+
 Run: ``.venv/bin/python -m benchmarks gateway`` (``GATEWAY_REQUESTS``: requests per path,
 2,000 by default; ``GATEWAY_CONCURRENCY``: streams in flight, 50 by default;
 ``GATEWAY_PHASES``: ``latency``, ``memory`` or both, comma-separated, the default).
@@ -57,7 +63,16 @@ BODY = {"messages": [{"role": "user", "content": "Which controls matter most?"}]
 
 
 def _config(base_url: str) -> str:
-    return f"""
+    judge = (
+        f"""gateway:
+  judge:
+    backend: {{kind: openai, base_url: "{base_url}", model: "judge:8"}}
+    queue_size: 100000
+"""
+        if os.environ.get("GATEWAY_CHECKS") == "on"
+        else ""
+    )
+    return f"""{judge}
 api:
   tokens:
     - {{role: client, token: {TOKEN}, name: bench, budget: {{limit_usd: 1000000, period: day}}}}
@@ -186,6 +201,10 @@ def _own_time(metrics_url: str) -> None:
     total = buckets[-1][1] if buckets else 0.0
     shares = ", ".join(f"<= {le}: {n / total:.0%}" for le, n in buckets if total)
     print(f"gateway's own time per request (its /metrics, {total:.0f} requests): {shares}")
+    checks = "agentladder_gateway_checks_total{"
+    outcomes = [line.split("outcome=")[1] for line in lines if line.startswith(checks)]
+    if outcomes:
+        print("checks: " + ", ".join(o.split('"')[1] + " " + o.split()[-1] for o in outcomes))
 
 
 async def _memory(url: str, pid: int, requests: int) -> None:
