@@ -26,11 +26,11 @@ means no growth beyond noise after the warm-up (the first block).
 The client token has a name and a budget (never reached), so the budget's check and
 charge are on the measured path.
 
-``GATEWAY_CHECKS=on`` adds a judge (the local provider's ``judge:8``): the agent, a
-rookie at ``bench``, has every answer checked, so each gateway stream also stores its
-check before its end goes, and the judge's work (its calls, judgments, verdicts) shares
-the gateway's process: the checks' cost on the request path at its worst (an agent on
-probation).
+``GATEWAY_CHECKS=on`` adds a judge (the local provider's ``judge:2``, under the pass
+score): the agent's checks fail and keep it on probation, so every answer is checked and
+each gateway stream also stores its check before its end goes, the judge's work (its
+calls, judgments, verdicts) sharing the gateway's process: the checks' cost on the
+request path at its worst.
 
 Run: ``.venv/bin/python -m benchmarks gateway`` (``GATEWAY_REQUESTS``: requests per path,
 2,000 by default; ``GATEWAY_CONCURRENCY``: streams in flight, 50 by default;
@@ -66,7 +66,7 @@ def _config(base_url: str) -> str:
     judge = (
         f"""gateway:
   judge:
-    backend: {{kind: openai, base_url: "{base_url}", model: "judge:8"}}
+    backend: {{kind: openai, base_url: "{base_url}", model: "judge:2"}}
     queue_size: 100000
 """
         if os.environ.get("GATEWAY_CHECKS") == "on"

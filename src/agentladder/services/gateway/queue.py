@@ -11,7 +11,8 @@ cannot be written then keeps the check in memory only (a crash loses it; said in
 Once its judgment and verdict are stored, the check is deleted (``passed`` or ``failed``).
 A failed attempt (the judge down or answering no verdict, the store unavailable, a verdict
 not stored) is retried after ``retry_s`` seconds, doubling up to 64 times that, the
-attempt counted and the reason kept in the store (``retried``); after ``attempts`` failed
+attempt counted and the reason kept in the store (``retried``; a judge's Retry-After, when
+longer, is waited instead); after ``attempts`` failed
 attempts, or once the next one would come later than ``retention_s`` after the answer,
 the check is given up and deleted (``error``).
 
@@ -33,7 +34,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from agentladder.errors import RevisionConflict, StoreUnavailable
+from agentladder.errors import ProviderError, RevisionConflict, StoreUnavailable
 from agentladder.services.gateway.judge import JudgeSettings
 from agentladder.services.passes import QuietPasses
 from agentladder.store.base import Store
@@ -136,16 +137,17 @@ class CheckQueue:
                 self._queue.task_done()
 
     async def _forget(self, entry: Entry) -> None:
-        """Not outstanding here any more, and deleted from the store (a failed delete is
-        logged: the next pickup finds its verdict stored and deletes it then)."""
-        self.outstanding.pop(entry.check.contract_id, None)
-        if entry.revision is None:
-            return
+        """Deleted from the store, then not outstanding here any more (in that order: a
+        pickup meanwhile must not take it over). A failed delete is logged: the next
+        pickup finds its verdict stored and deletes it then."""
         try:
-            await self.store.delete_check(entry.check.contract_id)
+            if entry.revision is not None:
+                await self.store.delete_check(entry.check.contract_id)
         except Exception as error:
             log.warning("gateway check %s done, not deleted yet: %s", entry.check.contract_id,
                         error)  # fmt: skip
+        finally:
+            self.outstanding.pop(entry.check.contract_id, None)
 
     async def _done(self, entry: Entry, outcome: str) -> None:
         await self._forget(entry)
@@ -160,6 +162,8 @@ class CheckQueue:
         attempts = check.attempts + 1
         now = self.clock()
         wait = self.backoff_s(attempts)
+        if isinstance(error, ProviderError) and error.retry_after_s:  # the judge said when
+            wait = max(wait, error.retry_after_s)
         why = f"{type(error).__name__}: {error}"[:1000]
         if attempts >= self.settings.attempts or now + wait > check.at + self.settings.retention_s:
             log.warning(
