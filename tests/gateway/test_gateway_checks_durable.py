@@ -60,16 +60,21 @@ def ask(server: Server, count: int, stream: bool = False) -> list[str]:
         base_url=server.url("/v1"), api_key=TOKEN, max_retries=0, timeout=30
     ) as client:
         for _ in range(count):
-            raw = client.chat.completions.with_raw_response.create(
-                model="alpha", messages=ASK, stream=stream, extra_headers=SUPPORT
-            )
             if stream:
-                pieces = [c.choices[0].delta.content or "" for c in raw.parse() if c.choices]
+                streamed = client.chat.completions.with_raw_response.create(
+                    model="alpha", messages=ASK, stream=True, extra_headers=SUPPORT
+                )
+                pieces = [c.choices[0].delta.content or "" for c in streamed.parse() if c.choices]
                 assert "".join(pieces) == "answer from alpha"
+                headers = streamed.headers
             else:
+                raw = client.chat.completions.with_raw_response.create(
+                    model="alpha", messages=ASK, extra_headers=SUPPORT
+                )
                 assert raw.parse().choices[0].message.content == "answer from alpha"
-            assert raw.headers["x-agentladder-check"] == "yes"
-            contracts.append(raw.headers["x-agentladder-contract"])
+                headers = raw.headers
+            assert headers["x-agentladder-check"] == "yes"
+            contracts.append(headers["x-agentladder-contract"])
     return contracts
 
 
@@ -102,7 +107,7 @@ def events(db: Path, contracts: list[str]) -> dict[str, tuple[int, int]]:
     """Per contract, alpha's judgment and verdict events stored in the SQLite file."""
     with sqlite3.connect(db) as conn:
         return {
-            contract: tuple(  # type: ignore[misc]
+            contract: tuple(
                 conn.execute(
                     "SELECT count(*) FROM oracle_events WHERE agent_id = 'alpha' AND key = ?",
                     (f"{kind}:{contract}",),
