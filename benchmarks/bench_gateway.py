@@ -32,9 +32,15 @@ each gateway stream also stores its check before its end goes, the judge's work 
 calls, judgments, verdicts) sharing the gateway's process: the checks' cost on the
 request path at its worst.
 
+Phase ``checkwrite`` (not in the default): what a checked answer waits for on the request
+path, the store write of its check (``put_check`` on SQLite, ``synchronous=full``, in a
+temporary folder): ``GATEWAY_REQUESTS`` writes one at a time, then as many with
+``CONCURRENCY`` at once (the writer's group commit), each one's time.
+
 Run: ``.venv/bin/python -m benchmarks gateway`` (``GATEWAY_REQUESTS``: requests per path,
 2,000 by default; ``GATEWAY_CONCURRENCY``: streams in flight, 50 by default;
-``GATEWAY_PHASES``: ``latency``, ``memory`` or both, comma-separated, the default).
+``GATEWAY_PHASES``: ``latency``, ``memory``, ``checkwrite``, comma-separated; the first
+two by default).
 """
 
 from __future__ import annotations
@@ -237,6 +243,44 @@ async def _memory(url: str, pid: int, requests: int) -> None:
         print(f"memory: {len(refused)} streams not answered, the first: {refused[0]}")
 
 
+async def _check_writes(folder: Path, count: int) -> None:
+    """``count`` check writes one at a time, then ``count`` with ``CONCURRENCY`` at once."""
+    # imported here: the code before this change, measured by the other phases, has none
+    from agentladder.store.checks import PendingCheck
+    from agentladder.store.sqlite.store import SqliteStore
+
+    store = SqliteStore(folder / "checks.db")
+    text = "Which controls matter most? " * 40  # about a kilobyte, as a short chat's
+
+    def check(i: int) -> PendingCheck:
+        return PendingCheck(
+            contract_id=f"gw-{i:032x}", agent_id="fast", task_type="bench",
+            conversation=text, answer=text, at=time.time(), owner="bench",
+        )  # fmt: skip
+
+    async def timed(i: int) -> float:
+        started = time.perf_counter()
+        await store.put_check(check(i), 0)
+        return time.perf_counter() - started
+
+    try:
+        alone = [await timed(i) for i in range(count)]
+        todo = iter(range(count, 2 * count))
+
+        async def worker() -> list[float]:
+            return [await timed(i) for i in todo]
+
+        together = [t for ts in await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+                    for t in ts]  # fmt: skip
+    finally:
+        await store.close()
+    for name, found in (("one at a time", alone), (f"{CONCURRENCY} at once", together)):
+        print(
+            f"check write (SQLite, synchronous=full), {name}: {len(found)} writes, p50"
+            f" {percentile(found, 50) * 1000:.2f} ms, p99 {percentile(found, 99) * 1000:.2f} ms"
+        )
+
+
 def _bare(upstream: str, port: int, log: Path) -> subprocess.Popen[bytes]:
     """The bare proxy in its own uvicorn process, once it listens."""
     with log.open("w") as out:
@@ -263,6 +307,10 @@ def main() -> None:
     memory = int(os.environ.get("GATEWAY_MEMORY_REQUESTS", "100000"))
     with tempfile.TemporaryDirectory() as folder:
         where = Path(folder)
+        if "checkwrite" in phases:
+            asyncio.run(_check_writes(where, requests))
+            if not phases & {"latency", "memory"}:
+                return
         provider = Providers(where, free_port())
         upstream = provider.base_url + "/chat/completions"
         port = free_port()
