@@ -108,16 +108,21 @@ class CheckQueue:
             return False
         entry = Entry(check, None)
         self.outstanding[check.contract_id] = entry  # its place taken before the write
+        # stored and queued whole, also when the request is cancelled meanwhile (its
+        # caller went away after the answer): else it would hold its place for ever
+        await asyncio.shield(self._store_and_queue(entry))
+        return True
+
+    async def _store_and_queue(self, entry: Entry) -> None:
         try:
-            entry.revision = await self.store.put_check(check, 0)
+            entry.revision = await self.store.put_check(entry.check, 0)
         except Exception as error:  # the request is never the check's to fail
             log.warning(
                 "gateway check %s not stored (kept in memory only: a crash loses it): %s",
-                check.contract_id, error,
+                entry.check.contract_id, error,
             )  # fmt: skip
         self._start_workers()
         self._queue.put_nowait(entry)
-        return True
 
     async def _work(self) -> None:
         while True:
@@ -172,7 +177,7 @@ class CheckQueue:
             )  # fmt: skip
             await self._done(entry, "error")
             return
-        log.info("gateway check %s of %s: attempt %d failed, again in %.1f s: %s",
+        log.warning("gateway check %s of %s: attempt %d failed, again in %.1f s: %s",
                  check.contract_id, check.agent_id, attempts, wait, why)  # fmt: skip
         self._count(check, "retried")
         entry.check = check.model_copy(update={"attempts": attempts, "due": now + wait,
