@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF = 64
 """The longest wait between two attempts, in multiples of ``retry_s``."""
+LISTED = 10
+"""A pickup reads up to this many times ``queue_size`` stored checks, earliest first."""
 
 
 @dataclass(eq=False)
@@ -208,7 +210,9 @@ class CheckQueue:
         room = self.settings.queue_size - len(self.outstanding)
         if room <= 0:
             return 0
-        listed = await self.store.list_checks(room + len(self.outstanding))
+        # the earliest stored, this instance's and live instances' included (skipped):
+        # up to ten queues' worth, so a dead instance's checks behind them are seen
+        listed = await self.store.list_checks(LISTED * self.settings.queue_size)
         now = self.clock()
         live = await self.store.live_leases(now) if listed else frozenset()
         taken = 0
