@@ -26,9 +26,21 @@ means no growth beyond noise after the warm-up (the first block).
 The client token has a name and a budget (never reached), so the budget's check and
 charge are on the measured path.
 
+``GATEWAY_CHECKS=on`` adds a judge (the local provider's ``judge:2``, under the pass
+score): the agent's checks fail and keep it on probation, so every answer is checked and
+each gateway stream also stores its check before its end goes, the judge's work (its
+calls, judgments, verdicts) sharing the gateway's process: the checks' cost on the
+request path at its worst.
+
+Phase ``checkwrite`` (not in the default): what a checked answer waits for on the request
+path, the store write of its check (``put_check`` on SQLite, ``synchronous=full``, in a
+temporary folder): ``GATEWAY_REQUESTS`` writes one at a time, then as many with
+``CONCURRENCY`` at once (the writer's group commit), each one's time.
+
 Run: ``.venv/bin/python -m benchmarks gateway`` (``GATEWAY_REQUESTS``: requests per path,
 2,000 by default; ``GATEWAY_CONCURRENCY``: streams in flight, 50 by default;
-``GATEWAY_PHASES``: ``latency``, ``memory`` or both, comma-separated, the default).
+``GATEWAY_PHASES``: ``latency``, ``memory``, ``checkwrite``, comma-separated; the first
+two by default).
 """
 
 from __future__ import annotations
@@ -57,7 +69,16 @@ BODY = {"messages": [{"role": "user", "content": "Which controls matter most?"}]
 
 
 def _config(base_url: str) -> str:
-    return f"""
+    judge = (
+        f"""gateway:
+  judge:
+    backend: {{kind: openai, base_url: "{base_url}", model: "judge:2"}}
+    queue_size: 100000
+"""
+        if os.environ.get("GATEWAY_CHECKS") == "on"
+        else ""
+    )
+    return f"""{judge}
 api:
   tokens:
     - {{role: client, token: {TOKEN}, name: bench, budget: {{limit_usd: 1000000, period: day}}}}
@@ -186,6 +207,10 @@ def _own_time(metrics_url: str) -> None:
     total = buckets[-1][1] if buckets else 0.0
     shares = ", ".join(f"<= {le}: {n / total:.0%}" for le, n in buckets if total)
     print(f"gateway's own time per request (its /metrics, {total:.0f} requests): {shares}")
+    checks = "agentladder_gateway_checks_total{"
+    outcomes = [line.split("outcome=")[1] for line in lines if line.startswith(checks)]
+    if outcomes:
+        print("checks: " + ", ".join(o.split('"')[1] + " " + o.split()[-1] for o in outcomes))
 
 
 async def _memory(url: str, pid: int, requests: int) -> None:
@@ -218,6 +243,44 @@ async def _memory(url: str, pid: int, requests: int) -> None:
         print(f"memory: {len(refused)} streams not answered, the first: {refused[0]}")
 
 
+async def _check_writes(folder: Path, count: int) -> None:
+    """``count`` check writes one at a time, then ``count`` with ``CONCURRENCY`` at once."""
+    # imported here: the code before this change, measured by the other phases, has none
+    from agentladder.store.checks import PendingCheck
+    from agentladder.store.sqlite.store import SqliteStore
+
+    store = SqliteStore(folder / "checks.db")
+    text = "Which controls matter most? " * 40  # about a kilobyte, as a short chat's
+
+    def check(i: int) -> PendingCheck:
+        return PendingCheck(
+            contract_id=f"gw-{i:032x}", agent_id="fast", task_type="bench",
+            conversation=text, answer=text, at=time.time(), owner="bench",
+        )  # fmt: skip
+
+    async def timed(i: int) -> float:
+        started = time.perf_counter()
+        await store.put_check(check(i), 0)
+        return time.perf_counter() - started
+
+    try:
+        alone = [await timed(i) for i in range(count)]
+        todo = iter(range(count, 2 * count))
+
+        async def worker() -> list[float]:
+            return [await timed(i) for i in todo]
+
+        together = [t for ts in await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+                    for t in ts]  # fmt: skip
+    finally:
+        await store.close()
+    for name, found in (("one at a time", alone), (f"{CONCURRENCY} at once", together)):
+        print(
+            f"check write (SQLite, synchronous=full), {name}: {len(found)} writes, p50"
+            f" {percentile(found, 50) * 1000:.2f} ms, p99 {percentile(found, 99) * 1000:.2f} ms"
+        )
+
+
 def _bare(upstream: str, port: int, log: Path) -> subprocess.Popen[bytes]:
     """The bare proxy in its own uvicorn process, once it listens."""
     with log.open("w") as out:
@@ -244,6 +307,10 @@ def main() -> None:
     memory = int(os.environ.get("GATEWAY_MEMORY_REQUESTS", "100000"))
     with tempfile.TemporaryDirectory() as folder:
         where = Path(folder)
+        if "checkwrite" in phases:
+            asyncio.run(_check_writes(where, requests))
+            if not phases & {"latency", "memory"}:
+                return
         provider = Providers(where, free_port())
         upstream = provider.base_url + "/chat/completions"
         port = free_port()

@@ -12,7 +12,8 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``ratelimit:<seconds>``: HTTP 429 with ``Retry-After``;
 - ``break:<name>``: a stream that sends one piece, then closes the connection;
 - ``judge:<score>``: a judge's verdict, ``{"score": <score>, "reason": "..."}`` as the
-  answer's content (usage 11 and 7 tokens).
+  answer's content (usage 11 and 7 tokens); ``judge:<score>:<ms>``: the same after ``ms``
+  milliseconds.
 
 ``GET /seen`` lists every request received: its model, Authorization header and stream
 flag. ``Providers`` starts it, reads ``/seen`` and stops it by its pid.
@@ -112,7 +113,9 @@ def app() -> Starlette:
             error = {"message": "slow down", "type": "rate_limit_error", "code": None}
             return JSONResponse({"error": error}, status_code=429, headers=headers)
         if behaviour == "judge":
-            verdict = {"score": float(argument), "reason": "a local judge"}
+            score, _, delay_ms = argument.partition(":")
+            await asyncio.sleep(float(delay_ms or 0) / 1000)
+            verdict = {"score": float(score), "reason": "a local judge"}
             completion = _completion("judge")
             completion["choices"][0]["message"]["content"] = json.dumps(verdict)
             return JSONResponse(completion)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -211,7 +212,8 @@ def test_a_slow_or_failing_judge_never_delays_or_fails_the_request(
 ) -> None:
     """A judge blocked on an event the test holds, one that answers 500, or one nobody
     listens for: every request is answered, as many as with the judge off in the same
-    test, while the checks wait (the judge still blocked) or end as errors."""
+    test, while the checks wait (the judge still blocked) or are retried, then given up
+    as errors (two attempts each)."""
 
     async def body(client: openai.AsyncOpenAI, services: Services, judging: Judging) -> None:
         if trouble == "slow":
@@ -243,9 +245,10 @@ def test_a_slow_or_failing_judge_never_delays_or_fails_the_request(
             assert totals["alpha", "audit", "passed"] == 0
         else:
             await settled(services, "error", 10)
+            assert totals["alpha", "audit", "retried"] == 10
             assert totals["alpha", "audit", "passed"] == 0
 
-    run(gateway_config(providers.base_url), body, Judging())
+    run(gateway_config(providers.base_url, attempts=2, retry_s=0.05), body, Judging())
 
 
 def test_the_judge_never_judges_its_own_agent(providers: Providers) -> None:
@@ -296,10 +299,11 @@ def test_the_judges_agent_is_never_routed(providers: Providers) -> None:
     run(config, body, Judging())
 
 
-def test_checks_left_at_shutdown_are_counted_dropped(providers: Providers) -> None:
+def test_checks_left_at_shutdown_are_counted_deferred(providers: Providers) -> None:
     """Checks still queued or being judged when the service stops, after the grace
-    (``api.shutdown_grace_s``), are counted ``dropped``; a full queue drops a check without
-    touching the request."""
+    (``api.shutdown_grace_s``), are counted ``deferred`` (left in the store for the next
+    start); past ``queue_size`` checks outstanding, a check is dropped without touching the
+    request."""
     totals: dict[str, Any] = {}
 
     async def body(client: openai.AsyncOpenAI, services: Services, judging: Judging) -> None:
@@ -312,7 +316,8 @@ def test_checks_left_at_shutdown_are_counted_dropped(providers: Providers) -> No
     run(config, body, Judging())
     checks = totals["checks"]
     assert checks["alpha", "audit", "started"] == 1
-    assert checks["alpha", "audit", "dropped"] == 5  # 2 past the full queue, 3 at the stop
+    assert checks["alpha", "audit", "dropped"] == 3  # past the 2 outstanding
+    assert checks["alpha", "audit", "deferred"] == 2  # one being judged, one queued
 
 
 def test_after_a_fallback_the_header_speaks_of_the_agent_that_answered(
@@ -343,3 +348,56 @@ def test_after_a_fallback_the_header_speaks_of_the_agent_that_answered(
     config = gateway_config(providers.base_url)
     config["agents"][1]["backend"]["model"] = "fail:bravo"
     run(config, body, Judging())
+
+
+def test_stored_checks_are_taken_over_only_from_an_instance_whose_lease_ran_out(
+    providers: Providers,
+) -> None:
+    """A check stored by another instance whose lease is live is left to it; once that
+    lease is dropped, ``pickup`` takes it over (``recovered``) and it is judged and
+    deleted. A stored check older than ``retention_s`` is given up (``error``) and
+    deleted, never judged."""
+
+    async def body(client: openai.AsyncOpenAI, services: Services, judging: Judging) -> None:
+        checks, store = services.gateway.checks, services.store
+        assert checks is not None
+        assert checks.queue is not None
+        now = time.time()
+        mine = checks.pending("gw-other", "alpha", "audit", ASK, now, "answer from alpha")
+        await store.put_check(mine.model_copy(update={"owner": "other"}), 0)
+        old = checks.pending("gw-old", "alpha", "audit", ASK, now - 7200, "answer from alpha")
+        await store.put_check(old.model_copy(update={"owner": "gone"}), 0)
+        await store.renew_lease("other", now + 60)
+        assert await checks.queue.pickup() == 0  # gw-other is the live instance's
+        assert [c.value.contract_id for c in await store.list_checks(10)] == ["gw-other"]
+        totals = services.gateway.totals.checks
+        assert totals["alpha", "audit", "error"] == 1
+        await store.drop_lease("other")
+        assert await checks.queue.pickup() == 1
+        await settled(services, "passed", 1)
+        assert totals["alpha", "audit", "recovered"] == 1
+        assert await store.get_event("alpha", judgment_key("gw-other")) is not None
+        assert await store.get_event("alpha", judgment_key("gw-old")) is None
+        async with asyncio.timeout(30):
+            while await store.list_checks(10):
+                await asyncio.sleep(0.01)
+        assert judging.asked == 1
+
+    run(gateway_config(providers.base_url, retention_s=3600), body, Judging())
+
+
+def test_a_check_given_up_is_deleted_from_the_store(providers: Providers) -> None:
+    """A judge that answers 500 to every attempt: after ``attempts`` (3) the check is
+    counted ``error`` once, 2 ``retried`` before, and nothing of it is left stored."""
+
+    async def body(client: openai.AsyncOpenAI, services: Services, judging: Judging) -> None:
+        judging.status = 500
+        assert (await ask(client))["x-agentladder-check"] == "yes"
+        assert len(await services.store.list_checks(10)) == 1
+        await settled(services, "error", 1)
+        totals = services.gateway.totals.checks
+        assert totals["alpha", "audit", "retried"] == 2
+        assert judging.asked == 3
+        assert await services.store.list_checks(10) == []
+
+    run(gateway_config(providers.base_url, attempts=3, retry_s=0.05), body, Judging())

@@ -8,7 +8,13 @@ import pytest
 
 from agentladder.config import parse_settings
 from agentladder.errors import InvalidInput, ProviderError
-from agentladder.services.gateway.judge import SYSTEM, JudgeSettings, judge_messages, parse_verdict
+from agentladder.services.gateway.judge import (
+    SYSTEM,
+    JudgeSettings,
+    conversation_text,
+    judge_messages,
+    parse_verdict,
+)
 
 
 def completion(content: object) -> bytes:
@@ -64,7 +70,9 @@ def test_the_prompt_holds_the_rubric_the_conversation_and_the_answer() -> None:
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": [{"type": "text", "text": "Which controls?"}]},
     ]
-    messages = judge_messages(settings.rubric_for("audit"), "audit", conversation, "MFA.")
+    messages = judge_messages(
+        settings.rubric_for("audit"), "audit", conversation_text(conversation), "MFA."
+    )
     assert messages[0] == {"role": "system", "content": SYSTEM}
     user = messages[1]["content"]
     for part in ("Name the controls.", "Task type: audit", "[system] Be brief.",

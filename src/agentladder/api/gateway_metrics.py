@@ -77,8 +77,10 @@ def _seen(services: Services) -> Iterator[Metric]:
     checks = CounterMetricFamily(
         "agentladder_gateway_checks",
         "gateway checks by the agent checked, task type and outcome (started; passed or"
-        " failed: the judge's score against the pass score; error: the judge or the Oracle"
-        " failed; dropped: decided but never run; own_agent: the judge's agent answered)",
+        " failed: the judge's score against the pass score; retried: an attempt failed;"
+        " error: given up after its attempts; recovered: taken over from the store;"
+        " deferred: left in the store at a stop; dropped: decided but never run;"
+        " own_agent: the judge's agent answered)",
         labels=["agent", "task_type", "outcome"],
     )
     for (agent, task_type, outcome), count in sorted(gateway.totals.checks.items()):

@@ -115,6 +115,8 @@ class Services:
 
         self.gateway.stats.start()
         self.gateway.budgets.start()
+        if self.gateway.checks is not None:  # and the checks stored before this start
+            self.gateway.checks.start()
         if self.gateway.feedback is not None:
             self.gateway.feedback.book.start()
         self._background = [
@@ -290,7 +292,8 @@ async def _gateway(
     judge, judge_prices, own_judge = judge_of(settings.gateway.judge, agents, providers)
     checks = Checks(
         settings=settings.gateway.judge, sentinel=sentinel, judge=judge, prices=judge_prices,
-        totals=GatewayTotals(), owns_judge=own_judge,
+        totals=GatewayTotals(), owns_judge=own_judge, holder=orchestrator.instance_id,
+        sweep_s=settings.orchestrator.recover_interval_s,
     )  # fmt: skip
     gateway = Gateway(
         settings=settings.gateway, agents=agents, providers=providers, routing=routing,

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.skill.state import AgentSkill, FleetSkill
 from agentladder.domain.stats import AgentPerformanceStats
+from agentladder.store.checks import CheckStore
 from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
@@ -84,8 +85,9 @@ class LedgerEntry(BaseModel):
     timestamp: str
 
 
-class Store(SpendStore, Protocol):
-    """Everything agentladder persists (the clients' spend: ``store/spend.py``)."""
+class Store(SpendStore, CheckStore, Protocol):
+    """Everything agentladder persists (the clients' spend: ``store/spend.py``; the
+    gateway's pending checks: ``store/checks.py``)."""
 
     @property
     def url(self) -> str:

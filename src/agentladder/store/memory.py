@@ -23,6 +23,7 @@ from agentladder.store.base import (
     SkillItem,
     StatsUpdate,
 )
+from agentladder.store.checks import MemoryChecks
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import leaderboard_rows
 from agentladder.store.listing import AgentListingCache, listing_from_reads
@@ -44,10 +45,11 @@ from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFol
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore:
+class MemoryStore(MemoryChecks):
     """A ``Store`` kept in dictionaries; lost when the process ends."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._revision = 0
         self._stats: dict[str, Versioned[AgentPerformanceStats]] = {}
         self._markers: set[str] = set()

@@ -7,81 +7,78 @@ headers go: ``x-agentladder-check`` says what it drew. A request without a task 
 checked at ``gateway.judge.default_task_type`` (none: not checked); an answer by the
 judge's own agent is never checked (a judge never judges its own agent).
 
-``submit`` puts a check in a bounded queue (``queue_size``) and returns at once: a full
-queue drops the check (counted ``dropped``), never the request. ``workers`` tasks take
-the checks in turn: each asks the judge (``judge.py``), then posts its score as an Oracle
-judgment under the request's contract id, by ``gateway-judge:<name>``, with the task type,
-``success`` when the score reaches the task type's pass score; then the Sentinel's verdict
-on it (passed when successful). So a failed check starts probation by the Oracle's own
-rules (a failed judgment), and passed checks are the validations that clear it.
+``submit`` stores the check (``pending``: what the judge is shown) and queues it
+(``queue.py``: kept in the store until done, retried, taken over after a crash); a full
+queue drops the check (counted ``dropped``), never the request. ``run`` judges one: it
+asks the judge, then posts its score as an Oracle judgment under the request's contract
+id, by ``gateway-judge:<name>``, with the task type, ``success`` when the score reaches
+the task type's pass score; then the Sentinel's verdict on it (passed when successful).
+So a failed check starts probation by the Oracle's own rules (a failed judgment), and
+passed checks are the validations that clear it. A check run again (a retry, or taken
+over from the store) first looks for what its earlier attempts stored: a verdict stored
+ends it; a judgment stored is not asked of the judge again, only its verdict is recorded.
 
 ``GatewayTotals.checks`` counts, by (agent, task type, outcome): ``started``, then
-``passed``, ``failed`` or ``error`` (the judge or the Oracle failed); ``dropped`` (the
-queue was full, the answer never came whole, or the service stopped first) and
-``own_agent`` (the judge's agent answered: no check). ``judge_cost_usd`` adds each judge
-call's cost at the judge's prices, by judge name.
+``passed``, ``failed`` or ``error`` (given up: ``queue.py``); ``retried`` (an attempt
+failed), ``recovered`` (taken over from the store), ``deferred`` (left in the store at a
+stop), ``dropped`` (the queue was full, the answer never came whole) and ``own_agent``
+(the judge's agent answered: no check). ``judge_cost_usd`` adds each judge call's cost at
+the judge's prices, by judge name.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agentladder.domain.agents import AgentConfig
-from agentladder.errors import AgentladderError, InvalidInput
+from agentladder.errors import InvalidInput
 from agentladder.providers.openai import OpenAIProvider, call_cost
-from agentladder.services.gateway.judge import JudgeSettings, judge_messages, parse_verdict
+from agentladder.services.gateway.judge import (
+    JudgeSettings,
+    answer_text,
+    conversation_text,
+    judge_messages,
+    parse_verdict,
+)
+from agentladder.services.gateway.queue import CheckQueue, Entry
 from agentladder.services.gateway.upstream import Tally, answered, prompt_tokens
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.sentinel import Sentinel
+from agentladder.services.oracle.service import judgment_key
+from agentladder.store.checks import PendingCheck
 
 if TYPE_CHECKING:
     from agentladder.services.gateway.service import GatewayTotals
 
-__all__ = ["Check", "Checks", "judge_of"]
+__all__ = ["Checks", "answer_of", "judge_of"]
 
 log = logging.getLogger(__name__)
 
 MAX_NOTES = 1000
+MAX_REASON = 1000
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Check:
-    """One answer to judge: the request's contract, the agent and task type, the
-    conversation, and the answer (``text``, or the raw chat-completions ``body``)."""
-
-    contract_id: str
-    agent_id: str
-    task_type: str
-    messages: Sequence[object]
-    at: float
-    text: str | None = None
-    body: bytes = b""
-
-    def answer(self) -> str:
-        """The answer's text: ``text``, else ``choices[0].message.content`` of ``body``."""
-        if self.text is not None:
-            return self.text
-        try:
-            decoded: Any = json.loads(self.body)
-            content = decoded["choices"][0]["message"]["content"]
-        except (ValueError, RecursionError, LookupError, TypeError):
-            return ""
-        return content if isinstance(content, str) else ""
+def answer_of(body: bytes) -> str:
+    """A chat completion's ``choices[0].message.content`` (empty when it has none)."""
+    try:
+        decoded: Any = json.loads(body)
+        content = decoded["choices"][0]["message"]["content"]
+    except (ValueError, RecursionError, LookupError, TypeError):
+        return ""
+    return content if isinstance(content, str) else ""
 
 
 class Checks:
-    """The Sentinel's decisions for gateway answers, and the judge's queue."""
+    """The Sentinel's decisions for gateway answers, and the judging of the checks."""
 
     def __init__(
         self, *, settings: JudgeSettings | None, sentinel: Sentinel, judge: OpenAIProvider | None,
         prices: AgentConfig | None, totals: GatewayTotals, owns_judge: bool = False,
+        holder: str = "local", sweep_s: float = 30.0,
     ) -> None:  # fmt: skip
         self.settings = settings
         self.sentinel = sentinel
@@ -89,9 +86,12 @@ class Checks:
         self.prices = prices
         self.totals = totals
         self._owns_judge = owns_judge  # a backend judge: closed in ``close``
-        self._queue: asyncio.Queue[Check] | None = None
-        self._workers: list[asyncio.Task[None]] = []
-        self._running: set[Check] = set()
+        self.queue: CheckQueue | None = None
+        if settings is not None:
+            self.queue = CheckQueue(
+                store=sentinel.oracle.store, holder=holder, settings=settings,
+                counts=totals.checks, run=self.run, sweep_s=sweep_s,
+            )  # fmt: skip
 
     @property
     def enabled(self) -> bool:
@@ -119,75 +119,74 @@ class Checks:
             return False
         return decision.validate_output
 
-    def submit(self, check: Check) -> None:
-        """Queue ``check`` for the judge; a full queue drops it (counted)."""
-        if self._queue is None:
-            self._start()
-        assert self._queue is not None
-        try:
-            self._queue.put_nowait(check)
-        except asyncio.QueueFull:
+    def pending(
+        self, contract_id: str, agent_id: str, task_type: str, messages: Sequence[object],
+        at: float, answer: str,
+    ) -> PendingCheck:  # fmt: skip
+        """The check of an answer, as it is stored: what the judge is shown."""
+        return PendingCheck(
+            contract_id=contract_id, agent_id=agent_id, task_type=task_type,
+            conversation=conversation_text(messages), answer=answer_text(answer), at=at,
+            owner=self.queue.holder if self.queue is not None else "local", due=at,
+        )  # fmt: skip
+
+    async def submit(self, check: PendingCheck) -> None:
+        """Store and queue ``check`` for the judge; a full queue drops it (counted)."""
+        if self.queue is None or not await self.queue.add(check):
             self.dropped(check.agent_id, check.task_type)
 
     def dropped(self, agent_id: str, task_type: str) -> None:
         """A check that was decided and will not run."""
         self.totals.checks[agent_id, task_type, "dropped"] += 1
 
-    def _start(self) -> None:
-        assert self.settings is not None
-        self._queue = asyncio.Queue(maxsize=self.settings.queue_size)
-        self._workers = [asyncio.ensure_future(self._work()) for _ in range(self.settings.workers)]
+    def start(self) -> None:
+        """Run the queue's workers, and take over the stored checks now and every while."""
+        if self.queue is not None:
+            self.queue.start()
 
-    async def _work(self) -> None:
-        assert self._queue is not None
-        while True:
-            check = await self._queue.get()
-            try:
-                self._running.add(check)
-                await self.run(check)
-            except asyncio.CancelledError:  # the service stops: this check is dropped
-                self.dropped(check.agent_id, check.task_type)
-                raise
-            except Exception:  # one check's failure is counted; the worker goes on
-                log.exception("gateway check %s failed", check.contract_id)
-            finally:
-                self._running.discard(check)
-                self._queue.task_done()
-
-    async def run(self, check: Check) -> None:
-        """Judge ``check`` and post its judgment and verdict; counted by outcome."""
+    async def run(self, entry: Entry) -> bool:
+        """Judge ``entry``'s check and store its judgment and verdict (what an earlier
+        attempt stored is not done again); whether it passed. Raises when an attempt
+        failed (``queue.py`` retries it)."""
         assert self.settings is not None
-        assert self.judge is not None
-        key = (check.agent_id, check.task_type)
-        self.totals.checks[(*key, "started")] += 1
-        try:
-            score, reason = await self._ask(check)
+        check = entry.check
+        agent, contract = check.agent_id, check.contract_id
+        judged = None
+        if entry.recovered or check.attempts:
+            store = self.sentinel.oracle.store
+            verdict = await store.get_event(agent, f"validation:{contract}")
+            if verdict is not None:
+                return bool(verdict.payload["passed"])
+            judged = await store.get_event(agent, judgment_key(contract))
+        if judged is not None:
+            score, passed = float(judged.payload["score"]), bool(judged.payload["success"])
+        else:
+            if check.score is None:
+                score, reason = await self._ask(check)
+                check = check.model_copy(update={"score": score, "reason": reason[:MAX_REASON]})
+                entry.check = check  # kept with a retry: the judge is not asked again
+            score = float(check.score or 0.0)
             passed = score >= self.settings.pass_score_for(check.task_type)
-            oracle = self.sentinel.oracle
-            await oracle.submit_for_judgment(
+            await self.sentinel.oracle.submit_for_judgment(
                 JudgmentRequest(
-                    agent_id=check.agent_id, contract_id=check.contract_id,
-                    task_type=check.task_type, score=score, success=passed,
-                    judge=self.settings.judge_name,
+                    agent_id=agent, contract_id=contract, task_type=check.task_type,
+                    score=score, success=passed, judge=self.settings.judge_name,
                     observed_at=datetime.fromtimestamp(check.at, UTC),
                 )
             )  # fmt: skip
-            notes = f"{self.settings.judge_name} scored {score:g}: {reason}"[:MAX_NOTES]
-            await self.sentinel.record_validation(check.agent_id, check.contract_id, passed, notes)
-        except (AgentladderError, ValueError) as error:
-            log.warning("gateway check %s of %s: %s", check.contract_id, check.agent_id, error)
-            self.totals.checks[(*key, "error")] += 1
-            return
-        self.totals.checks[(*key, "passed" if passed else "failed")] += 1
+        reason = check.reason if check.reason is not None else "(its reason was not kept)"
+        notes = f"{self.settings.judge_name} scored {score:g}: {reason}"[:MAX_NOTES]
+        await self.sentinel.record_validation(agent, contract, passed, notes)
+        return passed
 
-    async def _ask(self, check: Check) -> tuple[float, str]:
+    async def _ask(self, check: PendingCheck) -> tuple[float, str]:
         """The judge's score and reason (``ProviderError`` when it fails or answers what is
         not a verdict); its cost counted whenever it answered."""
         assert self.settings is not None
         assert self.judge is not None
         messages = judge_messages(
-            self.settings.rubric_for(check.task_type), check.task_type, check.messages,
-            check.answer(),
+            self.settings.rubric_for(check.task_type), check.task_type, check.conversation,
+            check.answer,
         )  # fmt: skip
         payload: dict[str, object] = {
             "messages": messages,
@@ -205,33 +204,13 @@ class Checks:
         return parse_verdict(body)
 
     async def close(self, grace_s: float) -> int:
-        """Finish the queued checks within ``grace_s`` seconds; those left (queued or
-        being judged) are counted dropped. How many were dropped."""
+        """Let the queued checks finish within ``grace_s`` seconds; the others stay in the
+        store for the next start (``queue.py``). How many did not finish."""
         try:
-            return await self._drain(grace_s)
+            return 0 if self.queue is None else await self.queue.close(grace_s)
         finally:
             if self._owns_judge and self.judge is not None:
                 await self.judge.aclose()
-
-    async def _drain(self, grace_s: float) -> int:
-        if self._queue is None:
-            return 0
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(grace_s):
-                await self._queue.join()
-        running = len(self._running)  # each counts itself dropped when cancelled
-        for worker in self._workers:
-            worker.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
-        queued = 0
-        while not self._queue.empty():
-            check = self._queue.get_nowait()
-            self.dropped(check.agent_id, check.task_type)
-            queued += 1
-        if running + queued:
-            log.warning("stopping: %d gateway check(s) not finished, dropped", running + queued)
-        self._workers, self._queue = [], None
-        return running + queued
 
 
 def judge_of(

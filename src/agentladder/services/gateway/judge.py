@@ -12,6 +12,9 @@ gateway:
     pass_score: 5.0             # a check scored under it failed
     pass_scores: {audit: 7.0}
     default_task_type: general  # the task type of a request that names none (null: no check)
+    attempts: 10                # a check's attempts before it is given up (error)
+    retry_s: 10                 # the wait after a failed attempt, doubling up to 64 times it
+    retention_s: 86400          # the longest a pending check is kept after its answer
 
 The judge is asked once per check, at ``temperature`` 0 with ``response_format``
 ``json_object``: a system message (``SYSTEM``), then one user message with the rubric, the
@@ -39,6 +42,8 @@ __all__ = [
     "MAX_ANSWER_CHARS",
     "SYSTEM",
     "JudgeSettings",
+    "answer_text",
+    "conversation_text",
     "judge_messages",
     "parse_verdict",
 ]
@@ -85,6 +90,9 @@ class JudgeSettings(BaseModel):
     default_task_type: str | None = Field(default="general", pattern=TASK_TYPE_PATTERN)
     queue_size: int = Field(default=1000, ge=1, le=1_000_000)
     workers: int = Field(default=4, ge=1, le=256)
+    attempts: int = Field(default=10, ge=1, le=100)
+    retry_s: float = Field(default=10.0, ge=0.01, le=86_400.0)
+    retention_s: float = Field(default=86_400.0, ge=1.0, le=90 * 86_400.0)
 
     @model_validator(mode="after")
     def _one_judge(self) -> JudgeSettings:
@@ -134,17 +142,29 @@ def _content(message: Mapping[str, Any]) -> str:
     return ""
 
 
-def judge_messages(
-    rubric: str, task_type: str, conversation: Sequence[object], answer: str
-) -> list[dict[str, str]]:
-    """The messages the judge is asked with (the module says how)."""
+def conversation_text(conversation: Sequence[object]) -> str:
+    """The conversation as the judge is shown it: each message ``[role] text``, its last
+    ``MAX_ANSWER_CHARS`` characters."""
     lines = [
         f"[{m.get('role', 'user')}] {_content(m)}" for m in conversation if isinstance(m, Mapping)
     ]
+    return _cut("\n".join(lines), keep_end=True)
+
+
+def answer_text(answer: str) -> str:
+    """The answer as the judge is shown it: its first ``MAX_ANSWER_CHARS`` characters."""
+    return _cut(answer)
+
+
+def judge_messages(
+    rubric: str, task_type: str, conversation: str, answer: str
+) -> list[dict[str, str]]:
+    """The messages the judge is asked with (the module says how), ``conversation`` and
+    ``answer`` as ``conversation_text`` and ``answer_text`` give them."""
     user = (
         f"Rubric:\n{rubric}\n\nTask type: {task_type}\n\n"
-        f"Conversation:\n<<<\n{_cut(chr(10).join(lines), keep_end=True)}\n>>>\n\n"
-        f"Answer to judge:\n<<<\n{_cut(answer)}\n>>>\n\n"
+        f"Conversation:\n<<<\n{conversation}\n>>>\n\n"
+        f"Answer to judge:\n<<<\n{answer}\n>>>\n\n"
         'Reply with JSON only: {"score": <0-10>, "reason": "..."}'
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]

@@ -25,7 +25,7 @@ import json
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +44,7 @@ from agentladder.providers.base import Provider, Usage
 from agentladder.providers.openai import OpenAIProvider, call_cost
 from agentladder.services.deliberations.calls import ProviderCalls, error_kind
 from agentladder.services.gateway.budgets import Budgets
-from agentladder.services.gateway.checks import Check, Checks
+from agentladder.services.gateway.checks import Checks, answer_of
 from agentladder.services.gateway.choice import ROUTE_PREFIX, Choice, choose
 from agentladder.services.gateway.feedback import Feedback
 from agentladder.services.gateway.settings import GatewaySettings
@@ -81,8 +81,9 @@ class Served:
     usage: Usage = field(default_factory=Usage)
     check: bool = False
     """Whether a check of this answer will run (``x-agentladder-check``)."""
-    whole: Callable[[Tally], None] | None = None
-    """For a stream: called once it came whole (its check is queued then)."""
+    whole: Callable[[Tally], Awaitable[None]] | None = None
+    """For a stream: awaited once it came whole, before its end goes to the caller (its
+    check is stored and queued then)."""
     lost: Callable[[], None] | None = None
     """For a stream: called when it broke or its caller went away (its check is dropped)."""
     provider_s: float = 0.0
@@ -233,12 +234,13 @@ class Gateway:
         if not served.check:
             return
         if served.stream is None:
-            checks.submit(Check(contract, agent, task_type, messages, at, body=served.body))
+            answer = answer_of(served.body)
+            await checks.submit(checks.pending(contract, agent, task_type, messages, at, answer))
             return
 
-        def whole(tally: Tally) -> None:
+        async def whole(tally: Tally) -> None:
             text = "".join(tally.text or ())
-            checks.submit(Check(contract, agent, task_type, messages, at, text=text))
+            await checks.submit(checks.pending(contract, agent, task_type, messages, at, text))
 
         served.whole = whole
         served.lost = lambda: checks.dropped(agent, task_type)
@@ -262,10 +264,10 @@ class Gateway:
         served = Served("", agent, blank, None, [])
         served.provider_s = time.perf_counter() - started
 
-        def finished() -> None:
+        async def finished() -> None:
             self._record(agent, started, None, tally.usage(), token)
             if served.whole is not None:
-                served.whole(tally)
+                await served.whole(tally)
 
         async def relayed() -> AsyncIterator[bytes]:
             outcome = "cancelled"  # the caller went away: nobody's failure
@@ -275,11 +277,11 @@ class Gateway:
                 async for chunk in opened.rest():
                     if opened.done and outcome == "cancelled":  # whole: recorded before
                         outcome = "answered"  # the caller reads its end
-                        finished()
+                        await finished()
                     yield chunk
                 if outcome == "cancelled":  # ended without [DONE]: what it sent is all
                     outcome = "answered"
-                    finished()
+                    await finished()
             except ProviderError as error:
                 outcome = "broken"
                 self._record(agent, started, error)

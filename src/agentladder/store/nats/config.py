@@ -75,6 +75,11 @@ class NatsOptions:
         return f"{self.prefix}_spend"
 
     @property
+    def checks_bucket(self) -> str:
+        """KV bucket of the gateway's pending checks."""
+        return f"{self.prefix}_checks"
+
+    @property
     def skills_bucket(self) -> str:
         """KV bucket of the evidence model's log and states."""
         return f"{self.prefix}_skills"

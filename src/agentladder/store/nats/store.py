@@ -10,7 +10,8 @@
 - registrations and deliberations: KV buckets ``<prefix>_registrations`` and
   ``<prefix>_deliberations`` (``records``);
 - the service instances' leases: KV bucket ``<prefix>_leases`` (``leases``);
-- the gateway clients' spend: KV bucket ``<prefix>_spend`` (``spend``).
+- the gateway clients' spend: KV bucket ``<prefix>_spend`` (``spend``);
+- the gateway's pending checks: KV bucket ``<prefix>_checks`` (``checks``).
 
 Several service instances on several machines can share one store: every write is a
 compare-and-set or idempotent, checked by the server. An unreachable server, a timeout or
@@ -41,11 +42,13 @@ from agentladder.store.base import (
     StatsUpdate,
     each_found,
 )
+from agentladder.store.checks import PendingCheck
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import AgentListingCache, listing_from_reads
 from agentladder.store.many import apply_in_flight
 from agentladder.store.nats.changes import ChangeFeed
+from agentladder.store.nats.checks import KvChecks
 from agentladder.store.nats.config import NatsOptions, nats_errors, parse_nats_url
 from agentladder.store.nats.index import LeaderboardIndex
 from agentladder.store.nats.io import (
@@ -153,6 +156,7 @@ class NatsStore:
         self.conflicts = WriteTally()  # its compare-and-set retries, for /metrics
         self._feed: ChangeFeed | None = None
         self._served = KvServed(js, options)
+        self._checks = KvChecks(js, options.checks_bucket, options.replicas)
 
     async def follow(
         self,
@@ -460,3 +464,18 @@ class NatsStore:
         """The keys that have a value."""
         with self._guard("get_spend"):
             return await self._spend.get(keys)
+
+    async def put_check(self, check: PendingCheck, revision: int) -> int:
+        """Create or compare-and-set in ``<prefix>_checks`` (``checks``)."""
+        with self._guard("put_check"):
+            return await self._checks.put(check, revision)
+
+    async def list_checks(self, limit: int) -> list[Versioned[PendingCheck]]:
+        """Every key of ``<prefix>_checks`` read; the earliest answered first."""
+        with self._guard("list_checks"):
+            return await self._checks.list(limit)
+
+    async def delete_check(self, contract_id: str) -> None:
+        """Delete its key."""
+        with self._guard("delete_check"):
+            await self._checks.delete(contract_id)

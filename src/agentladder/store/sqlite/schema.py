@@ -244,6 +244,18 @@ CREATE TABLE client_spend (
 ) WITHOUT ROWID;
 """
 
+# The gateway's pending checks (store/checks.py): kept from the answer until the check's
+# judgment and verdict are stored; ``revision`` for compare-and-set.
+_V10 = """
+CREATE TABLE gateway_checks (
+  contract_id TEXT PRIMARY KEY,
+  at REAL NOT NULL,
+  revision INTEGER NOT NULL,
+  doc TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX gateway_checks_at ON gateway_checks (at);
+"""
+
 
 def _backfill_deliberation_agents(conn: sqlite3.Connection) -> None:
     """The agents of the deliberations already stored (a record that is not JSON, or has
@@ -266,6 +278,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (7, "the agents of each deliberation (an agent's deliberations)", _V7),
     (8, "the gateway's answered requests (feedback finds the agent)", _V8),
     (9, "the gateway clients' spend per period (budgets)", _V9),
+    (10, "the gateway's pending checks (a check survives a crash)", _V10),
 )
 
 BACKFILLS: dict[int, Callable[[sqlite3.Connection], None]] = {

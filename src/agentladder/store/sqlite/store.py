@@ -54,6 +54,7 @@ from agentladder.store.records import (
 )
 from agentladder.store.served import ServedRequest
 from agentladder.store.sqlite import many, ops, pages
+from agentladder.store.sqlite.checks import SqliteChecks
 from agentladder.store.sqlite.directory import (
     LISTING,
     OBJECTS,
@@ -73,7 +74,7 @@ from agentladder.store.sqlite.skills import SqliteSkills
 __all__ = ["SqliteStore"]
 
 
-class SqliteStore(SqliteSkills):
+class SqliteStore(SqliteSkills, SqliteChecks):
     """A ``Store`` in one SQLite file."""
 
     def __init__(
