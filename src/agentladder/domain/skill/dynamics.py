@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentladder.domain.skill.chain import Chains, chains_of, run_chains
-from agentladder.domain.skill.observations import Observations
+from agentladder.domain.skill.observations import Index, Observations
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.terms import Layout, Solution
 
@@ -25,14 +25,28 @@ _NOTHING = 1e12  # the variance of a message that says nothing
 
 @dataclass(frozen=True)
 class MessageLayout:
-    """Each observation's message (one per pair and event), the messages' pairs and times,
-    and their chain layout (``order``: chain position to message)."""
+    """Each observation's message (one per pair and event: ``of``), the messages' pairs and
+    times, and their chain layout (``order``: chain position to message). Where no event
+    has two observations of one pair (a log of judgments), each observation is its own
+    message: ``of`` is None, the messages are the observations in their order, and ``pair``
+    and ``at`` are the table's own arrays, not copies."""
 
-    of: Ints
-    pair: Ints
+    of: Index | None
+    pair: Index
     at: Floats
     chains: Chains
-    order: Ints
+    order: Index
+
+    def observed(self, per_message: Floats) -> Floats:
+        """A value per message, given per observation (its message's)."""
+        return per_message if self.of is None else per_message[self.of]
+
+    def summed(self, per_observation: Floats) -> Floats:
+        """Per message, the sum of its observations' values, in their order."""
+        if self.of is None:
+            return per_observation + 0.0  # a sum of one, as np.bincount makes it (-0.0 is 0.0)
+        sums = np.bincount(self.of, weights=per_observation, minlength=len(self.pair))
+        return np.asarray(sums, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -59,17 +73,24 @@ class Dynamics:
 
 
 def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> MessageLayout:
-    """The messages of the evidence and their chains."""
-    width = max(obs.event_count, 1)
-    keys, first, of = np.unique(obs.pair * width + obs.event, return_index=True,
-                                return_inverse=True)  # fmt: skip
-    pair = (keys // width).astype(np.int64)
-    event = (keys % width).astype(np.int64)
-    at = obs.at[first]
+    """The messages of the evidence and their chains (the chains do not depend on how the
+    messages are numbered: they are ordered by pair, time and event, all distinct)."""
     agents = obs.agents
     pair_agent = [agents[int(a)] for a in lay.pair_agent]
+    width = np.int64(max(obs.event_count, 1))  # the key in int64
+    key = obs.pair * width + obs.event
+    keys, first, of = np.unique(key, return_index=True, return_inverse=True)
+    del key
+    if len(keys) == len(obs):  # each observation its own message
+        del keys, first, of
+        chains, order = chains_of(obs.pair, obs.at, obs.event, pair_agent, obs.changes,
+                                  lay.pairs, rules)  # fmt: skip
+        return MessageLayout(None, obs.pair, obs.at, chains, order)
+    pair = (keys // width).astype(np.int32)
+    event = (keys % width).astype(np.int32)
+    at = obs.at[first]
     chains, order = chains_of(pair, at, event, pair_agent, obs.changes, lay.pairs, rules)
-    return MessageLayout(of.astype(np.int64), pair, at, chains, order.astype(np.int64))
+    return MessageLayout(of.reshape(-1).astype(np.int32), pair, at, chains, order)
 
 
 def dynamics(
@@ -92,11 +113,11 @@ def dynamics(
     said = value - lenient - offset
     del lenient, offset, grouped, gk  # each as long as the observations: freed early
     n = len(msg.pair)
-    total = np.bincount(msg.of, weights=weight, minlength=n)
-    sums = np.bincount(msg.of, weights=weight * said, minlength=n)
-    share = np.bincount(msg.of, weights=spread, minlength=n) / np.maximum(
-        np.bincount(msg.of, minlength=n), 1
-    )
+    total = msg.summed(weight)
+    sums = msg.summed(weight * said)
+    share = msg.summed(spread)
+    if msg.of is not None:
+        share /= np.maximum(np.bincount(msg.of, minlength=n), 1)
     m_mean = np.where(total > 0.0, sums / np.where(total > 0.0, total, 1.0), 0.0)
     m_var = np.where(total > 0.0, 1.0 / np.where(total > 0.0, total, 1.0) + share, _NOTHING)
     q = lay.q0 + lay.pair_agent

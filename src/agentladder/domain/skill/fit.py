@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -81,7 +82,7 @@ def layout_of(obs: Observations) -> Layout:
     pairs, n_agents, n_types = len(obs.pairs), len(agents), len(types)
     b0 = pairs + n_agents + n_types
     v0 = b0 + len(obs.sources)
-    cols = np.full((len(obs), 3), -1, dtype=np.int64)
+    cols = np.full((len(obs), 3), -1, dtype=np.int32)
     cols[:, 0] = obs.pair
     cols[scored, 1] = b0 + obs.source[scored]
     cols[scored, 2] = v0 + st_index[scored]
@@ -93,7 +94,7 @@ def layout_of(obs: Observations) -> Layout:
     )  # fmt: skip
 
 
-def _sums(index: Ints, weights: Floats, size: int) -> Floats:
+def _sums(index: npt.NDArray[np.integer[Any]], weights: Floats, size: int) -> Floats:
     """The weights summed per index (0 to ``size``)."""
     return np.bincount(index, weights=weights, minlength=size).astype(np.float64)
 
@@ -378,7 +379,7 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
         done = rounds >= rules.fit_iterations or settled
         if done:
             break
-        st.deviation = dyn.deviation(msg)[msg.of]
+        st.deviation = msg.observed(dyn.deviation(msg))
         _learn(obs, lay, pattern, st, sol, w, st.deviation, rules, rounds)
         del w, dyn  # a round's arrays, not held while the next is made
     return FitResult(
