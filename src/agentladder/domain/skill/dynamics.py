@@ -6,17 +6,20 @@ the correction of each pair's estimate for time (``snapshot.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from agentladder.domain.skill.blocks import slices
 from agentladder.domain.skill.chain import Chains, chains_of, run_chains
 from agentladder.domain.skill.observations import Index, Observations
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.terms import Layout, Solution
 
-__all__ = ["Dynamics", "MessageLayout", "dynamics", "message_layout"]
+__all__ = ["Dynamics", "Inputs", "MessageLayout", "deviation", "dynamics", "message_layout"]
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -93,40 +96,87 @@ def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> Message
     return MessageLayout(of.reshape(-1).astype(np.int32), pair, at, chains, order)
 
 
-def dynamics(
-    obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution, weight: Floats,
-    value: Floats, type_spread: float, rules: SkillRules,
-) -> Dynamics:  # fmt: skip
-    """The chains over what each event says of its pair's skill alone: its observations'
-    values less their sources' leniencies and their deliberation's offset, weighed (the
-    offset's uncertainty added, since the event's scores share it)."""
+Inputs = Callable[[npt.NDArray[np.integer[Any]] | slice], tuple[Floats, Floats]]
+"""The chains' weight and value of the observations at an index (what each says, time and
+all), made when asked for: a block at a time where each observation is its own message."""
+
+
+def _said(obs: Observations, lay: Layout, sol: Solution, at: npt.NDArray[np.integer[Any]] | slice,
+          inputs: Inputs) -> tuple[Floats, Floats, Floats]:  # fmt: skip
+    """The observations' weights, their values less their sources' leniencies and their
+    deliberation's offset, and that offset's variance."""
+    weight, value = inputs(at)
     mean = sol.mean
-    scored = obs.source >= 0
-    cols = lay.cols
+    scored = obs.source[at] >= 0
+    cols = lay.cols[at]
     lenient = np.where(
         scored, mean[np.maximum(cols[:, 1], 0)] + mean[np.maximum(cols[:, 2], 0)], 0.0
     )
-    grouped = obs.group >= 0
-    gk = np.where(grouped, obs.group, 0)
-    offset = np.where(grouped, sol.offset[gk], 0.0) if lay.groups else np.zeros(len(obs))
-    spread = np.where(grouped, sol.offset_var[gk], 0.0) if lay.groups else np.zeros(len(obs))
-    said = value - lenient - offset
-    del lenient, offset, grouped, gk  # each as long as the observations: freed early
-    n = len(msg.pair)
-    total = msg.summed(weight)
-    sums = msg.summed(weight * said)
-    share = msg.summed(spread)
-    if msg.of is not None:
-        share /= np.maximum(np.bincount(msg.of, minlength=n), 1)
+    group = obs.group[at]
+    grouped = group >= 0
+    gk = np.where(grouped, group, 0)
+    offset = np.where(grouped, sol.offset[gk], 0.0) if lay.groups else np.zeros(len(weight))
+    spread = np.where(grouped, sol.offset_var[gk], 0.0) if lay.groups else np.zeros(len(weight))
+    return weight, value - lenient - offset, spread
+
+
+def _message(total: Floats, sums: Floats, share: Floats) -> tuple[Floats, Floats]:
+    """A message's mean and variance from its observations' summed weights, weighted values
+    and offset variance."""
     m_mean = np.where(total > 0.0, sums / np.where(total > 0.0, total, 1.0), 0.0)
     m_var = np.where(total > 0.0, 1.0 / np.where(total > 0.0, total, 1.0) + share, _NOTHING)
+    return m_mean, m_var
+
+
+def _chain_inputs(obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution,
+                  inputs: Inputs) -> tuple[Floats, Floats]:  # fmt: skip
+    """What each message says of its pair's skill alone (mean, variance), in chain order:
+    its observations' values less their sources' leniencies and their deliberation's
+    offset, weighed (the offset's uncertainty added, since the event's scores share it)."""
+    n = len(msg.pair)
+    if msg.of is None:  # a message per observation: a block of chain positions at a time
+        chain_mean, chain_var = np.empty(n), np.empty(n)
+        for part in slices(n):
+            weight, said, spread = _said(obs, lay, sol, msg.order[part], inputs)
+            # a sum of one, as ``MessageLayout.summed`` makes it
+            chain_mean[part], chain_var[part] = _message(weight + 0.0, weight * said + 0.0,
+                                                         spread + 0.0)  # fmt: skip
+        return chain_mean, chain_var
+    weight, said, spread = _said(obs, lay, sol, slice(None), inputs)
+    share = msg.summed(spread) / np.maximum(np.bincount(msg.of, minlength=n), 1)
+    m_mean, m_var = _message(msg.summed(weight), msg.summed(weight * said), share)
+    return m_mean[msg.order], m_var[msg.order]
+
+
+def _starts(lay: Layout, sol: Solution, type_spread: float) -> tuple[Floats, Floats]:
+    """Each pair's chains start from its pooled prior: its agent's ability and its level."""
     q = lay.q0 + lay.pair_agent
     lv = lay.l0 + lay.pair_type
-    start_mean = mean[q] + mean[lv]
-    start_var = type_spread + sol.var[q] + sol.var[lv]
+    return sol.mean[q] + sol.mean[lv], type_spread + sol.var[q] + sol.var[lv]
+
+
+def deviation(obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution,
+              inputs: Inputs, type_spread: float, rules: SkillRules) -> Floats:  # fmt: skip
+    """Per observation, ``Dynamics.deviation`` of its message, without the rest of the
+    run's arrays (a round before the last needs only this)."""
+    chain_mean, chain_var = _chain_inputs(obs, lay, msg, sol, inputs)
+    start_mean, start_var = _starts(lay, sol, type_spread)
+    run = run_chains(msg.chains, start_mean, start_var, chain_mean, chain_var, rules)
+    del chain_mean, chain_var
+    still_m, smooth_m = run[0], run[8]
+    del run
+    out = np.empty(len(msg.pair))
+    out[msg.order] = smooth_m - still_m[msg.chains.pair]
+    return msg.observed(out)
+
+
+def dynamics(obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution,
+             inputs: Inputs, type_spread: float, rules: SkillRules) -> Dynamics:  # fmt: skip
+    """The chains over what each event says of its pair's skill alone (``_chain_inputs``)."""
+    n = len(msg.pair)
     order = msg.order
-    chain_mean, chain_var = m_mean[order], m_var[order]
-    del said, spread, total, sums, share, m_mean, m_var
+    chain_mean, chain_var = _chain_inputs(obs, lay, msg, sol, inputs)
+    start_mean, start_var = _starts(lay, sol, type_spread)
     still_m, still_v, move_m, move_v, drop, rise, path_m, path_v, smooth_m = run_chains(
         msg.chains, start_mean, start_var, chain_mean, chain_var, rules
     )

@@ -22,12 +22,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from agentladder.domain.skill.dynamics import Dynamics, MessageLayout, dynamics, message_layout
+from agentladder.domain.skill.dynamics import (
+    Dynamics,
+    MessageLayout,
+    deviation,
+    dynamics,
+    message_layout,
+)
 from agentladder.domain.skill.large import solve_large
 from agentladder.domain.skill.learn import HONESTY_FROM, LOG_2PI, State, learn, log_ndtr
 from agentladder.domain.skill.observations import Observations
@@ -150,18 +157,15 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
         if sol is not None:
             moved = float(np.max(np.abs(new.mean - sol.mean), initial=0.0))
         sol = new
-        said = w.value + st.deviation  # what each observation says, time and all
-        dyn = dynamics(obs, lay, msg, sol, _chain_weight(obs, lay, st, w), said,
-                       st.type_spread, rules)  # fmt: skip
-        del said
+        inputs = partial(_chain_inputs, obs, lay, st, w)
         settled = moved < rules.fit_tolerance and rounds > HONESTY_FROM
-        done = rounds >= rules.fit_iterations or settled
-        if done:
+        if rounds >= rules.fit_iterations or settled:
+            dyn = dynamics(obs, lay, msg, sol, inputs, st.type_spread, rules)
             break
-        st.deviation = msg.observed(dyn.deviation(msg))
-        del dyn  # a round's arrays, not held while the EM step or the next round runs
+        # the rounds before the last need only each observation's deviation of the chains
+        st.deviation = deviation(obs, lay, msg, sol, inputs, st.type_spread, rules)
         learn(obs, lay, pattern, st, sol, w, st.deviation, rules, rounds)
-        del w
+        del w, inputs  # a round's arrays, not held while the next is made
     return FitResult(
         obs=obs, lay=lay, solution=sol, noise=st.noise, source_noise=st.source_noise,
         honesty=st.honesty, at_bounds=st.at_bounds, clean=st.clean, weight=w.weight,
@@ -172,11 +176,15 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
     )  # fmt: skip
 
 
-def _chain_weight(obs: Observations, lay: Layout, st: State, w: Weighted) -> Floats:
-    """The weights the time chains take: a score's source's honesty over its noise (not
-    whether the score looked clean against the system's one value: after a real change,
-    the scores that show it would not), a binary outcome's working weight."""
-    scored = obs.source >= 0
-    st_of = np.where(scored, lay.cols[:, 2] - lay.v0, 0)
-    src = np.where(scored, obs.source, 0)
-    return np.where(scored, st.honesty[src] / st.noise[st_of], w.weight)
+def _chain_inputs(obs: Observations, lay: Layout, st: State, w: Weighted,
+                  at: npt.NDArray[np.integer[Any]] | slice) -> tuple[Floats, Floats]:  # fmt: skip
+    """The weights and values the time chains take at ``at``: a score's source's honesty
+    over its noise (not whether the score looked clean against the system's one value:
+    after a real change, the scores that show it would not), a binary outcome's working
+    weight; what each observation says, time and all."""
+    source = obs.source[at]
+    scored = source >= 0
+    st_of = np.where(scored, lay.cols[at, 2] - lay.v0, 0)
+    src = np.where(scored, source, 0)
+    weight = np.where(scored, st.honesty[src] / st.noise[st_of], w.weight[at])
+    return weight, w.value[at] + st.deviation[at]
