@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from agentladder.domain.skill.observations import Index
 from agentladder.domain.skill.rules import SkillRules
 
 __all__ = ["DAY_S", "Chains", "Message", "Track", "chains_of", "run_chains", "step", "watched"]
@@ -101,17 +102,17 @@ class Chains:
     last message up to the fit (model changes); the messages by their rank within their
     pair (``by_rank``, a rank's first at ``bounds``)."""
 
-    pair: Ints
+    pair: Index
     added: Floats
     late: Floats
-    by_rank: Ints
+    by_rank: Index
     bounds: Ints
 
 
 def chains_of(
-    pair: Ints, at: Floats, key: Ints, pair_agent: list[str], changes: dict[str, list[float]],
+    pair: Index, at: Floats, key: Index, pair_agent: list[str], changes: dict[str, list[float]],
     pairs: int, rules: SkillRules,
-) -> tuple[Chains, Ints]:  # fmt: skip
+) -> tuple[Chains, Index]:  # fmt: skip
     """The chain layout of messages given per (pair, time, key), and the order that sorts
     the messages into it."""
     order = np.lexsort((key, at, pair))
@@ -137,10 +138,10 @@ def chains_of(
         added[low:high] += np.diff(np.concatenate(([before[0]], before))) * jump
         late[index] = (len(times) - before[-1]) * jump
     depth = int(rank.max()) + 1 if len(rank) else 0
-    by_rank = np.argsort(rank, kind="stable").astype(np.int64)
+    by_rank = np.argsort(rank, kind="stable").astype(np.int32)
     bounds = np.searchsorted(rank[by_rank], np.arange(depth + 1)).astype(np.int64)
-    chains = Chains(p.astype(np.int64), added, late, by_rank, bounds)
-    return chains, order
+    chains = Chains(p.astype(np.int32), added, late, by_rank, bounds)
+    return chains, order.astype(np.int32)
 
 
 def run_chains(

@@ -6,17 +6,20 @@ the correction of each pair's estimate for time (``snapshot.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from agentladder.domain.skill.blocks import slices
 from agentladder.domain.skill.chain import Chains, chains_of, run_chains
-from agentladder.domain.skill.observations import Observations
+from agentladder.domain.skill.observations import Index, Observations
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.terms import Layout, Solution
 
-__all__ = ["Dynamics", "MessageLayout", "dynamics", "message_layout"]
+__all__ = ["Dynamics", "Inputs", "MessageLayout", "deviation", "dynamics", "message_layout"]
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -25,14 +28,28 @@ _NOTHING = 1e12  # the variance of a message that says nothing
 
 @dataclass(frozen=True)
 class MessageLayout:
-    """Each observation's message (one per pair and event), the messages' pairs and times,
-    and their chain layout (``order``: chain position to message)."""
+    """Each observation's message (one per pair and event: ``of``), the messages' pairs and
+    times, and their chain layout (``order``: chain position to message). Where no event
+    has two observations of one pair (a log of judgments), each observation is its own
+    message: ``of`` is None, the messages are the observations in their order, and ``pair``
+    and ``at`` are the table's own arrays, not copies."""
 
-    of: Ints
-    pair: Ints
+    of: Index | None
+    pair: Index
     at: Floats
     chains: Chains
-    order: Ints
+    order: Index
+
+    def observed(self, per_message: Floats) -> Floats:
+        """A value per message, given per observation (its message's)."""
+        return per_message if self.of is None else per_message[self.of]
+
+    def summed(self, per_observation: Floats) -> Floats:
+        """Per message, the sum of its observations' values, in their order."""
+        if self.of is None:
+            return per_observation + 0.0  # a sum of one, as np.bincount makes it (-0.0 is 0.0)
+        sums = np.bincount(self.of, weights=per_observation, minlength=len(self.pair))
+        return np.asarray(sums, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -59,53 +76,107 @@ class Dynamics:
 
 
 def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> MessageLayout:
-    """The messages of the evidence and their chains."""
-    width = max(obs.event_count, 1)
-    keys, first, of = np.unique(obs.pair * width + obs.event, return_index=True,
-                                return_inverse=True)  # fmt: skip
-    pair = (keys // width).astype(np.int64)
-    event = (keys % width).astype(np.int64)
-    at = obs.at[first]
+    """The messages of the evidence and their chains (the chains do not depend on how the
+    messages are numbered: they are ordered by pair, time and event, all distinct)."""
     agents = obs.agents
     pair_agent = [agents[int(a)] for a in lay.pair_agent]
+    width = np.int64(max(obs.event_count, 1))  # the key in int64
+    key = obs.pair * width + obs.event
+    keys, first, of = np.unique(key, return_index=True, return_inverse=True)
+    del key
+    if len(keys) == len(obs):  # each observation its own message
+        del keys, first, of
+        chains, order = chains_of(obs.pair, obs.at, obs.event, pair_agent, obs.changes,
+                                  lay.pairs, rules)  # fmt: skip
+        return MessageLayout(None, obs.pair, obs.at, chains, order)
+    pair = (keys // width).astype(np.int32)
+    event = (keys % width).astype(np.int32)
+    at = obs.at[first]
     chains, order = chains_of(pair, at, event, pair_agent, obs.changes, lay.pairs, rules)
-    return MessageLayout(of.astype(np.int64), pair, at, chains, order.astype(np.int64))
+    return MessageLayout(of.reshape(-1).astype(np.int32), pair, at, chains, order)
 
 
-def dynamics(
-    obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution, weight: Floats,
-    value: Floats, type_spread: float, rules: SkillRules,
-) -> Dynamics:  # fmt: skip
-    """The chains over what each event says of its pair's skill alone: its observations'
-    values less their sources' leniencies and their deliberation's offset, weighed (the
-    offset's uncertainty added, since the event's scores share it)."""
+Inputs = Callable[[npt.NDArray[np.integer[Any]] | slice], tuple[Floats, Floats]]
+"""The chains' weight and value of the observations at an index (what each says, time and
+all), made when asked for: a block at a time where each observation is its own message."""
+
+
+def _said(obs: Observations, lay: Layout, sol: Solution, at: npt.NDArray[np.integer[Any]] | slice,
+          inputs: Inputs) -> tuple[Floats, Floats, Floats]:  # fmt: skip
+    """The observations' weights, their values less their sources' leniencies and their
+    deliberation's offset, and that offset's variance."""
+    weight, value = inputs(at)
     mean = sol.mean
-    scored = obs.source >= 0
-    cols = lay.cols
+    scored = obs.source[at] >= 0
+    cols = lay.cols[at]
     lenient = np.where(
         scored, mean[np.maximum(cols[:, 1], 0)] + mean[np.maximum(cols[:, 2], 0)], 0.0
     )
-    grouped = obs.group >= 0
-    gk = np.where(grouped, obs.group, 0)
-    offset = np.where(grouped, sol.offset[gk], 0.0) if lay.groups else np.zeros(len(obs))
-    spread = np.where(grouped, sol.offset_var[gk], 0.0) if lay.groups else np.zeros(len(obs))
-    said = value - lenient - offset
-    del lenient, offset, grouped, gk  # each as long as the observations: freed early
-    n = len(msg.pair)
-    total = np.bincount(msg.of, weights=weight, minlength=n)
-    sums = np.bincount(msg.of, weights=weight * said, minlength=n)
-    share = np.bincount(msg.of, weights=spread, minlength=n) / np.maximum(
-        np.bincount(msg.of, minlength=n), 1
-    )
+    group = obs.group[at]
+    grouped = group >= 0
+    gk = np.where(grouped, group, 0)
+    offset = np.where(grouped, sol.offset[gk], 0.0) if lay.groups else np.zeros(len(weight))
+    spread = np.where(grouped, sol.offset_var[gk], 0.0) if lay.groups else np.zeros(len(weight))
+    return weight, value - lenient - offset, spread
+
+
+def _message(total: Floats, sums: Floats, share: Floats) -> tuple[Floats, Floats]:
+    """A message's mean and variance from its observations' summed weights, weighted values
+    and offset variance."""
     m_mean = np.where(total > 0.0, sums / np.where(total > 0.0, total, 1.0), 0.0)
     m_var = np.where(total > 0.0, 1.0 / np.where(total > 0.0, total, 1.0) + share, _NOTHING)
+    return m_mean, m_var
+
+
+def _chain_inputs(obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution,
+                  inputs: Inputs) -> tuple[Floats, Floats]:  # fmt: skip
+    """What each message says of its pair's skill alone (mean, variance), in chain order:
+    its observations' values less their sources' leniencies and their deliberation's
+    offset, weighed (the offset's uncertainty added, since the event's scores share it)."""
+    n = len(msg.pair)
+    if msg.of is None:  # a message per observation: a block of chain positions at a time
+        chain_mean, chain_var = np.empty(n), np.empty(n)
+        for part in slices(n):
+            weight, said, spread = _said(obs, lay, sol, msg.order[part], inputs)
+            # a sum of one, as ``MessageLayout.summed`` makes it
+            chain_mean[part], chain_var[part] = _message(weight + 0.0, weight * said + 0.0,
+                                                         spread + 0.0)  # fmt: skip
+        return chain_mean, chain_var
+    weight, said, spread = _said(obs, lay, sol, slice(None), inputs)
+    share = msg.summed(spread) / np.maximum(np.bincount(msg.of, minlength=n), 1)
+    m_mean, m_var = _message(msg.summed(weight), msg.summed(weight * said), share)
+    return m_mean[msg.order], m_var[msg.order]
+
+
+def _starts(lay: Layout, sol: Solution, type_spread: float) -> tuple[Floats, Floats]:
+    """Each pair's chains start from its pooled prior: its agent's ability and its level."""
     q = lay.q0 + lay.pair_agent
     lv = lay.l0 + lay.pair_type
-    start_mean = mean[q] + mean[lv]
-    start_var = type_spread + sol.var[q] + sol.var[lv]
+    return sol.mean[q] + sol.mean[lv], type_spread + sol.var[q] + sol.var[lv]
+
+
+def deviation(obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution,
+              inputs: Inputs, type_spread: float, rules: SkillRules) -> Floats:  # fmt: skip
+    """Per observation, ``Dynamics.deviation`` of its message, without the rest of the
+    run's arrays (a round before the last needs only this)."""
+    chain_mean, chain_var = _chain_inputs(obs, lay, msg, sol, inputs)
+    start_mean, start_var = _starts(lay, sol, type_spread)
+    run = run_chains(msg.chains, start_mean, start_var, chain_mean, chain_var, rules)
+    del chain_mean, chain_var
+    still_m, smooth_m = run[0], run[8]
+    del run
+    out = np.empty(len(msg.pair))
+    out[msg.order] = smooth_m - still_m[msg.chains.pair]
+    return msg.observed(out)
+
+
+def dynamics(obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution,
+             inputs: Inputs, type_spread: float, rules: SkillRules) -> Dynamics:  # fmt: skip
+    """The chains over what each event says of its pair's skill alone (``_chain_inputs``)."""
+    n = len(msg.pair)
     order = msg.order
-    chain_mean, chain_var = m_mean[order], m_var[order]
-    del said, spread, total, sums, share, m_mean, m_var
+    chain_mean, chain_var = _chain_inputs(obs, lay, msg, sol, inputs)
+    start_mean, start_var = _starts(lay, sol, type_spread)
     still_m, still_v, move_m, move_v, drop, rise, path_m, path_v, smooth_m = run_chains(
         msg.chains, start_mean, start_var, chain_mean, chain_var, rules
     )

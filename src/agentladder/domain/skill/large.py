@@ -11,6 +11,8 @@ if its parts were independent (``docs/skill.md``, "Large fleets").
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse.linalg as sparse_linalg
@@ -28,7 +30,7 @@ _RTOL = 1e-9
 _MAX_STEPS = 5000
 
 
-def _sums(index: Ints, weights: Floats, size: int) -> Floats:
+def _sums(index: npt.NDArray[np.integer[Any]], weights: Floats, size: int) -> Floats:
     return np.bincount(index, weights=weights, minlength=size).astype(np.float64)
 
 

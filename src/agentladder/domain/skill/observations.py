@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Observations", "agent_source", "judge_source"]
+__all__ = ["Index", "Observations", "agent_source", "judge_source"]
 
 Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
+Index = npt.NDArray[np.int32]
+"""An index per observation (or message): 4 bytes each, where an int64 would take 8 (a
+fit of 1,000,000 judgments holds several). Keys computed from them (an index times a
+count plus another) are made in int64 (``np.int64(...)``), never in int32."""
 Bools = npt.NDArray[np.bool_]
 
 
@@ -50,10 +53,10 @@ class Observations:
     sources: list[str]
     group_count: int
     event_count: int
-    pair: Ints
-    source: Ints
-    group: Ints
-    event: Ints
+    pair: Index
+    source: Index
+    group: Index
+    event: Index
     value: Floats
     binary: Bools
     at: Floats

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from agentladder.domain.skill.observations import Index
 from agentladder.domain.skill.terms import Layout, Weighted
 
 __all__ = [
@@ -53,14 +54,14 @@ class Pattern:
     - ``slot``: its index in the compressed matrix (``indptr``, ``indices``)."""
 
     size: int
-    combo: Ints
+    combo: Index
     combo_cols: Ints
     entry_combo: Ints
     entry_col: Ints
     design_first: Ints
     design_second: Ints
-    group_k: Ints
-    group_entry: Ints
+    group_k: Index
+    group_entry: Index
     group_of: Ints
     column_of: Ints
     group_first: Ints
@@ -75,17 +76,18 @@ class Pattern:
     indices: Ints
     slot_row: Ints
     slot_col: Ints
-    lean_of: Ints
+    lean_of: Index
     lean_pair: Ints
 
 
-def _combos(cols: Ints, n: int) -> tuple[Ints, Ints]:
+def _combos(cols: Index, n: int) -> tuple[Ints, Index]:
     """The distinct rows of ``cols`` (k, 3; entries -1 to n-1) and each row's index."""
-    base = n + 1
+    base = np.int64(n + 1)  # the key in int64: (n + 1)³ overflows int32
     key = (cols[:, 0] + 1) * base * base + (cols[:, 1] + 1) * base + (cols[:, 2] + 1)
     uniq, inverse = np.unique(key, return_inverse=True)
+    del key
     combos = np.stack([uniq // (base * base), (uniq // base) % base, uniq % base], axis=1) - 1
-    return combos.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+    return combos.astype(np.int64), inverse.reshape(-1).astype(np.int32)
 
 
 def pattern_of(lay: Layout, dense: bool = True) -> Pattern:
@@ -102,10 +104,10 @@ def pattern_of(lay: Layout, dense: bool = True) -> Pattern:
     in_group = np.flatnonzero(lay.group >= 0)
     g_cols = lay.cols[in_group].ravel()
     g_keep = g_cols >= 0
-    group_k = np.repeat(in_group, 3)[g_keep].astype(np.int64)
-    key = lay.group[group_k] * n + g_cols[g_keep]
+    group_k = np.repeat(in_group, 3)[g_keep].astype(np.int32)
+    key = lay.group[group_k].astype(np.int64) * n + g_cols[g_keep]
     uniq, inverse = np.unique(key, return_inverse=True)
-    group_entry = inverse.reshape(-1).astype(np.int64)
+    group_entry = inverse.reshape(-1).astype(np.int32)
     group_of, column_of = (uniq // n).astype(np.int64), (uniq % n).astype(np.int64)
     group_first, group_second = pairs_within(group_of) if len(uniq) else (uniq, uniq)
     p = np.arange(lay.pairs)
@@ -116,9 +118,11 @@ def pattern_of(lay: Layout, dense: bool = True) -> Pattern:
     pool_sign = np.tile(np.outer(sign, sign).ravel(), lay.pairs)
     # each observation's (skill, source) pair: how much a skill leans on one source
     source_col = np.where(lay.cols[:, 1] >= 0, lay.cols[:, 1], -1)
-    lean_key = lay.cols[:, 0] * (n + 1) + source_col + 1
+    lean_key = lay.cols[:, 0].astype(np.int64) * (n + 1) + source_col + 1
+    del source_col
     lean_uniq, lean_inverse = np.unique(lean_key, return_inverse=True)
-    lean_of = lean_inverse.reshape(-1).astype(np.int64)
+    del lean_key
+    lean_of = lean_inverse.reshape(-1).astype(np.int32)
     lean_pair = (lean_uniq // (n + 1)).astype(np.int64)
     none = np.zeros(0, dtype=np.int64)
     rows = cols = slot = indptr = indices = positions = none

@@ -89,7 +89,7 @@ def read_back(lay: Layout, pattern: Pattern, w: Weighted, mean: Floats, cov: Flo
         quad = np.bincount(eg, weights=ev * cb, minlength=lay.groups)
         offset_var = 1.0 / a + quad / (a * a)
         grouped = lay.group >= 0
-        gk = np.where(grouped, lay.group, 0)
+        gk = np.where(grouped, lay.group, 0).astype(np.int64)  # keys below: int64
         # x_k' cov b_g / a: the entry of (cov b_g) at each of the observation's unknowns
         key_sorted = eg * lay.size + ej
         cross = np.zeros(len(fitted))

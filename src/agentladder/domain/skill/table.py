@@ -26,7 +26,12 @@ from agentladder.domain.skill.evidence import (
     ModelChange,
     ScoreEvidence,
 )
-from agentladder.domain.skill.observations import Observations, agent_source, judge_source
+from agentladder.domain.skill.observations import (
+    Index,
+    Observations,
+    agent_source,
+    judge_source,
+)
 
 __all__ = ["TableBuilder", "key_ranks", "observations_of"]
 
@@ -186,7 +191,7 @@ class TableBuilder:
         changes = {agent: sorted(times) for agent, times in self._changes.items()}
         ranks = key_ranks(self._keys, np.frombuffer(self._offsets, dtype=np.int64))
         self._keys, self._offsets = bytearray(), array("q", [0])
-        event = ranks[self._column("event")]
+        event = ranks[self._column("event")].astype(np.int32)
         order = np.argsort(event, kind="stable")
         event = event[order]
         grouped = self._column("grouped")[order]
@@ -195,13 +200,13 @@ class TableBuilder:
         pair_names = [(names[a], self._types.names[t]) for a, t in self._pairs.names]
         pairs = sorted(pair_names)
         pair_at = {p: i for i, p in enumerate(pairs)}
-        pair_map = np.array([pair_at[p] for p in pair_names], dtype=np.int64)
-        pair = pair_map[self._column("pair")[order]] if len(order) else np.zeros(0, np.int64)
+        pair_map = np.array([pair_at[p] for p in pair_names], dtype=np.int32)
+        pair = pair_map[self._column("pair")[order]] if len(order) else np.zeros(0, np.int32)
         sources, source = self._sources_of(
             self._column("source")[order], self._column("evaluator")[order], at, changes
         )
         group_keys = np.unique(event[grouped])
-        group = np.full(len(event), -1, dtype=np.int64)
+        group = np.full(len(event), -1, dtype=np.int32)
         group[grouped] = np.searchsorted(group_keys, event[grouped])
         return Observations(
             pairs=pairs,
@@ -221,7 +226,7 @@ class TableBuilder:
     def _sources_of(
         self, fixed: npt.NDArray[Any], evaluator: npt.NDArray[Any], at: npt.NDArray[Any],
         changes: dict[str, list[float]],
-    ) -> tuple[list[str], Ints]:  # fmt: skip
+    ) -> tuple[list[str], Index]:  # fmt: skip
         """Each row's source index among the sorted source names: a judge or the aggregate
         as added; an evaluator in the model it ran at the deliberation's time."""
         agents = self._agents.names
@@ -240,11 +245,11 @@ class TableBuilder:
         fixed_names = self._sources.names
         every = sorted({*combo_names, *fixed_names})
         index = {n: i for i, n in enumerate(every)}
-        out = np.full(len(evaluator), -1, dtype=np.int64)
-        fixed_map = np.array([index[n] for n in fixed_names], dtype=np.int64)
+        out = np.full(len(evaluator), -1, dtype=np.int32)
+        fixed_map = np.array([index[n] for n in fixed_names], dtype=np.int32)
         has = fixed >= 0
         out[has] = fixed_map[fixed[has]]
-        combo_map = np.array([index[n] for n in combo_names], dtype=np.int64)
+        combo_map = np.array([index[n] for n in combo_names], dtype=np.int32)
         if len(rows):
             out[rows] = combo_map[inverse.ravel()]
         return every, out

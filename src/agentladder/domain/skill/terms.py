@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from agentladder.domain.skill.observations import Index
+
 __all__ = ["Layout", "Solution", "Weighted"]
 
 Floats = npt.NDArray[np.float64]
@@ -17,7 +19,7 @@ Ints = npt.NDArray[np.int64]
 @dataclass(frozen=True)
 class Layout:
     """Where each kind of unknown starts, and each observation's unknowns: ``cols`` (k, 3)
-    holds its skill, leniency and type leniency columns (-1 where it has none)."""
+    holds its skill, leniency and type leniency columns (-1 where it has none), in int32."""
 
     pairs: int
     agents: int
@@ -28,8 +30,8 @@ class Layout:
     pair_type: Ints
     st_source: Ints
     st_type: Ints
-    cols: Ints
-    group: Ints
+    cols: Index
+    group: Index
     groups: int
 
     @property
