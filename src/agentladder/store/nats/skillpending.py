@@ -121,10 +121,11 @@ class PendingLog:
             self._known.clear()
         self._known.add(token)
 
-    async def entry(self, event: SkillEvent) -> int | None:
-        """Write the event's log entry; its stream sequence, None when it existed."""
+    async def entry(self, event: SkillEvent, data: bytes | None = None) -> int | None:
+        """Write the event's log entry (``data``: ``event_bytes`` of it, when known); its
+        stream sequence, None when it existed."""
         token = claim_token(event.key)
-        message = BatchMessage(f"{self._pre}e.{token}", event_bytes(event), 0)
+        message = BatchMessage(f"{self._pre}e.{token}", data or event_bytes(event), 0)
         try:
             seq: int | None = await publish_expected(self._nc, message, timeout=REQUEST_TIMEOUT)
         except RevisionConflict:

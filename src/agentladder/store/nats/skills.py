@@ -57,6 +57,7 @@ from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill,
 from agentladder.errors import RevisionConflict
 from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode, decode_as
+from agentladder.store.lru import Lru
 from agentladder.store.nats.batch import (
     MAX_BATCH_MESSAGES,
     BatchAck,
@@ -68,6 +69,7 @@ from agentladder.store.nats.batch import (
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
 from agentladder.store.nats.skillpending import (
+    Entry,
     PendingLog,
     Repairs,
     decode_entry,
@@ -138,6 +140,7 @@ class SkillKv:
         self.stream = f"KV_{bucket}"
         self.pending = PendingLog(nc, self.pre)
         self._fleet: tuple[int, FleetSkill] | None = None  # the last fleet decoded, by revision
+        self._kept: Lru[str, tuple[int, Entry]] = Lru()  # agents' states decoded, by revision
         self.repairs = Repairs(self.repair)  # at opening, in the background
 
     async def get(self, key: str) -> tuple[bytes, int] | None:
@@ -177,13 +180,21 @@ class SkillKv:
             return None, int(getattr(absent.entry, "revision", 0) or 0)  # entry: a marker
         return entry.value or b"", int(entry.revision or 0)
 
-    def _decoded(self, found: dict[str, tuple[bytes | None, int]]) -> Read:
+    def _decoded(self, found: dict[str, tuple[bytes | None, int]], *, kept: bool = False) -> Read:
+        """The values as ``Read``; with ``kept``, a value of the revision this process last
+        wrote or decoded for its agent is not decoded again (``_kept``)."""
         read = Read({}, {})
         for agent, (data, revision) in found.items():
             read.revisions[agent] = revision
             if data is None:
                 continue
-            entry = decode_entry(data, f"{self.bucket}/a.{agent}")
+            known = self._kept.get(agent) if kept else None
+            if known is not None and known[0] == revision:
+                entry = known[1]
+            else:
+                entry = decode_entry(data, f"{self.bucket}/a.{agent}")
+                if kept:
+                    self._kept.put(agent, (revision, entry))
             if entry.state is not None:
                 read.states[agent] = entry.state
             if entry.event is not None:
@@ -196,7 +207,7 @@ class SkillKv:
         """The states of ``agent_ids`` (fetched at once) and the revisions they were read at."""
         wanted = list(dict.fromkeys(agent_ids))
         found = await asyncio.gather(*(self._entry(a) for a in wanted))
-        return self._decoded(dict(zip(wanted, found, strict=True)))
+        return self._decoded(dict(zip(wanted, found, strict=True)), kept=True)
 
     async def get_states(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """The states of those of ``agent_ids`` that have one (fetched at once)."""
@@ -313,15 +324,18 @@ class SkillKv:
         state = commit.agents.get(agent)
         if state is None or len(commit.agents) != 1:  # not a one-agent change: the batch
             return await self._commit_batch(key, read, commit)
-        value = pending_value(AGENT_SKILL.dump_json(state), event_bytes(commit.event), revision)
+        data = event_bytes(commit.event)
+        value = pending_value(AGENT_SKILL.dump_json(state), data, revision)
         message = BatchMessage(f"{self.pre}a.{agent}", value, read.revisions[agent])
-        await publish_expected(self.nc, message, timeout=REQUEST_TIMEOUT)
-        return SkillApplied(await self.log_event(commit.event), created=True)
+        written = await publish_expected(self.nc, message, timeout=REQUEST_TIMEOUT)
+        self._kept.put(agent, (written, Entry(state, commit.event, revision)))
+        return SkillApplied(await self.log_event(commit.event, data), created=True)
 
-    async def log_event(self, event: SkillEvent) -> SkillEvent:
-        """Write the log entry of an event whose state is committed; the event as stored
-        (a writer of the agent's state after it may have written the entry first)."""
-        seq = await self.pending.entry(event)
+    async def log_event(self, event: SkillEvent, data: bytes | None = None) -> SkillEvent:
+        """Write the log entry of an event whose state is committed (``data``: its bytes,
+        ``event_bytes``, when known); the event as stored (a writer of the agent's state
+        after it may have written the entry first)."""
+        seq = await self.pending.entry(event, data)
         if seq is not None:
             return replaced(event, seq=seq)
         stored = await self.get_event(event.key)

@@ -1,8 +1,12 @@
-"""A single-agent skill event on NATS folds with the fleet's state this instance keeps, no
-request, only when the agent's state carries an event folded with that very revision;
-else it reads the fleet's state after the agent's. An instance whose kept fleet is older
-than the stored one (another instance fitted meanwhile, or is committing a fit) still
-folds every event as a replay of the log does."""
+"""What a NATS store keeps between single-agent skill events, and why it stays exact.
+
+The fleet's state: an event folds with the one this instance keeps, no request, only when
+the agent's state carries an event folded with that very revision; else it reads the
+fleet's state after the agent's. An instance whose kept fleet is older than the stored
+one (another instance fitted meanwhile, or is committing a fit) still folds every event
+as a replay of the log does. The agents' states: a value of the revision this instance
+last wrote or decoded is not decoded again; one another instance wrote is.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from agentladder.services.clock import FixedClock
 from agentladder.services.skill.replay import verify_skills
 from agentladder.services.skill.service import SkillService
 from agentladder.store.nats import batch, skillfit
+from agentladder.store.nats import skills as skills_module
 from agentladder.store.nats.batch import BatchMessage
 from agentladder.store.nats.skills import SkillKv
 from agentladder.store.nats.store import NatsStore
@@ -157,6 +162,48 @@ def test_a_kept_fleet_older_than_a_commit_under_way_folds_as_replay_does(
             assert (await verify_skills(one, fitter.rules)).differences == []
         finally:
             release.set()
+            await one.close()
+            await two.close()
+
+    asyncio.run(main())
+
+
+def test_a_state_this_instance_wrote_is_not_decoded_again_one_another_wrote_is(
+    nats_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two instances judge agent x in turn: an instance's judgment right after its own
+    decodes no state (it knows the revision it wrote), one after the other instance's
+    decodes the state that one wrote, folds on it, and every state verifies."""
+    decoded: list[str] = []
+    plain = skills_module.decode_entry
+
+    def counted(data: bytes, key: str) -> Any:
+        decoded.append(key)
+        return plain(data, key)
+
+    monkeypatch.setattr(skills_module, "decode_entry", counted)
+
+    async def main() -> None:
+        one, two = await open_store(nats_store_url), await open_store(nats_store_url)
+        first = SkillService(one, clock=FixedClock())
+        second = SkillService(two, clock=FixedClock())
+        try:
+            await first.observe(_judgment("x", "c0", 4.0))
+            for store in (one, two):  # their repairs at opening read every state
+                await _kv(store).repairs.wait()
+            decoded.clear()
+            await first.observe(_judgment("x", "c1", 6.0))
+            assert decoded == []
+            await second.observe(_judgment("x", "c2", 8.0))
+            assert len(decoded) == 1
+            decoded.clear()
+            await first.observe(_judgment("x", "c3", 2.0))
+            assert len(decoded) == 1
+            states = await _kv(one).read(["x"])
+            assert states.states == (await _kv(two).read(["x"])).states
+            assert states.states["x"].overall.n == 4
+            assert (await verify_skills(one, first.rules)).differences == []
+        finally:
             await one.close()
             await two.close()
 
