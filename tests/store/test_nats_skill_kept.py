@@ -19,7 +19,7 @@ from agentladder.domain.skill import ScoreEvidence
 from agentladder.services.clock import FixedClock
 from agentladder.services.skill.replay import verify_skills
 from agentladder.services.skill.service import SkillService
-from agentladder.store.nats import batch, skillfit
+from agentladder.store.nats import batch, skillfit, skillpending
 from agentladder.store.nats import skills as skills_module
 from agentladder.store.nats.batch import BatchMessage
 from agentladder.store.nats.skills import SkillKv
@@ -175,7 +175,7 @@ def test_a_state_this_instance_wrote_is_not_decoded_again_one_another_wrote_is(
     decodes no state (it knows the revision it wrote), one after the other instance's
     decodes the state that one wrote, folds on it, and every state verifies."""
     decoded: list[str] = []
-    plain = skills_module.decode_entry
+    plain = skillpending.decode_entry
 
     def counted(data: bytes, key: str) -> Any:
         decoded.append(key)
