@@ -91,7 +91,7 @@ def _cut(store: NatsStore) -> None:
     closed once the state is committed, before the event's log entry."""
     kv: SkillKv = store._skills
 
-    async def died(event: SkillEvent) -> SkillEvent:
+    async def died(event: SkillEvent, data: bytes | None = None) -> SkillEvent:
         await kv.nc.close()
         raise StoreUnavailable("connection closed")
 

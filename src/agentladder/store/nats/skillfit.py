@@ -140,7 +140,8 @@ class _Commit:
 
     async def _put_fleet(self, fleet: FleetSkill) -> None:
         message = BatchMessage(f"{self.kv.pre}fleet", FLEET_SKILL.dump_json(fleet))
-        await publish_expected(self.kv.nc, message, timeout=REQUEST_TIMEOUT)
+        revision = await publish_expected(self.kv.nc, message, timeout=REQUEST_TIMEOUT)
+        self.kv.known_fleet(revision, fleet)
 
     async def run(self) -> None:
         """Steps 2 to 5 of the module's docstring."""

@@ -47,7 +47,7 @@ from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT
 from agentladder.store.skills import SkillEvent, decode_state
 
-__all__ = ["PendingLog", "Repairs", "decode_entry", "pending_value", "single"]
+__all__ = ["Entry", "PendingLog", "Repairs", "decode_entry", "pending_value", "single"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,18 @@ _AT_ONCE = 256
 class _Pending:
     event: SkillEvent
     skill: AgentSkill
+    fleet: int | None = None  # the fleet's revision the fold read (None: written before)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """An agent's state value as read: the state (None: a legacy one, ``decode_state``),
+    the event it carries (None: none) and the revision of the fleet's state that event was
+    folded with (None: not known, e.g. a state a batch or a fit wrote; 0: no fleet yet)."""
+
+    state: AgentSkill | None
+    event: SkillEvent | None = None
+    fleet: int | None = None
 
 
 _PENDING: TypeAdapter[_Pending] = TypeAdapter(_Pending)
@@ -82,18 +94,18 @@ def event_bytes(event: SkillEvent) -> bytes:
     return event.model_copy(update={"seq": 0}).model_dump_json().encode()
 
 
-def pending_value(state: bytes, event: bytes) -> bytes:
-    """A state's value carrying the event that wrote it (both JSON)."""
-    return _PREFIX + event + b',"skill":' + state + b"}"
+def pending_value(state: bytes, event: bytes, fleet: int) -> bytes:
+    """A state's value carrying the event that wrote it (both JSON) and the revision of the
+    fleet's state its fold read (0: none yet)."""
+    return b'%s%s,"fleet":%d,"skill":%s}' % (_PREFIX, event, fleet, state)
 
 
-def decode_entry(data: bytes, key: str) -> tuple[AgentSkill | None, SkillEvent | None]:
-    """A state's value: the state (None: a legacy one, ``decode_state``) and the event it
-    carries (None: none)."""
+def decode_entry(data: bytes, key: str) -> Entry:
+    """A state's value, as ``Entry``."""
     if not data.startswith(_PREFIX):
-        return decode_state(data, key), None
+        return Entry(decode_state(data, key))
     found = decode_as(_PENDING, data, key)
-    return found.skill, found.event
+    return Entry(found.skill, found.event, found.fleet)
 
 
 class PendingLog:
@@ -109,10 +121,11 @@ class PendingLog:
             self._known.clear()
         self._known.add(token)
 
-    async def entry(self, event: SkillEvent) -> int | None:
-        """Write the event's log entry; its stream sequence, None when it existed."""
+    async def entry(self, event: SkillEvent, data: bytes | None = None) -> int | None:
+        """Write the event's log entry (``data``: ``event_bytes`` of it, when known); its
+        stream sequence, None when it existed."""
         token = claim_token(event.key)
-        message = BatchMessage(f"{self._pre}e.{token}", event_bytes(event), 0)
+        message = BatchMessage(f"{self._pre}e.{token}", data or event_bytes(event), 0)
         try:
             seq: int | None = await publish_expected(self._nc, message, timeout=REQUEST_TIMEOUT)
         except RevisionConflict:

@@ -57,6 +57,7 @@ from agentladder.domain.skill.state import AGENT_SKILL, FLEET_SKILL, AgentSkill,
 from agentladder.errors import RevisionConflict
 from agentladder.store.base import SkillItem
 from agentladder.store.codec import decode, decode_as
+from agentladder.store.lru import Lru
 from agentladder.store.nats.batch import (
     MAX_BATCH_MESSAGES,
     BatchAck,
@@ -68,6 +69,7 @@ from agentladder.store.nats.batch import (
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
 from agentladder.store.nats.skillpending import (
+    Entry,
     PendingLog,
     Repairs,
     decode_entry,
@@ -121,6 +123,8 @@ class Read:
     states: dict[str, AgentSkill]
     revisions: dict[str, int]
     pending: dict[str, SkillEvent] = field(default_factory=dict)
+    fleets: dict[str, int] = field(default_factory=dict)
+    """The revision of the fleet's state the event a state carries was folded with."""
 
 
 class SkillKv:
@@ -136,6 +140,7 @@ class SkillKv:
         self.stream = f"KV_{bucket}"
         self.pending = PendingLog(nc, self.pre)
         self._fleet: tuple[int, FleetSkill] | None = None  # the last fleet decoded, by revision
+        self._kept: Lru[str, tuple[int, Entry]] = Lru()  # agents' states decoded, by revision
         self.repairs = Repairs(self.repair)  # at opening, in the background
 
     async def get(self, key: str) -> tuple[bytes, int] | None:
@@ -175,38 +180,69 @@ class SkillKv:
             return None, int(getattr(absent.entry, "revision", 0) or 0)  # entry: a marker
         return entry.value or b"", int(entry.revision or 0)
 
-    def _decoded(self, found: dict[str, tuple[bytes | None, int]]) -> Read:
+    def _decoded(self, found: dict[str, tuple[bytes | None, int]], *, kept: bool = False) -> Read:
+        """The values as ``Read``; with ``kept``, a value of the revision this process last
+        wrote or decoded for its agent is not decoded again (``_kept``)."""
         read = Read({}, {})
         for agent, (data, revision) in found.items():
             read.revisions[agent] = revision
             if data is None:
                 continue
-            state, event = decode_entry(data, f"{self.bucket}/a.{agent}")
-            if state is not None:
-                read.states[agent] = state
-            if event is not None:
-                read.pending[agent] = event
+            known = self._kept.get(agent) if kept else None
+            if known is not None and known[0] == revision:
+                entry = known[1]
+            else:
+                entry = decode_entry(data, f"{self.bucket}/a.{agent}")
+                if kept:
+                    self._kept.put(agent, (revision, entry))
+            if entry.state is not None:
+                read.states[agent] = entry.state
+            if entry.event is not None:
+                read.pending[agent] = entry.event
+            if entry.fleet is not None:
+                read.fleets[agent] = entry.fleet
         return read
 
     async def read(self, agent_ids: Collection[str]) -> Read:
         """The states of ``agent_ids`` (fetched at once) and the revisions they were read at."""
         wanted = list(dict.fromkeys(agent_ids))
         found = await asyncio.gather(*(self._entry(a) for a in wanted))
-        return self._decoded(dict(zip(wanted, found, strict=True)))
+        return self._decoded(dict(zip(wanted, found, strict=True)), kept=True)
 
     async def get_states(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """The states of those of ``agent_ids`` that have one (fetched at once)."""
         return (await self.read(agent_ids)).states
 
     async def fleet(self) -> FleetSkill:
-        """The fleet's state (read each time; decoded again only when its revision moved:
-        a fit's commit writes it, every event reads it)."""
+        """The fleet's state (read each time; decoded again only when its revision moved)."""
+        return (await self.fleet_entry())[1]
+
+    async def fleet_entry(self) -> tuple[int, FleetSkill]:
+        """The fleet's state and its revision (0: none yet), read; kept as the last known."""
         found = await self.get("fleet")
         if found is None:
-            return FleetSkill()
-        if self._fleet is None or self._fleet[0] != found[1]:
-            self._fleet = (found[1], decode_as(FLEET_SKILL, found[0], "fleet"))
-        return self._fleet[1]
+            return self.known_fleet(0, FleetSkill())
+        cached = self._fleet
+        if cached is not None and cached[0] == found[1]:
+            return cached
+        return self.known_fleet(found[1], decode_as(FLEET_SKILL, found[0], "fleet"))
+
+    def known_fleet(self, revision: int, fleet: FleetSkill) -> tuple[int, FleetSkill]:
+        """Keep the fleet's state at ``revision`` as the last known (unless a newer one is
+        known already: revisions only grow); the one kept."""
+        if self._fleet is None or self._fleet[0] < revision:
+            self._fleet = (revision, fleet)
+        return self._fleet if self._fleet[0] == revision else (revision, fleet)
+
+    async def _fleet_for(self, read: Read, agent: str) -> tuple[int, FleetSkill]:
+        """The fleet's state a single event of ``agent`` folds with: the one kept, without a
+        request, when the agent's state carries an event folded with that very revision;
+        else read now (after the agent's state). Why a kept fleet older than the stored one
+        still folds as a replay does: ``docs/storage-nats.md``, "Skill evidence"."""
+        cached = self._fleet
+        if cached is not None and read.fleets.get(agent) == cached[0]:
+            return cached
+        return await self.fleet_entry()
 
     def _states(self, read: Read, written: dict[str, AgentSkill]) -> list[BatchMessage]:
         """Every state read, on its revision: the new value where the fold wrote one, the
@@ -271,14 +307,16 @@ class SkillKv:
     async def _apply_single(self, key: str, agent: str, fold: SkillFold) -> SkillApplied:
         """The agent's state (compare-and-set, carrying the event), then the event's log
         entry. The state is read before the key is looked up (``skillpending.py``)."""
-        read, fleet = await asyncio.gather(self.read([agent]), self.fleet())
+        read = await self.read([agent])
         carried = read.pending.get(agent)
         if carried is not None and carried.key == key:  # applied; maybe not in the log yet
             await self.pending.write([carried])
             stored = await self.get_event(key)
             return SkillApplied(stored or carried, created=False)
-        stored, _ = await asyncio.gather(
-            self.get_event(key), self.pending.write([carried] if carried else [])
+        stored, (revision, fleet), _ = await asyncio.gather(
+            self.get_event(key),
+            self._fleet_for(read, agent),
+            self.pending.write([carried] if carried else []),
         )
         if stored is not None:
             return SkillApplied(stored, created=False)
@@ -286,15 +324,18 @@ class SkillKv:
         state = commit.agents.get(agent)
         if state is None or len(commit.agents) != 1:  # not a one-agent change: the batch
             return await self._commit_batch(key, read, commit)
-        value = pending_value(AGENT_SKILL.dump_json(state), event_bytes(commit.event))
+        data = event_bytes(commit.event)
+        value = pending_value(AGENT_SKILL.dump_json(state), data, revision)
         message = BatchMessage(f"{self.pre}a.{agent}", value, read.revisions[agent])
-        await publish_expected(self.nc, message, timeout=REQUEST_TIMEOUT)
-        return SkillApplied(await self.log_event(commit.event), created=True)
+        written = await publish_expected(self.nc, message, timeout=REQUEST_TIMEOUT)
+        self._kept.put(agent, (written, Entry(state, commit.event, revision)))
+        return SkillApplied(await self.log_event(commit.event, data), created=True)
 
-    async def log_event(self, event: SkillEvent) -> SkillEvent:
-        """Write the log entry of an event whose state is committed; the event as stored
-        (a writer of the agent's state after it may have written the entry first)."""
-        seq = await self.pending.entry(event)
+    async def log_event(self, event: SkillEvent, data: bytes | None = None) -> SkillEvent:
+        """Write the log entry of an event whose state is committed (``data``: its bytes,
+        ``event_bytes``, when known); the event as stored (a writer of the agent's state
+        after it may have written the entry first)."""
+        seq = await self.pending.entry(event, data)
         if seq is not None:
             return replaced(event, seq=seq)
         stored = await self.get_event(event.key)
