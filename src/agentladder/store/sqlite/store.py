@@ -21,7 +21,7 @@ process and of the machine.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from agentladder.domain.frozen import replaced
@@ -32,6 +32,7 @@ from agentladder.store.base import (
     OracleApplied,
     OracleFold,
     OracleItem,
+    SkillItem,
     StatsUpdate,
 )
 from agentladder.store.codec import decode
@@ -53,6 +54,7 @@ from agentladder.store.records import (
     Versioned,
 )
 from agentladder.store.served import ServedRequest
+from agentladder.store.skills import SkillApplied
 from agentladder.store.sqlite import many, ops, pages
 from agentladder.store.sqlite.directory import (
     LISTING,
@@ -209,6 +211,28 @@ class SqliteStore(SqliteSkills):
 
     async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
         """Check, read, fold and write in one job of the writer: no conflict is possible."""
+        return await self._write(self._oracle_job(agent_id, key, fold))
+
+    async def apply_oracle_then_skill(
+        self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
+    ) -> tuple[OracleApplied | None, SkillApplied | None]:
+        """Both in one job of the writer: one transaction and one commit, both or neither
+        (a failure of the skill's part rolls the event back too)."""
+        oracle = self._oracle_job(agent_id, key, fold)
+        evidence = self._skill_job(*skill)
+
+        def run(conn: sqlite3.Connection) -> tuple[OracleApplied | None, SkillApplied | None]:
+            applied = oracle(conn)
+            if applied is None or not applied.created:
+                return applied, None
+            return applied, evidence(conn)
+
+        return await self._write(run)
+
+    def _oracle_job(
+        self, agent_id: str, key: str, fold: OracleFold
+    ) -> Callable[[sqlite3.Connection], OracleApplied | None]:
+        """The job of ``apply_oracle``."""
 
         def run(conn: sqlite3.Connection) -> OracleApplied | None:
             stored = ops.get_event(conn, agent_id, key)
@@ -227,7 +251,7 @@ class SqliteStore(SqliteSkills):
             event = replaced(commit.event, seq=revision)
             return OracleApplied(event, commit.profile, created=True)
 
-        return await self._write(run)
+        return run
 
     async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
         """Every item in one job of the writer, so one transaction (``sqlite.many``)."""
