@@ -1,6 +1,6 @@
 """One judgment on SQLite is one job of the writer: its Oracle event, ledger lines, profile
 and skill evidence in one transaction (``SqliteStore.apply_oracle_then_skill``); and the
-writer's caches of decoded skill states never serve a state another writer replaced."""
+caches of decoded skill states and registrations never serve one another writer replaced."""
 
 from __future__ import annotations
 
@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from agentladder.domain.agents import AgentConfig
 from agentladder.domain.skill import AgentSkill, Estimate, FleetSkill, SkillRules
 from agentladder.domain.skill.state import new_skill, replace
 from agentladder.errors import StoreUnavailable
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.service import Oracle
 from agentladder.services.skill.service import SkillService
+from agentladder.store.records import Registration
 from agentladder.store.skills import SkillCommit, SkillEvent, SkillFitCommit, SkillFold
 from agentladder.store.sqlite.store import SqliteStore
 
@@ -130,5 +132,47 @@ def test_two_writers_and_a_restart_never_see_a_replaced_skill_state(tmp_path: Pa
             await second.close()
         assert [s["x"].model_changes for s in seen[1:]] == [7, 7, 7]
         assert seen[0] == {}
+
+    asyncio.run(body())
+
+
+def _registration(model: str) -> Registration:
+    config = AgentConfig(name="ann", provider_id="acme", model_name=model)
+    return Registration(config=config, first_seen=1.0, last_seen=2.0)
+
+
+def test_two_writers_and_a_restart_never_judge_with_a_replaced_registration(
+    tmp_path: Path,
+) -> None:
+    """A judgment takes the agent's model from its registration, read through a cache of
+    decoded registrations: after another store on the file registers a new model, and
+    after a restart, the next judgment is stored with the model registered last."""
+    path = tmp_path / "a.db"
+
+    async def models(store: SqliteStore) -> list[object]:
+        return [event.payload.get("model") for event in await store.events("ann")]
+
+    async def body() -> None:
+        first, second = SqliteStore(path), SqliteStore(path)
+        try:
+            oracle = Oracle(first, skill=SkillService(first))
+            await first.put_registration(_registration("m1"))
+            await oracle.submit_for_judgment(REQUEST)
+            await second.put_registration(_registration("m2"))
+            await oracle.submit_for_judgment(REQUEST.model_copy(update={"contract_id": "c-2"}))
+            assert await models(first) == ["m1", "m2"]
+        finally:
+            await first.close()
+        reopened = SqliteStore(path)
+        try:
+            await second.put_registration(_registration("m3"))
+            oracle = Oracle(reopened, skill=SkillService(reopened))
+            await oracle.submit_for_judgment(REQUEST.model_copy(update={"contract_id": "c-3"}))
+            await reopened.put_registration(_registration("m4"))
+            await oracle.submit_for_judgment(REQUEST.model_copy(update={"contract_id": "c-4"}))
+            assert await models(reopened) == ["m1", "m2", "m3", "m4"]
+        finally:
+            await reopened.close()
+            await second.close()
 
     asyncio.run(body())

@@ -282,7 +282,11 @@ class Oracle:
             check_not_own(self.judge, bare)
             resolved["score"] = await self.judge.score(bare, request.output)
             judged_by = self.judge.name
-        return request.judgment(**resolved), judged_by
+            return request.judgment(**resolved), judged_by
+        # validated already: the request's fields, and a configuration's provider and
+        # model (the same constraints as a judgment's)
+        values = {name: getattr(request, name) for name in Judgment.model_fields}
+        return built(Judgment, **{**values, **resolved}), judged_by
 
     def _repeat(self, existing: OracleEvent, profile: AgentProfile, digest: str) -> JudgmentResult:
         """The first result of a repeated contract, or ``PayloadConflict`` for another payload."""

@@ -338,19 +338,25 @@ class SqliteStore(SqliteSkills):
         await self._write(run)
 
     async def get_registration(self, agent_id: str) -> Registration | None:
-        """One registration."""
+        """One registration, in one SELECT; its stored text decoded once (as for the
+        listing: a heartbeat, here or by another process, changes the text)."""
+        cache = self._registrations
 
         def run(conn: sqlite3.Connection) -> Registration | None:
-            found = conn.execute(
+            # every row read: the statement ends here and holds no snapshot after it
+            rows = conn.execute(
                 "SELECT doc FROM registrations WHERE agent_id = ?", (agent_id,)
-            ).fetchone()
-            return (
-                None
-                if found is None
-                else decode(Registration, found[0], f"registrations/{agent_id}")
-            )
+            ).fetchall()
+            if not rows:
+                return None
+            (doc,) = rows[0]
+            cached = cache.get(agent_id)
+            if cached is None or cached[0] != doc:
+                cached = (doc, decode(Registration, doc, f"registrations/{agent_id}"))
+                cache[agent_id] = cached
+            return cached[1]
 
-        return await self._read_short(run)
+        return await self._read_short(run, one_statement=True)
 
     async def get_many_registrations(self, agent_ids: Collection[str]) -> dict[str, Registration]:
         """The registrations of those of ``agent_ids`` that have one, in one read (each
