@@ -145,32 +145,40 @@ def test_two_writers_and_a_restart_never_judge_with_a_replaced_registration(
     tmp_path: Path,
 ) -> None:
     """A judgment takes the agent's model from its registration, read through a cache of
-    decoded registrations: after another store on the file registers a new model, and
-    after a restart, the next judgment is stored with the model registered last."""
+    decoded registrations, and folds the profile the writer keeps by revision: with
+    another store on the file registering new models and judging too, and after a
+    restart, each judgment is stored with the model registered last and folded onto every
+    judgment before it."""
     path = tmp_path / "a.db"
 
-    async def models(store: SqliteStore) -> list[object]:
-        return [event.payload.get("model") for event in await store.events("ann")]
+    def judged(contract: str) -> JudgmentRequest:
+        return REQUEST.model_copy(update={"contract_id": contract})
 
     async def body() -> None:
         first, second = SqliteStore(path), SqliteStore(path)
+        other = Oracle(second, skill=SkillService(second))
         try:
             oracle = Oracle(first, skill=SkillService(first))
             await first.put_registration(_registration("m1"))
-            await oracle.submit_for_judgment(REQUEST)
+            await oracle.submit_for_judgment(judged("c-1"))
             await second.put_registration(_registration("m2"))
-            await oracle.submit_for_judgment(REQUEST.model_copy(update={"contract_id": "c-2"}))
-            assert await models(first) == ["m1", "m2"]
+            await other.submit_for_judgment(judged("c-2"))
+            await oracle.submit_for_judgment(judged("c-3"))
         finally:
             await first.close()
         reopened = SqliteStore(path)
         try:
             await second.put_registration(_registration("m3"))
             oracle = Oracle(reopened, skill=SkillService(reopened))
-            await oracle.submit_for_judgment(REQUEST.model_copy(update={"contract_id": "c-3"}))
+            await oracle.submit_for_judgment(judged("c-4"))
+            await other.submit_for_judgment(judged("c-5"))
             await reopened.put_registration(_registration("m4"))
-            await oracle.submit_for_judgment(REQUEST.model_copy(update={"contract_id": "c-4"}))
-            assert await models(reopened) == ["m1", "m2", "m3", "m4"]
+            last = await oracle.submit_for_judgment(judged("c-6"))
+            events = await reopened.events("ann")
+            assert [e.payload.get("model") for e in events] == ["m1", "m2", "m2", "m3", "m3", "m4"]
+            assert [e.seq for e in events] == [1, 2, 3, 4, 5, 6]
+            assert last.profile.stats.total_tasks == 6
+            assert last.profile.xp == sum(int(e.result["total_xp"]) for e in events)
         finally:
             await reopened.close()
             await second.close()
