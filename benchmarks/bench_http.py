@@ -32,12 +32,19 @@ from tests.served import free_port
 
 AGENTS = 1000
 LUA = """
+-- each thread has its own Lua state and the same random sequence: the thread's number
+-- keeps the contracts of two threads apart (without it, they sent the same ones)
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("tid", threads)
+end
 counter = 0
 request = function()
   counter = counter + 1
   local body = string.format(
-    '{"agent_id":"agent-%d","contract_id":"c-%d-%d","score":8.5}',
-    counter % 1000, math.random(1, 1000000000), counter)
+    '{"agent_id":"agent-%d","contract_id":"c-%d-%d-%d","score":8.5}',
+    counter % 1000, tid, math.random(1, 1000000000), counter)
   return wrk.format("POST", "/oracle/judgments", {["Content-Type"]="application/json"}, body)
 end
 """

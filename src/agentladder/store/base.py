@@ -160,6 +160,14 @@ class Store(SpendStore, CheckStore, Protocol):
         outcomes in the order of ``items``. SQLite applies them in one transaction (all or
         none on a failure); NATS keeps several agents' events in flight at once."""
 
+    async def apply_oracle_then_skill(
+        self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
+    ) -> tuple[OracleApplied | None, SkillApplied | None]:
+        """``apply_oracle``, then ``apply_skill`` of ``skill`` when the event was created
+        (None for the skill otherwise): a judgment and its skill evidence. SQLite writes
+        both in one job of the writer (one transaction: both or neither); memory and NATS
+        one after the other (``store.many.oracle_then_skill``)."""
+
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The applied event of ``agent_id`` with idempotency ``key``, if any."""
 

@@ -1,15 +1,18 @@
 """``apply_oracle_many`` and ``apply_skill_many`` from the one-event methods, for the
 backends without a batched write of their own (memory) or whose writes are round trips
-(NATS: several agents' events in flight at once, each agent's in order)."""
+(NATS: several agents' events in flight at once, each agent's in order); and
+``apply_oracle_then_skill`` as two writes, for the backends whose Oracle events and skill
+log cannot share one atomic write (memory, NATS)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
-from agentladder.store.base import OracleApplied, OracleFold, OracleItem
+from agentladder.store.base import OracleApplied, OracleFold, OracleItem, SkillItem, Store
+from agentladder.store.skills import SkillApplied
 
-__all__ = ["IN_FLIGHT", "apply_each", "apply_in_flight"]
+__all__ = ["IN_FLIGHT", "apply_each", "apply_in_flight", "oracle_then_skill"]
 
 IN_FLIGHT = 100
 """Agents whose events are in flight at once on a store of round trips."""
@@ -44,3 +47,17 @@ async def apply_in_flight(
         for indexes in chains.values():
             group.create_task(chain(indexes))
     return out
+
+
+async def oracle_then_skill(
+    store: Store, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
+) -> tuple[OracleApplied | None, SkillApplied | None]:
+    """``Store.apply_oracle_then_skill`` as two writes: the Oracle event, then the skill
+    item when the event was created. A failure between them leaves the event without its
+    evidence; the next submission of the same judgment finds the event and applies the
+    evidence (``Oracle.submit_for_judgment``)."""
+    applied = await store.apply_oracle(agent_id, key, fold)
+    if applied is None or not applied.created:
+        return applied, None
+    skill_key, agents, skill_fold = skill
+    return applied, await store.apply_skill(skill_key, agents, skill_fold)

@@ -27,7 +27,7 @@ from agentladder.store.checks import MemoryChecks
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import leaderboard_rows
 from agentladder.store.listing import AgentListingCache, listing_from_reads
-from agentladder.store.many import apply_each
+from agentladder.store.many import apply_each, oracle_then_skill
 from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
@@ -187,6 +187,12 @@ class MemoryStore(MemoryChecks):
     async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
         """Each in turn (``store.many``)."""
         return await apply_each(self.apply_oracle, items)
+
+    async def apply_oracle_then_skill(
+        self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
+    ) -> tuple[OracleApplied | None, SkillApplied | None]:
+        """One after the other (``store.many``)."""
+        return await oracle_then_skill(self, agent_id, key, fold, skill)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The agent's event with this key."""

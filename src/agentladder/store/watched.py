@@ -110,6 +110,15 @@ class WatchedStore:
         finally:
             self.changes.agents({agent for agent, _, _ in items})
 
+    async def apply_oracle_then_skill(
+        self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
+    ) -> Any:
+        """``Store.apply_oracle_then_skill``, reported."""
+        try:
+            return await self.wrapped.apply_oracle_then_skill(agent_id, key, fold, skill)
+        finally:
+            self.changes.agents(dict.fromkeys((agent_id, *skill[1])))
+
     async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
         """``Store.apply_skill``, reported."""
         try:

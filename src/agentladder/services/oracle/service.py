@@ -42,7 +42,7 @@ from agentladder.domain.probation import (
 )
 from agentladder.domain.profile import AgentProfile, new_profile
 from agentladder.domain.rules import Complexity, OracleRules
-from agentladder.domain.skill.evidence import DEFAULT_JUDGE
+from agentladder.domain.skill.evidence import DEFAULT_JUDGE, ScoreEvidence
 from agentladder.domain.task_types import check_agent_task_type
 from agentladder.domain.text import check_visible
 from agentladder.domain.xp import XPLine
@@ -60,7 +60,7 @@ from agentladder.services.oracle.models import (
 )
 from agentladder.services.oracle.task_types import TaskTypeBook
 from agentladder.services.skill.evidence import judgment_evidence
-from agentladder.services.skill.service import SkillService
+from agentladder.services.skill.service import SkillService, checked
 from agentladder.store.base import OracleApplied, OracleFold, Store
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent, OracleEventKind
@@ -155,16 +155,19 @@ class Oracle:
         deliberation, whose peer scores the skill model has already), the judgment is
         evidence for the skill model, once per contract (a repeat applies it if a crash
         left it out)."""
-        result = await self._judged(request)
-        if evidence and self.skill is not None:
-            await self.skill.observe(
-                judgment_evidence(
-                    result.agent_id, result.contract_id, result.task_type, result.score,
-                    request.success, self.observed(request),
-                    judge=request.judge or result.judged_by or DEFAULT_JUDGE,
-                )
-            )  # fmt: skip
+        skill = self.skill if evidence else None
+        result, observed = await self._judged(request, skill)
+        if skill is not None and not observed:
+            await skill.observe(self._evidence(request, result))
         return result
+
+    def _evidence(self, request: JudgmentRequest, result: JudgmentResult) -> ScoreEvidence:
+        """The skill evidence of a judgment, from its result (a repeat's: the first)."""
+        return judgment_evidence(
+            result.agent_id, result.contract_id, result.task_type, result.score,
+            request.success, self.observed(request),
+            judge=request.judge or result.judged_by or DEFAULT_JUDGE,
+        )  # fmt: skip
 
     def observed(self, request: JudgmentRequest) -> float:
         """When the judged work happened (seconds since the epoch): ``observed_at``, else
@@ -177,22 +180,44 @@ class Oracle:
             raise InvalidInput("observed_at", request.observed_at.isoformat(), "is in the future")
         return at
 
-    async def _judged(self, request: JudgmentRequest) -> JudgmentResult:
+    async def _judged(
+        self, request: JudgmentRequest, skill: SkillService | None
+    ) -> tuple[JudgmentResult, bool]:
+        """The result, and whether its skill evidence was applied with a new event (one
+        store write: ``Store.apply_oracle_then_skill``); a repeat's is left to the caller."""
         self.observed(request)  # refused before anything is stored
         digest = fingerprint(request)
         key = judgment_key(request.contract_id)
         if request.score is None and self.judge is not None:
             existing = await self.store.get_event(request.agent_id, key)
             if existing is not None:  # answer a repeat without judging it again
-                return self._repeat(existing, await self.get_profile(request.agent_id), digest)
+                profile = await self.get_profile(request.agent_id)
+                return self._repeat(existing, profile, digest), False
         judgment, judged_by = await self._resolve(request)
         await self.task_types.admit([judgment.task_type])
         fold, folded = self.judgment_fold(judgment, judged_by, digest, iso(self.clock.now()))
-        applied = await self.apply(judgment.agent_id, key, fold)
+        if skill is None:
+            applied: OracleApplied | None = await self.apply(judgment.agent_id, key, fold)
+            observed = None
+        else:
+            # the evidence a created event gives (its result's values are the judgment's)
+            evidence = judgment_evidence(
+                judgment.agent_id, judgment.contract_id, judgment.task_type, judgment.score,
+                request.success, self.observed(request),
+                judge=request.judge or judged_by or DEFAULT_JUDGE,
+            )  # fmt: skip
+            item = skill.item(evidence)
+            applied, observed = await self.store.apply_oracle_then_skill(
+                judgment.agent_id, key, fold, item
+            )
+        if applied is None:
+            raise TypeError(f"the fold of {judgment.agent_id}/{key} wrote nothing")
         if not applied.created:
-            return self._repeat(applied.event, applied.profile, digest)
+            return self._repeat(applied.event, applied.profile, digest), False
         self.awards["judgment"] += 1
-        return folded[-1]()  # the fold that was committed
+        if observed is not None:
+            checked(observed, evidence)
+        return folded[-1](), observed is not None  # the fold that was committed
 
     def judgment_fold(
         self, judgment: Judgment, judged_by: str | None, digest: str, at: str
@@ -257,7 +282,11 @@ class Oracle:
             check_not_own(self.judge, bare)
             resolved["score"] = await self.judge.score(bare, request.output)
             judged_by = self.judge.name
-        return request.judgment(**resolved), judged_by
+            return request.judgment(**resolved), judged_by
+        # validated already: the request's fields, and a configuration's provider and
+        # model (the same constraints as a judgment's)
+        values = {name: getattr(request, name) for name in Judgment.model_fields}
+        return built(Judgment, **{**values, **resolved}), judged_by
 
     def _repeat(self, existing: OracleEvent, profile: AgentProfile, digest: str) -> JudgmentResult:
         """The first result of a repeated contract, or ``PayloadConflict`` for another payload."""

@@ -27,10 +27,10 @@ from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.offload import off_loop
 from agentladder.services.skill.fitting import fitted_commit, read_log, stamped
-from agentladder.store.base import Store
+from agentladder.store.base import SkillItem, Store
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
-__all__ = ["EVIDENCE", "FitReport", "SkillService", "evidence_hash", "payload_of"]
+__all__ = ["EVIDENCE", "FitReport", "SkillService", "checked", "evidence_hash", "payload_of"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,13 @@ def evidence_hash(evidence: Evidence) -> str:
 def payload_of(event: SkillEvent) -> Evidence:
     """The evidence a stored event holds."""
     return EVIDENCE.validate_json(event.payload)
+
+
+def checked(applied: SkillApplied, evidence: Evidence) -> SkillApplied:
+    """``applied``, or ``PayloadConflict`` when it found the key applied with other evidence."""
+    if not applied.created and applied.event.payload_hash != evidence_hash(evidence):
+        raise PayloadConflict(f"skill evidence {evidence.key}")
+    return applied
 
 
 class FitReport:
@@ -97,12 +104,13 @@ class SkillService:
     async def observe(self, evidence: Evidence) -> SkillApplied:
         """Apply the evidence once per key; ``PayloadConflict`` when the key was applied
         with other evidence."""
-        digest = evidence_hash(evidence)
-        fold = self._fold(evidence, digest)
-        applied = await self.store.apply_skill(evidence.key, evidence.touched(), fold)
-        if not applied.created and applied.event.payload_hash != digest:
-            raise PayloadConflict(f"skill evidence {evidence.key}")
-        return applied
+        applied = await self.store.apply_skill(*self.item(evidence))
+        return checked(applied, evidence)
+
+    def item(self, evidence: Evidence) -> SkillItem:
+        """What ``observe`` gives the store (``Store.apply_skill``): the key, the agents and
+        the fold; for a store write that applies it with another (``checked`` then)."""
+        return evidence.key, evidence.touched(), self._fold(evidence, evidence_hash(evidence))
 
     async def observe_many(self, evidence: Sequence[Evidence]) -> list[SkillApplied]:
         """``observe`` for each, in order, in one ``Store.apply_skill_many``. A key applied

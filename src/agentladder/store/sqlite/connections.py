@@ -191,9 +191,13 @@ class SqliteFile:
                 raise
             raise failure from error
 
-    async def _read_short(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def _read_short(
+        self, fn: Callable[[sqlite3.Connection], T], *, one_statement: bool = False
+    ) -> T:
         """A short, bounded read run on the calling (event loop) thread: no hop to a
-        reader thread. A lock held elsewhere (rare in WAL) sends it to a reader thread."""
+        reader thread. A lock held elsewhere (rare in WAL) sends it to a reader thread.
+        ``one_statement``: ``fn`` runs a single SELECT, which sees one snapshot by itself
+        (no ``BEGIN`` and ``COMMIT`` around it)."""
         if self._closed:
             raise StoreUnavailable("the store is closed")
         if not self.inline_reads:
@@ -205,7 +209,7 @@ class SqliteFile:
             with self._conns_lock:
                 self._read_conns.append(conn)
         try:
-            return ops.run_read(conn, fn)
+            return fn(conn) if one_statement else ops.run_read(conn, fn)
         except sqlite3.DatabaseError as error:
             locked = "locked" in str(error) or "busy" in str(error)
             if isinstance(error, sqlite3.OperationalError) and locked:

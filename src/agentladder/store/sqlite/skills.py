@@ -7,7 +7,7 @@ one transaction: all or nothing, and no conflict is possible while it holds the 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from agentladder.domain.frozen import replaced
 from agentladder.domain.skill.state import AGENT_SKILL, FLEET, FLEET_SKILL, AgentSkill, FleetSkill
@@ -45,57 +45,86 @@ def _states(conn: sqlite3.Connection, agents: Sequence[str]) -> dict[str, AgentS
     return found
 
 
+Decoded = Lru[str, tuple[str, AgentSkill]]
+"""Skill states as last written or read here: agent id -> (the stored JSON text, its
+state). An entry is used only for the same text: whatever wrote the row since (another
+process's event or fit included) is decoded again."""
+
+
 def _cached_states(
-    conn: sqlite3.Connection, agents: Sequence[str], cache: Lru[str, tuple[int, AgentSkill]]
+    conn: sqlite3.Connection, agents: Sequence[str], cache: Decoded
 ) -> dict[str, AgentSkill]:
-    """``_states``, decoding only the states whose ``seq`` differs from the cached one."""
+    """``_states``, decoding only the states whose text differs from the cached one."""
     found: dict[str, AgentSkill] = {}
-    stale = []
-    for agent, seq in rows_in(conn, "SELECT agent_id, seq FROM skill_states", "agent_id", agents):
-        known = cache.get(agent)
-        if known is not None and known[0] == seq:
-            found[agent] = known[1]
-        else:
-            stale.append(agent)
-    for agent, data, seq in rows_in(
-        conn, "SELECT agent_id, state_json, seq FROM skill_states", "agent_id", stale
+    for agent, data in rows_in(
+        conn, "SELECT agent_id, state_json FROM skill_states", "agent_id", agents
     ):
+        known = cache.get(agent)
+        if known is not None and known[0] == data:
+            found[agent] = known[1]
+            continue
         state = decode_state(data, f"skill_states/{agent}")
         if state is not None:
-            cache.put(agent, (seq, state))
+            cache.put(agent, (data, state))
             found[agent] = state
     return found
 
 
-def _fleet(conn: sqlite3.Connection) -> FleetSkill:
+def _fleet(
+    conn: sqlite3.Connection, cache: Lru[str, tuple[str, FleetSkill]] | None = None
+) -> FleetSkill:
+    """The fleet's state; with ``cache``, decoded only when its text differs from the
+    cached one's."""
     found = conn.execute(
         "SELECT state_json FROM skill_states WHERE agent_id = ?", (FLEET,)
     ).fetchone()
     if found is None:
         return FleetSkill()
-    return decode_as(FLEET_SKILL, found[0], f"skill_states/{FLEET}")
+    known = None if cache is None else cache.get(FLEET)
+    if known is not None and known[0] == found[0]:
+        return known[1]
+    fleet = decode_as(FLEET_SKILL, found[0], f"skill_states/{FLEET}")
+    if cache is not None:
+        cache.put(FLEET, (found[0], fleet))
+    return fleet
 
 
 class SqliteSkills(SqliteFile):
     """The skill methods of the SQLite store."""
 
-    _skill_cache: Lru[str, tuple[int, AgentSkill]] | None = None
+    _skill_cache: Decoded | None = None
+    _fleet_cache: Lru[str, tuple[str, FleetSkill]] | None = None
 
-    def _decoded_skills(self) -> Lru[str, tuple[int, AgentSkill]]:
-        """Skill states as last written or read by ``apply_skill_many``, by their seq."""
+    def _decoded_skills(self) -> Decoded:
+        """Skill states as last written or read by ``apply_skill`` and ``apply_skill_many``."""
         if self._skill_cache is None:
             self._skill_cache = Lru()
         return self._skill_cache
 
+    def _decoded_fleet(self) -> Lru[str, tuple[str, FleetSkill]]:
+        """The fleet's state as last read by ``apply_skill``, by its stored text."""
+        if self._fleet_cache is None:
+            self._fleet_cache = Lru(1)
+        return self._fleet_cache
+
     async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
         """Check the key, read, fold and write in one job of the writer."""
+        return await self._write(self._skill_job(key, agents, fold))
+
+    def _skill_job(
+        self, key: str, agents: Sequence[str], fold: SkillFold
+    ) -> Callable[[sqlite3.Connection], SkillApplied]:
+        """The job of ``apply_skill``: the states and the fleet's read through the caches
+        of decoded states (by their stored text), each changed one remembered once
+        committed."""
         wanted = [a for a in dict.fromkeys(agents) if a != FLEET]
+        cache, fleets = self._decoded_skills(), self._decoded_fleet()
 
         def run(conn: sqlite3.Connection) -> SkillApplied:
             found = conn.execute(f"{_EVENT} WHERE key = ?", (key,)).fetchone()
             if found is not None:
                 return SkillApplied(_event(found), created=False)
-            commit = fold(_states(conn, wanted), _fleet(conn))
+            commit = fold(_cached_states(conn, wanted, cache), _fleet(conn, fleets))
             (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM skill_events").fetchone()
             event = replaced(commit.event, seq=last + 1)
             conn.execute(
@@ -103,27 +132,27 @@ class SqliteSkills(SqliteFile):
                 " VALUES (?,?,?,?,?,?)",
                 (event.seq, key, event.kind, event.payload, event.payload_hash, event.at),
             )
-            rows = [
-                (agent, AGENT_SKILL.dump_json(state).decode(), event.seq)
-                for agent, state in commit.agents.items()
-            ]
+            texts = {a: AGENT_SKILL.dump_json(state).decode() for a, state in commit.agents.items()}
+            rows = [(agent, text, event.seq) for agent, text in texts.items()]
             if commit.fleet is not None:
                 rows.append((FLEET, FLEET_SKILL.dump_json(commit.fleet).decode(), event.seq))
             conn.executemany(_UPSERT_STATE, rows)
+            fresh = {agent: (texts[agent], state) for agent, state in commit.agents.items()}
+            self._writer.after_commit(lambda: cache.update(fresh))
             return SkillApplied(event, created=True)
 
-        return await self._write(run)
+        return run
 
     async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
         """Every item in one job of the writer: each its own event under its own key and
         seq; each changed state written once, at the end (one transaction)."""
 
-        cache = self._decoded_skills()
+        cache, fleets = self._decoded_skills(), self._decoded_fleet()
 
         def run(conn: sqlite3.Connection) -> list[SkillApplied]:
             touched = list(dict.fromkeys(a for _, agents, _ in items for a in agents if a != FLEET))
             states = _cached_states(conn, touched, cache)
-            fleet = _fleet(conn)
+            fleet = _fleet(conn, fleets)
             (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM skill_events").fetchone()
             fresh: dict[str, SkillEvent] = {}
             changed: dict[str, tuple[AgentSkill, int]] = {}
@@ -156,10 +185,10 @@ class SqliteSkills(SqliteFile):
             written = [
                 (a, AGENT_SKILL.dump_json(s).decode(), seq) for a, (s, seq) in changed.items()
             ]
+            fresh_states = {a: (text, changed[a][0]) for a, text, _ in written}
             if fleet_seq:
                 written.append((FLEET, FLEET_SKILL.dump_json(fleet).decode(), fleet_seq))
             conn.executemany(_UPSERT_STATE, written)
-            fresh_states = {a: (seq, state) for a, (state, seq) in changed.items()}
             self._writer.after_commit(lambda: cache.update(fresh_states))
             return out
 
@@ -180,9 +209,9 @@ class SqliteSkills(SqliteFile):
                 (agent, AGENT_SKILL.dump_json(state).decode(), last)
                 for agent, state in commit.agents.items()
             ]
+            fresh = {agent: (text, commit.agents[agent]) for agent, text, _ in rows}
             rows.append((FLEET, FLEET_SKILL.dump_json(commit.fleet).decode(), last))
             conn.executemany(_UPSERT_STATE, rows)
-            fresh = {agent: (last, state) for agent, state in commit.agents.items()}
             self._writer.after_commit(lambda: cache.update(fresh))
 
         await self._write(run)

@@ -21,7 +21,7 @@ process and of the machine.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from agentladder.domain.frozen import replaced
@@ -32,6 +32,7 @@ from agentladder.store.base import (
     OracleApplied,
     OracleFold,
     OracleItem,
+    SkillItem,
     StatsUpdate,
 )
 from agentladder.store.codec import decode
@@ -53,6 +54,7 @@ from agentladder.store.records import (
     Versioned,
 )
 from agentladder.store.served import ServedRequest
+from agentladder.store.skills import SkillApplied
 from agentladder.store.sqlite import many, ops, pages
 from agentladder.store.sqlite.checks import SqliteChecks
 from agentladder.store.sqlite.directory import (
@@ -210,6 +212,28 @@ class SqliteStore(SqliteSkills, SqliteChecks):
 
     async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
         """Check, read, fold and write in one job of the writer: no conflict is possible."""
+        return await self._write(self._oracle_job(agent_id, key, fold))
+
+    async def apply_oracle_then_skill(
+        self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
+    ) -> tuple[OracleApplied | None, SkillApplied | None]:
+        """Both in one job of the writer: one transaction and one commit, both or neither
+        (a failure of the skill's part rolls the event back too)."""
+        oracle = self._oracle_job(agent_id, key, fold)
+        evidence = self._skill_job(*skill)
+
+        def run(conn: sqlite3.Connection) -> tuple[OracleApplied | None, SkillApplied | None]:
+            applied = oracle(conn)
+            if applied is None or not applied.created:
+                return applied, None
+            return applied, evidence(conn)
+
+        return await self._write(run)
+
+    def _oracle_job(
+        self, agent_id: str, key: str, fold: OracleFold
+    ) -> Callable[[sqlite3.Connection], OracleApplied | None]:
+        """The job of ``apply_oracle``."""
 
         def run(conn: sqlite3.Connection) -> OracleApplied | None:
             stored = ops.get_event(conn, agent_id, key)
@@ -228,7 +252,7 @@ class SqliteStore(SqliteSkills, SqliteChecks):
             event = replaced(commit.event, seq=revision)
             return OracleApplied(event, commit.profile, created=True)
 
-        return await self._write(run)
+        return run
 
     async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
         """Every item in one job of the writer, so one transaction (``sqlite.many``)."""
@@ -315,19 +339,25 @@ class SqliteStore(SqliteSkills, SqliteChecks):
         await self._write(run)
 
     async def get_registration(self, agent_id: str) -> Registration | None:
-        """One registration."""
+        """One registration, in one SELECT; its stored text decoded once (as for the
+        listing: a heartbeat, here or by another process, changes the text)."""
+        cache = self._registrations
 
         def run(conn: sqlite3.Connection) -> Registration | None:
-            found = conn.execute(
+            # every row read: the statement ends here and holds no snapshot after it
+            rows = conn.execute(
                 "SELECT doc FROM registrations WHERE agent_id = ?", (agent_id,)
-            ).fetchone()
-            return (
-                None
-                if found is None
-                else decode(Registration, found[0], f"registrations/{agent_id}")
-            )
+            ).fetchall()
+            if not rows:
+                return None
+            (doc,) = rows[0]
+            cached = cache.get(agent_id)
+            if cached is None or cached[0] != doc:
+                cached = (doc, decode(Registration, doc, f"registrations/{agent_id}"))
+                cache[agent_id] = cached
+            return cached[1]
 
-        return await self._read_short(run)
+        return await self._read_short(run, one_statement=True)
 
     async def get_many_registrations(self, agent_ids: Collection[str]) -> dict[str, Registration]:
         """The registrations of those of ``agent_ids`` that have one, in one read (each
