@@ -200,7 +200,9 @@ class OpenAIProvider:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(verify=_tls_context(), limits=POOL)
+            # no timeout of httpx's own (5 s by default): the call's one deadline is
+            # ``timeout_s``, kept by ``isolated`` (an answer taking 6 s failed as a timeout)
+            self._client = httpx.AsyncClient(verify=_tls_context(), limits=POOL, timeout=None)
         return self._client
 
     async def _post(self, payload: dict[str, object], headers: dict[str, str]) -> _Answer:
