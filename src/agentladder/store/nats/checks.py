@@ -17,7 +17,7 @@ from agentladder.errors import RevisionConflict
 from agentladder.store.checks import PendingCheck
 from agentladder.store.codec import decode
 from agentladder.store.nats.config import kv_key_ok
-from agentladder.store.nats.io import ensure_kv
+from agentladder.store.nats.io import LazyKv
 from agentladder.store.records import Versioned
 
 __all__ = ["KvChecks"]
@@ -27,17 +27,8 @@ class KvChecks:
     """Put, list and delete the pending checks."""
 
     def __init__(self, js: JetStreamContext, bucket: str, replicas: int) -> None:
-        self._js = js
         self.bucket = bucket
-        self._replicas = replicas
-        self._kv: KeyValue | None = None
-        self._opening = asyncio.Lock()
-
-    async def _open(self) -> KeyValue:
-        async with self._opening:
-            if self._kv is None:
-                self._kv = await ensure_kv(self._js, self.bucket, self._replicas)
-            return self._kv
+        self._open = LazyKv(js, bucket, replicas).open
 
     async def put(self, check: PendingCheck, revision: int) -> int:
         """Create (revision 0) or update at ``revision``; the new revision."""

@@ -106,6 +106,25 @@ async def connect(options: NatsOptions) -> Client:
     return nc
 
 
+class LazyKv:
+    """A KV bucket bound (and created, ``ensure_kv``) on first use, once however many
+    callers ask at the same time: the buckets a store needs only for some features."""
+
+    def __init__(self, js: JetStreamContext, bucket: str, replicas: int) -> None:
+        self._js = js
+        self.bucket = bucket
+        self._replicas = replicas
+        self._kv: KeyValue | None = None
+        self._opening = asyncio.Lock()
+
+    async def open(self) -> KeyValue:
+        """The bucket, bound on the first call."""
+        async with self._opening:
+            if self._kv is None:
+                self._kv = await ensure_kv(self._js, self.bucket, self._replicas)
+            return self._kv
+
+
 async def ensure_kv(
     js: JetStreamContext, bucket: str, replicas: int, *, atomic: bool = False
 ) -> KeyValue:

@@ -18,7 +18,7 @@ from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
 from agentladder.errors import CorruptRecord, RevisionConflict
-from agentladder.store.nats.io import ensure_kv
+from agentladder.store.nats.io import LazyKv
 from agentladder.store.retry import retry_on_conflict
 from agentladder.store.spend import SpendKey
 
@@ -37,17 +37,8 @@ class KvSpend:
     """Add to and read the clients' spend."""
 
     def __init__(self, js: JetStreamContext, bucket: str, replicas: int) -> None:
-        self._js = js
         self._bucket = bucket
-        self._replicas = replicas
-        self._kv: KeyValue | None = None
-        self._opening = asyncio.Lock()
-
-    async def _open(self) -> KeyValue:
-        async with self._opening:
-            if self._kv is None:
-                self._kv = await ensure_kv(self._js, self._bucket, self._replicas)
-            return self._kv
+        self._open = LazyKv(js, bucket, replicas).open
 
     async def _value(self, kv: KeyValue, key: str) -> tuple[int, int] | None:
         """The key's nano-dollars and revision, or None."""
