@@ -110,7 +110,9 @@ def _weights(obs: Observations, lay: Layout, st: State, sol: Solution | None,
     scored = obs.source >= 0
     st_of = np.where(scored, lay.cols[:, 2] - lay.v0, 0)
     src = np.where(scored, obs.source, 0)
-    weight = np.where(scored, st.honesty[src] * st.clean / st.noise[st_of], 0.0)
+    weight = np.zeros(len(obs))  # an outcome without a score has no source (and maybe
+    # no source exists at all: a fleet judged pass or fail only), weighted below
+    weight[scored] = st.honesty[src[scored]] * st.clean[scored] / st.noise[st_of[scored]]
     value = st.value.copy()
     binary = obs.binary
     if binary.any():
@@ -185,6 +187,6 @@ def _chain_inputs(obs: Observations, lay: Layout, st: State, w: Weighted,
     source = obs.source[at]
     scored = source >= 0
     st_of = np.where(scored, lay.cols[at, 2] - lay.v0, 0)
-    src = np.where(scored, source, 0)
-    weight = np.where(scored, st.honesty[src] / st.noise[st_of], w.weight[at])
+    weight = np.array(w.weight[at], dtype=np.float64)  # a binary outcome's, a copy
+    weight[scored] = st.honesty[source[scored]] / st.noise[st_of[scored]]
     return weight, w.value[at] + st.deviation[at]

@@ -140,6 +140,9 @@ class _Own:
 def learn(obs: Observations, lay: Layout, pattern: Pattern, st: State, sol: Solution,
           w: Weighted, deviation: Floats, rules: SkillRules, rounds: int) -> None:  # fmt: skip
     """One EM step: noise, clean-score chances, honesty, the spreads."""
+    if not lay.sources:  # no score at all (a fleet judged pass or fail only): no source
+        _spreads(lay, st, sol, rules)  # has a noise, a clean chance or an honesty to learn
+        return
     prior = 1.0 / (st.leniency + w.type_leniency)
     own_sums = RunningSums(lay.source_types)
     count = np.zeros(lay.source_types)
