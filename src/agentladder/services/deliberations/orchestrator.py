@@ -42,6 +42,7 @@ from agentladder.errors import Busy, InvalidInput, NotFound, PayloadConflict
 from agentladder.providers.base import ProposeRequest, Provider
 from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
+from agentladder.services.deliberations.agent_locks import AgentLocks
 from agentladder.services.deliberations.calls import ProviderCalls
 from agentladder.services.deliberations.named import named_record
 from agentladder.services.deliberations.named import participants as named_participants
@@ -122,6 +123,7 @@ class Orchestrator:
         self.finished: Counter[str] = Counter()  # status -> deliberations, for /metrics
         self.calls = ProviderCalls()  # every call to an agent, for /metrics
         self.writes = WriteTally()  # its side effects' conflicts and retries, for /metrics
+        self.agent_locks = AgentLocks()  # its side effects, one deliberation per agent at once
         self._tasks: set[asyncio.Task[None]] = set()
         self._active: dict[str, DeliberationRecord] = {}
         self._slots = asyncio.Semaphore(self.settings.max_running)
@@ -378,7 +380,8 @@ class Orchestrator:
         """Ranking, then judgments, each retried until the store takes it; saved after."""
         self._settling[record.id] = time.monotonic()
         try:
-            await self._apply_side_effects(record)
+            async with self.agent_locks.hold(record.agents):
+                await self._apply_side_effects(record)
         finally:
             self._settling.pop(record.id, None)
 
