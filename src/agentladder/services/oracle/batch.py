@@ -90,7 +90,8 @@ def _judgment(oracle: Oracle, request: JudgmentRequest) -> Judgment:
     """The judgment of a request that needs no judge, provider and model from the config."""
     config = oracle.agents.get(request.agent_id)
     if config is None:
-        values: dict[str, Any] = {name: getattr(request, name) for name in Judgment.model_fields}
+        held = request.__dict__
+        values: dict[str, Any] = {name: held[name] for name in Judgment.__pydantic_fields__}
         return built(Judgment, **values)  # validated already, as a JudgmentRequest
     return request.judgment(
         provider=config.provider_id or request.provider, model=config.model_name or request.model
