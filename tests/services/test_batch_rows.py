@@ -5,6 +5,7 @@ row of every table the Oracle and the skill evidence write, on SQLite."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import tempfile
 from datetime import UTC, datetime, timedelta
@@ -69,10 +70,8 @@ async def _stored(url: str, lines: list[dict[str, Any]], batches: list[int] | No
         requests = _requests(lines)
         if batches is None:
             for request in requests:
-                try:
+                with contextlib.suppress(PayloadConflict):  # stored nothing, as a batch
                     await services.oracle.submit_for_judgment(request)
-                except PayloadConflict:
-                    pass
             return
         first, turn = 0, 0
         while first < len(requests):
