@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from agentladder.cli import app
 from agentladder.importing.jsonl import read_jsonl
 from agentladder.importing.run import run_import
+from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.verify import verify_store
 from tests.importing.helpers import run_with_services
 
@@ -61,3 +62,30 @@ def test_the_cli_imports_into_a_store_url(nats_store_url: str, tmp_path: Path) -
     verified = runner.invoke(app, ["oracle", "verify", "--store", nats_store_url, "--json"])
     assert verified.exit_code == 0, verified.output
     assert json.loads(verified.stdout)["events_replayed"] == 20
+
+
+def test_the_longest_ids_import_with_their_skill_evidence(store_url: str, tmp_path: Path) -> None:
+    """A judgment whose agent id (64 characters) and contract id (256) are both as long as
+    their fields allow is imported with its skill evidence, and so is one submitted alone
+    (the evidence's key, ``judgment:<agent>:<contract>``, was refused past 300 characters:
+    the import failed with a validation traceback after its batch's Oracle events were
+    stored, and the single judgment failed)."""
+    agent, contract = "a" * 64, "c" * 256
+    path = tmp_path / "h.jsonl"
+    path.write_text(json.dumps({"agent_id": agent, "contract_id": contract, "score": 7}) + "\n")
+
+    async def body(services: Any) -> tuple[Any, ...]:
+        summary = await run_import(services.oracle, read_jsonl(path))
+        alone = await services.oracle.submit_for_judgment(
+            JudgmentRequest(agent_id="b" * 64, contract_id=contract, score=5.0, new_agent=True)
+        )
+        report = await verify_store(services.store, services.settings.oracle)
+        evidence = [await services.store.get_skill_event(f"judgment:{a * 64}:{contract}")
+                    for a in "ab"]  # fmt: skip
+        return summary, alone, report, evidence
+
+    summary, alone, report, evidence = run_with_services(store_url, body)
+    assert (summary.imported, summary.refused) == (1, 0)
+    assert alone.xp_awarded > 0
+    assert report.ok
+    assert all(event is not None for event in evidence)

@@ -130,9 +130,12 @@ class RawAward(BaseModel):
     profile: AgentProfile
 
 
+_RANK = {level: rank for rank, level in enumerate(LEVELS)}
+
+
 def _higher(level: Level, xp: int, thresholds: LevelThresholds) -> Level:
     reached = level_for_xp(xp, thresholds)
-    return max(level, reached, key=LEVELS.index)
+    return reached if _RANK[reached] > _RANK[level] else level
 
 
 def _change(before: Level, after: Level) -> LevelChange | None:

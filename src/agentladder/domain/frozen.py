@@ -25,10 +25,13 @@ def replaced(model: M, **changes: Any) -> M:
     unchanged values shared."""
     cls = type(model)
     new = cls.__new__(cls)
-    values = dict(model.__dict__)
+    values = model.__dict__.copy()
     values.update(changes)
     _set(new, "__dict__", values)
-    _set(new, "__pydantic_fields_set__", model.__pydantic_fields_set__ | changes.keys())
+    given = model.__pydantic_fields_set__
+    if not changes.keys() <= given:  # else shared: a frozen model never changes its set
+        given = given | changes.keys()
+    _set(new, "__pydantic_fields_set__", given)
     _set(new, "__pydantic_extra__", model.__pydantic_extra__)
     _set(new, "__pydantic_private__", model.__pydantic_private__)
     return new

@@ -168,6 +168,14 @@ class Store(SpendStore, CheckStore, Protocol):
         both in one job of the writer (one transaction: both or neither); memory and NATS
         one after the other (``store.many.oracle_then_skill``)."""
 
+    async def apply_oracle_many_then_skill(
+        self, pairs: Sequence[tuple[OracleItem, SkillItem]]
+    ) -> list[tuple[OracleApplied | None, SkillApplied | None]]:
+        """``apply_oracle_then_skill`` for each pair, in order (a batch of judgments and
+        their skill evidence). SQLite writes them all in one job of the writer (one
+        transaction: all or nothing); memory and NATS ``apply_oracle_many``, then
+        ``apply_skill_many`` of the created events' items (``store.many``)."""
+
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The applied event of ``agent_id`` with idempotency ``key``, if any."""
 

@@ -1,8 +1,8 @@
 """``apply_oracle_many`` and ``apply_skill_many`` from the one-event methods, for the
 backends without a batched write of their own (memory) or whose writes are round trips
 (NATS: several agents' events in flight at once, each agent's in order); and
-``apply_oracle_then_skill`` as two writes, for the backends whose Oracle events and skill
-log cannot share one atomic write (memory, NATS)."""
+``apply_oracle_then_skill`` and ``apply_oracle_many_then_skill`` as two writes, for the
+backends whose Oracle events and skill log cannot share one atomic write (memory, NATS)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from agentladder.store.base import OracleApplied, OracleFold, OracleItem, SkillItem, Store
 from agentladder.store.skills import SkillApplied
 
-__all__ = ["IN_FLIGHT", "apply_each", "apply_in_flight", "oracle_then_skill"]
+__all__ = [
+    "IN_FLIGHT",
+    "apply_each",
+    "apply_in_flight",
+    "oracle_many_then_skill",
+    "oracle_then_skill",
+]
 
 IN_FLIGHT = 100
 """Agents whose events are in flight at once on a store of round trips."""
@@ -61,3 +67,18 @@ async def oracle_then_skill(
         return applied, None
     skill_key, agents, skill_fold = skill
     return applied, await store.apply_skill(skill_key, agents, skill_fold)
+
+
+async def oracle_many_then_skill(
+    store: Store, pairs: Sequence[tuple[OracleItem, SkillItem]]
+) -> list[tuple[OracleApplied | None, SkillApplied | None]]:
+    """``Store.apply_oracle_many_then_skill`` as two writes: the Oracle events, then the
+    skill items of those created. A failure between them leaves events without their
+    evidence, which a repeat of the judgment applies (``services.oracle.batch``)."""
+    applied = await store.apply_oracle_many([oracle for oracle, _ in pairs])
+    created = [i for i, outcome in enumerate(applied) if outcome is not None and outcome.created]
+    observed = await store.apply_skill_many([pairs[i][1] for i in created])
+    skills: list[SkillApplied | None] = [None] * len(pairs)
+    for index, skill in zip(created, observed, strict=True):
+        skills[index] = skill
+    return list(zip(applied, skills, strict=True))

@@ -27,7 +27,7 @@ from agentladder.store.checks import MemoryChecks
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import leaderboard_rows
 from agentladder.store.listing import AgentListingCache, listing_from_reads
-from agentladder.store.many import apply_each, oracle_then_skill
+from agentladder.store.many import apply_each, oracle_many_then_skill, oracle_then_skill
 from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
@@ -193,6 +193,12 @@ class MemoryStore(MemoryChecks):
     ) -> tuple[OracleApplied | None, SkillApplied | None]:
         """One after the other (``store.many``)."""
         return await oracle_then_skill(self, agent_id, key, fold, skill)
+
+    async def apply_oracle_many_then_skill(
+        self, pairs: Sequence[tuple[OracleItem, SkillItem]]
+    ) -> list[tuple[OracleApplied | None, SkillApplied | None]]:
+        """One after the other (``store.many``)."""
+        return await oracle_many_then_skill(self, pairs)
 
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The agent's event with this key."""

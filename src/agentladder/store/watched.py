@@ -119,6 +119,16 @@ class WatchedStore:
         finally:
             self.changes.agents(dict.fromkeys((agent_id, *skill[1])))
 
+    async def apply_oracle_many_then_skill(
+        self, pairs: Sequence[tuple[OracleItem, SkillItem]]
+    ) -> Any:
+        """``Store.apply_oracle_many_then_skill``, reported."""
+        try:
+            return await self.wrapped.apply_oracle_many_then_skill(pairs)
+        finally:
+            touched = (a for (agent, _, _), (_, agents, _) in pairs for a in (agent, *agents))
+            self.changes.agents(dict.fromkeys(touched))
+
     async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
         """``Store.apply_skill``, reported."""
         try:

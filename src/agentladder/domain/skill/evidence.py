@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentladder.domain.agents import MODEL_FIELD_MAX, AgentName
-from agentladder.domain.judgment import JUDGE_PATTERN, TASK_TYPE_PATTERN
+from agentladder.domain.judgment import CONTRACT_ID_MAX, JUDGE_PATTERN, TASK_TYPE_PATTERN
 from agentladder.errors import InvalidInput
 
 __all__ = [
@@ -44,7 +44,11 @@ DEFAULT_JUDGE = "oracle"
 AGGREGATE = "aggregate"
 """The source of reported aggregated scores: one unknown aggregation, with its own noise."""
 Score = Annotated[float, Field(ge=0.0, le=10.0)]
-KEY_MAX = 300
+AGENT_ID_MAX = 64
+KEY_MAX = len("judgment:") + AGENT_ID_MAX + len(":") + CONTRACT_ID_MAX
+"""The longest key an accepted observation makes: ``judgment:<agent>:<contract>`` (330)
+with an agent id and a contract id as long as their fields allow (a verdict's prefix is
+shorter); at 300, such a judgment was stored by the Oracle and then refused as evidence."""
 
 
 class Evaluation(BaseModel):

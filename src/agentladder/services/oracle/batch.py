@@ -1,7 +1,9 @@
 """Many judgments at once: each exactly what ``Oracle.submit_for_judgment`` makes of it
 (its own event, ledger lines and idempotency key, its XP by the same rules, its skill
-evidence), applied in few store writes (``Store.apply_oracle_many``, then
-``SkillService.observe_many``).
+evidence), applied in one store write (``Store.apply_oracle_many_then_skill``: on SQLite
+one transaction for the events and the evidence of those created; a repeat's evidence,
+applied with its first event, is applied again after it by ``SkillService.observe_many``
+in case a crash left it out).
 
 A judgment without a score, when a judge is configured, is judged and submitted alone,
 in its place in the order. A judgment that would pass a bound on task types (its agent's,
@@ -35,8 +37,9 @@ from agentladder.services.oracle.known import known_ids, refusal, unknown_among
 from agentladder.services.oracle.models import JudgmentRequest, fingerprint, same_judgment
 from agentladder.services.oracle.service import Oracle, judgment_key
 from agentladder.services.skill.evidence import judgment_evidence
-from agentladder.store.base import OracleItem
+from agentladder.store.base import OracleApplied, OracleItem, SkillItem
 from agentladder.store.records import OracleEvent
+from agentladder.store.skills import SkillApplied
 
 __all__ = ["EvidenceSource", "ItemStatus", "Submitted", "submit_many"]
 
@@ -90,7 +93,8 @@ def _judgment(oracle: Oracle, request: JudgmentRequest) -> Judgment:
     """The judgment of a request that needs no judge, provider and model from the config."""
     config = oracle.agents.get(request.agent_id)
     if config is None:
-        values: dict[str, Any] = {name: getattr(request, name) for name in Judgment.model_fields}
+        held = request.__dict__
+        values: dict[str, Any] = {name: held[name] for name in Judgment.__pydantic_fields__}
         return built(Judgment, **values)  # validated already, as a JudgmentRequest
     return request.judgment(
         provider=config.provider_id or request.provider, model=config.model_name or request.model
@@ -166,21 +170,35 @@ async def _judged_alone(oracle: Oracle, request: JudgmentRequest) -> Submitted:
 async def _applied(
     oracle: Oracle, run: Sequence[tuple[JudgmentRequest, EvidenceSource]]
 ) -> list[Submitted]:
+    """The run's judgments, with the skill evidence of those created, in one store write
+    (``Store.apply_oracle_many_then_skill``: on SQLite one transaction); a repeat's
+    evidence (applied with its first event, unless a crash left it out) after it."""
     if not run:
         return []
-    requests = [request for request, _ in run]
+    skill = oracle.skill
     items: list[OracleItem] = []
+    skills: list[SkillItem] = []
     digests: list[str] = []
-    for request in requests:
+    for request, source in run:
         digest = fingerprint(request)
         judgment = _judgment(oracle, request)
         fold, _ = oracle.judgment_fold(judgment, None, digest, iso(oracle.clock.now()))
         items.append((judgment.agent_id, judgment_key(judgment.contract_id), fold))
         digests.append(digest)
-    applied = await oracle.store.apply_oracle_many(items)
+        if skill is not None:  # what a created event's result gives (its values are these)
+            at = _at(oracle, request, source)
+            skills.append(skill.item(_evidence_of(judgment, request, at, source)))
+    if skill is None:
+        pairs: list[tuple[OracleApplied | None, SkillApplied | None]] = [
+            (outcome, None) for outcome in await oracle.store.apply_oracle_many(items)
+        ]
+    else:
+        pairs = await oracle.store.apply_oracle_many_then_skill(
+            list(zip(items, skills, strict=True))
+        )
     out: list[Submitted] = []
-    evidence: list[Evidence] = []
-    for (request, source), digest, outcome in zip(run, digests, applied, strict=True):
+    repeats: list[Evidence] = []
+    for (request, source), digest, (outcome, _) in zip(run, digests, pairs, strict=True):
         if outcome is None:
             raise TypeError(f"the fold of {request.agent_id}/{request.contract_id} wrote nothing")
         event = outcome.event
@@ -193,15 +211,30 @@ async def _applied(
             continue
         if outcome.created:
             oracle.awards["judgment"] += 1
-        status = ItemStatus.IMPORTED if outcome.created else ItemStatus.DUPLICATE
-        out.append(_earned(status, event.result))
-        at = source.at if request.observed_at is None else None
-        evidence.append(
-            _evidence(event, request, oracle.observed(request) if at is None else at, source)
-        )
-    if oracle.skill is not None and evidence:
-        await oracle.skill.observe_many(evidence)
+            out.append(_earned(ItemStatus.IMPORTED, event.result))
+            continue
+        out.append(_earned(ItemStatus.DUPLICATE, event.result))
+        repeats.append(_evidence(event, request, _at(oracle, request, source), source))
+    if skill is not None and repeats:
+        await skill.observe_many(repeats)
     return out
+
+
+def _at(oracle: Oracle, request: JudgmentRequest, source: EvidenceSource) -> float:
+    """When the judged work happened: the request's ``observed_at``, else the source's
+    time, else now."""
+    at = source.at if request.observed_at is None else None
+    return oracle.observed(request) if at is None else at
+
+
+def _evidence_of(
+    judgment: Judgment, request: JudgmentRequest, at: float, source: EvidenceSource
+) -> ScoreEvidence:
+    """The skill evidence of a judgment whose event is created now."""
+    return judgment_evidence(
+        judgment.agent_id, judgment.contract_id, judgment.task_type, judgment.score,
+        request.success, at, judge=request.judge or source.judge or DEFAULT_JUDGE,
+    )  # fmt: skip
 
 
 def _evidence(

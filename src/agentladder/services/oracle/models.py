@@ -67,7 +67,7 @@ class JudgmentRequest(Judgment):
 
     def judgment(self, **resolved: object) -> Judgment:
         """The judgment without the output, with resolved fields (score, provider, model)."""
-        values = {name: getattr(self, name) for name in Judgment.model_fields}
+        values = {name: getattr(self, name) for name in Judgment.__pydantic_fields__}
         values.update(resolved)
         return Judgment.model_validate(values)
 
@@ -79,6 +79,10 @@ contract sent again with other values of them is the same judgment (a file impor
 before ``history`` existed is all duplicates when imported again)."""
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+"""What ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` uses, made once."""
+
+
 def fingerprint(values: BaseModel | Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of ``values``: same request, same fingerprint."""
     if isinstance(values, JudgmentRequest):
@@ -87,7 +91,7 @@ def fingerprint(values: BaseModel | Mapping[str, Any]) -> str:
         plain = values.model_dump(mode="json")
     else:
         plain = dict(values)
-    canonical = json.dumps(plain, sort_keys=True, separators=(",", ":"))
+    canonical = _CANONICAL.encode(plain)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -99,7 +103,7 @@ def _plain(model: Judgment, leave: Collection[str]) -> dict[str, Any] | None:
     if model.observed_at is not None or model.complexity is not None:
         return None
     values = model.__dict__
-    return {name: values[name] for name in type(model).model_fields if name not in leave}
+    return {name: values[name] for name in type(model).__pydantic_fields__ if name not in leave}
 
 
 def _payload_fields(request: JudgmentRequest) -> dict[str, Any]:

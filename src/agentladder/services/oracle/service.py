@@ -285,7 +285,7 @@ class Oracle:
             return request.judgment(**resolved), judged_by
         # validated already: the request's fields, and a configuration's provider and
         # model (the same constraints as a judgment's)
-        values = {name: getattr(request, name) for name in Judgment.model_fields}
+        values = {name: getattr(request, name) for name in Judgment.__pydantic_fields__}
         return built(Judgment, **{**values, **resolved}), judged_by
 
     def _repeat(self, existing: OracleEvent, profile: AgentProfile, digest: str) -> JudgmentResult:

@@ -46,7 +46,7 @@ from agentladder.store.checks import PendingCheck
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import AgentListingCache, listing_from_reads
-from agentladder.store.many import apply_in_flight, oracle_then_skill
+from agentladder.store.many import apply_in_flight, oracle_many_then_skill, oracle_then_skill
 from agentladder.store.nats.changes import ChangeFeed
 from agentladder.store.nats.checks import KvChecks
 from agentladder.store.nats.config import NatsOptions, nats_errors, parse_nats_url
@@ -272,6 +272,12 @@ class NatsStore:
     ) -> tuple[OracleApplied | None, SkillApplied | None]:
         """The Oracle event, then the skill event: two streams, two writes (``store.many``)."""
         return await oracle_then_skill(self, agent_id, key, fold, skill)
+
+    async def apply_oracle_many_then_skill(
+        self, pairs: Sequence[tuple[OracleItem, SkillItem]]
+    ) -> list[tuple[OracleApplied | None, SkillApplied | None]]:
+        """The Oracle events, then the skill events of those created (``store.many``)."""
+        return await oracle_many_then_skill(self, pairs)
 
     async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
         """Several agents' events in flight at once, each agent's in order (``store.many``)."""

@@ -146,7 +146,12 @@ class SqliteSkills(SqliteFile):
     async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
         """Every item in one job of the writer: each its own event under its own key and
         seq; each changed state written once, at the end (one transaction)."""
+        return await self._write(self._skill_many_job(items))
 
+    def _skill_many_job(
+        self, items: Sequence[SkillItem]
+    ) -> Callable[[sqlite3.Connection], list[SkillApplied]]:
+        """The job of ``apply_skill_many`` (also run inside a larger one)."""
         cache, fleets = self._decoded_skills(), self._decoded_fleet()
 
         def run(conn: sqlite3.Connection) -> list[SkillApplied]:
@@ -192,7 +197,7 @@ class SqliteSkills(SqliteFile):
             self._writer.after_commit(lambda: cache.update(fresh_states))
             return out
 
-        return await self._write(run)
+        return run
 
     async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:
         """One job of the writer: the events after ``seq`` read, folded, and every state

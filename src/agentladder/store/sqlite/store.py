@@ -256,6 +256,12 @@ class SqliteStore(SqliteSkills, SqliteChecks):
 
     async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
         """Every item in one job of the writer, so one transaction (``sqlite.many``)."""
+        return await self._write(self._oracle_many_job(items))
+
+    def _oracle_many_job(
+        self, items: Sequence[OracleItem]
+    ) -> Callable[[sqlite3.Connection], list[OracleApplied | None]]:
+        """The job of ``apply_oracle_many`` (also run inside a larger one)."""
         cache = self._profiles
 
         def run(conn: sqlite3.Connection) -> list[OracleApplied | None]:
@@ -264,6 +270,27 @@ class SqliteStore(SqliteSkills, SqliteChecks):
             written = many.apply_many(conn, items, known)
             self._writer.after_commit(lambda: cache.update(written.profiles))
             return written.outcomes
+
+        return run
+
+    async def apply_oracle_many_then_skill(
+        self, pairs: Sequence[tuple[OracleItem, SkillItem]]
+    ) -> list[tuple[OracleApplied | None, SkillApplied | None]]:
+        """All in one job of the writer: one transaction and one commit for the batch's
+        events and the skill evidence of those created (a failure of either rolls back
+        both)."""
+        oracle = self._oracle_many_job([item for item, _ in pairs])
+
+        def run(conn: sqlite3.Connection) -> list[tuple[OracleApplied | None, SkillApplied | None]]:
+            applied = oracle(conn)
+            created = [i for i, done in enumerate(applied) if done is not None and done.created]
+            skills: list[SkillApplied | None] = [None] * len(pairs)
+            if not created:
+                return list(zip(applied, skills, strict=True))
+            observed = self._skill_many_job([pairs[i][1] for i in created])(conn)
+            for index, skill in zip(created, observed, strict=True):
+                skills[index] = skill
+            return list(zip(applied, skills, strict=True))
 
         return await self._write(run)
 
