@@ -13,9 +13,10 @@ the rate is those over the time from the start to the last instance settled.
 
 Also counted: the CPU time per deliberation applied of the instances (their processes,
 from the start to settled) and of the nats-server (its process, over the same time),
-which on this shared 2-core machine tells more than the rate does; the ``Busy`` refusals, the side effects' retries by kind (the orchestrator's
-``WriteTally``), and every log record naming error 10210 (too many atomic batches in
-flight on a stream), which the issue's scaling run must not show.
+which on this shared 2-core machine tells more than the rate does; the ``Busy``
+refusals; the side effects' retries by kind (the orchestrator's ``WriteTally``); and
+every log record naming error 10210 (too many atomic batches in flight on a stream),
+which the issue's scaling run must not show.
 
 Targets (issue 27): at least 50 deliberations applied per second on one instance; no
 error 10210.
