@@ -111,11 +111,12 @@ def _weights(obs: Observations, lay: Layout, st: State, sol: Solution | None,
     st_of = np.where(scored, lay.cols[:, 2] - lay.v0, 0)
     src = np.where(scored, obs.source, 0)
     weight = np.where(scored, st.honesty[src] * st.clean / st.noise[st_of], 0.0)
-    value = st.value.copy()
+    value = st.censored.values(slice(None))
     binary = obs.binary
     if binary.any():
-        fitted = np.full(len(obs), rules.pass_threshold) if sol is None else sol.fitted
-        f = (fitted + st.deviation)[binary]
+        at = np.flatnonzero(binary)
+        fitted = np.full(len(at), rules.pass_threshold) if sol is None else sol.fitted.at(at)[0]
+        f = fitted + st.deviation[at]
         z = (f - rules.pass_threshold) / rules.pass_sd
         log_p = log_ndtr(z)
         log_q = log_ndtr(-z)

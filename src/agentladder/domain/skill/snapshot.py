@@ -58,13 +58,12 @@ class _Paths:
 
     def __init__(self, fit: FitResult, keep: int) -> None:
         dyn, msg, sol = fit.dynamics, fit.messages, fit.solution
-        order = msg.order  # in time order within each pair
-        pair = msg.pair[order]
+        pair = msg.chains.pair  # the messages in chain order: by pair, in time order
         still_mean, still_var = dyn.still_mean[pair], dyn.still_var[pair]
         shift = sol.mean[pair] - still_mean
-        var = np.maximum(sol.var[pair] + dyn.path_var[order] - still_var, _MIN_VAR)
-        self.at = msg.at[order]
-        self.mean = dyn.path_mean[order] + shift
+        var = np.maximum(sol.var[pair] + dyn.path_var - still_var, _MIN_VAR)
+        self.at = msg.at[msg.order]
+        self.mean = dyn.path_mean + shift
         self.sd = np.sqrt(var)
         self.ends = np.searchsorted(pair, np.arange(fit.lay.pairs + 1))
         self.keep = keep
