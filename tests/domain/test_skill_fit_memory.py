@@ -3,8 +3,9 @@ cost each: what made a 1,000,000-judgment fit need more than a gigabyte was a Py
 per event for the histories and arrays held from one round into the next; what made it
 need 646 MB, int64 indices, a message copied from each judgment and the EM step's
 temporaries made for every observation at once; then the large solver's fitted values held
-for every observation, the chains' arrays beside their inputs, and a working value and
-extra variance for every score where only those at a bound have one."""
+for every observation, the chains' arrays beside their inputs, a working value and extra
+variance for every score where only those at a bound have one, and the snapshot's paths
+made for every event where only the last points of each pair are read."""
 
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ from agentladder.domain.skill import blocks as skill_blocks
 from agentladder.domain.skill.evidence import ScoreEvidence
 
 FEW, MANY = 10_000, 40_000
-PER_OBSERVATION = 200
-"""Bytes of traced peak each observation may add to the fit and its snapshot (168
-measured; 184 before the fitted values made per block, the chains in place and the
-censored values kept apart, 297 before int32 indices, a message per judgment and the EM
+PER_OBSERVATION = 170
+"""Bytes of traced peak each observation may add to the fit and its snapshot (145
+measured; 185 before the fitted values made per block, the chains in place, the censored
+values kept apart and the snapshot's paths made per pair, 297 before int32 indices, a message per judgment and the EM
 step in blocks, 454 before that)."""
 ROUNDS_PER_OBSERVATION = 125
 """Bytes of traced peak each observation may add to the fit's rounds, its result included
