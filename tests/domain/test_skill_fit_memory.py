@@ -22,8 +22,8 @@ FEW, MANY = 10_000, 40_000
 PER_OBSERVATION = 170
 """Bytes of traced peak each observation may add to the fit and its snapshot (145
 measured; 185 before the fitted values made per block, the chains in place, the censored
-values kept apart and the snapshot's paths made per pair, 297 before int32 indices, a message per judgment and the EM
-step in blocks, 454 before that)."""
+values kept apart and the snapshot's paths made per pair, 297 before int32 indices, a
+message per judgment and the EM step in blocks, 454 before that)."""
 ROUNDS_PER_OBSERVATION = 125
 """Bytes of traced peak each observation may add to the fit's rounds, its result included
 (103 measured; 155 before the fitted values made per block, the chains in place and the
