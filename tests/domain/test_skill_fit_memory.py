@@ -2,7 +2,10 @@
 cost each: what made a 1,000,000-judgment fit need more than a gigabyte was a Python tuple
 per event for the histories and arrays held from one round into the next; what made it
 need 646 MB, int64 indices, a message copied from each judgment and the EM step's
-temporaries made for every observation at once."""
+temporaries made for every observation at once; then the large solver's fitted values held
+for every observation, the chains' arrays beside their inputs, a working value and extra
+variance for every score where only those at a bound have one, and the snapshot's paths
+made for every event where only the last points of each pair are read."""
 
 from __future__ import annotations
 
@@ -16,10 +19,15 @@ from agentladder.domain.skill import blocks as skill_blocks
 from agentladder.domain.skill.evidence import ScoreEvidence
 
 FEW, MANY = 10_000, 40_000
-PER_OBSERVATION = 240
-"""Bytes of traced peak each observation may add to the fit and its snapshot (184
-measured; 297 before int32 indices, a message per judgment and the EM step in blocks, 454
-before that)."""
+PER_OBSERVATION = 170
+"""Bytes of traced peak each observation may add to the fit and its snapshot (145
+measured; 185 before the fitted values made per block, the chains in place, the censored
+values kept apart and the snapshot's paths made per pair, 297 before int32 indices, a
+message per judgment and the EM step in blocks, 454 before that)."""
+ROUNDS_PER_OBSERVATION = 125
+"""Bytes of traced peak each observation may add to the fit's rounds, its result included
+(103 measured; 155 before the fitted values made per block, the chains in place and the
+censored values kept apart)."""
 BLOCK = 2_048
 """The blocks' size here: as small beside these fits as 65,536 is beside 1,000,000."""
 TABLE_PER_OBSERVATION = 40
@@ -64,6 +72,29 @@ def test_the_fit_peak_grows_by_a_bounded_cost_per_observation(
     per = (many - few) / (MANY - FEW)
     print(f"fit and snapshot peak: {few >> 20} MB, {many >> 20} MB: {per:.0f} B an observation")
     assert per < PER_OBSERVATION
+
+
+def test_the_rounds_peak_grows_by_a_bounded_cost_per_observation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """30,000 more judgments add less than ``ROUNDS_PER_OBSERVATION`` bytes each to the
+    peak of the fit's rounds (the large solver, the chains, the EM step)."""
+    monkeypatch.setattr(skill_blocks, "BLOCK", BLOCK)
+    rules = SkillRules(exact_limit=100)
+    peaks = []
+    for count in (FEW, MANY):
+        table = observations_of(_judgments(count))
+        tracemalloc.start()
+        try:
+            fit = fit_observations(table, rules)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert not fit.exact
+        peaks.append(peak)
+    per = (peaks[1] - peaks[0]) / (MANY - FEW)
+    print(f"the fit's rounds: {per:.0f} B an observation")
+    assert per < ROUNDS_PER_OBSERVATION
 
 
 def test_the_table_takes_a_bounded_size_per_judgment() -> None:

@@ -27,7 +27,9 @@ import numpy.typing as npt
 from agentladder.domain.skill.observations import Index
 from agentladder.domain.skill.rules import SkillRules
 
-__all__ = ["DAY_S", "Chains", "Message", "Track", "chains_of", "run_chains", "step", "watched"]
+__all__ = [
+    "DAY_S", "Chains", "Message", "Run", "Track", "chains_of", "run_chains", "step", "watched",
+]  # fmt: skip
 
 DAY_S = 86_400.0
 Floats = npt.NDArray[np.float64]
@@ -144,57 +146,84 @@ def chains_of(
     return chains, order.astype(np.int32)
 
 
+@dataclass(frozen=True)
+class Run:
+    """Both filters over every pair's messages: per pair the still filter's end (mean,
+    var) and the moving one's (mean, var, drop, rise); per message, in chain order, the
+    moving chain's smoothed mean at it (``smoothed``: what all the pair's evidence says of
+    the skill at that time) and, when asked for, the moving filter's estimate after it
+    (``path_mean``, ``path_var``: what was known then)."""
+
+    still_mean: Floats
+    still_var: Floats
+    moving_mean: Floats
+    moving_var: Floats
+    drop: Floats
+    rise: Floats
+    smoothed: Floats
+    path_mean: Floats | None
+    path_var: Floats | None
+
+
 def run_chains(
     chains: Chains, start_mean: Floats, start_var: Floats, mean: Floats, var: Floats,
-    rules: SkillRules,
-) -> tuple[Floats, Floats, Floats, Floats, Floats, Floats, Floats, Floats, Floats]:  # fmt: skip
+    rules: SkillRules, path: bool = False,
+) -> Run:  # fmt: skip
     """Both filters over every pair's messages (``mean``, ``var`` in chain order), all
-    pairs at once. Per pair: the still filter's end (mean, var), the moving one's end
-    (mean, var, drop, rise); per message: the moving filter's estimate after it (mean,
-    var: what was known then) and the moving chain's smoothed mean at it (what all the
-    pair's evidence says of the skill at that time: ``smoothed``)."""
+    pairs at once, rank by rank, in place: ``mean`` becomes the moving filter's path, then
+    (``smoothed_means``) the smoothed means; ``var`` the filtered variances (before a
+    detected change's). The path is kept apart only when asked for (``path``)."""
     n_pairs = len(start_mean)
     still_m, still_v = start_mean.copy(), start_var.copy()
     move_m, move_v = start_mean.copy(), start_var.copy()
     drop, rise = np.zeros(n_pairs), np.zeros(n_pairs)
-    path_m, path_v = np.zeros(len(mean)), np.zeros(len(mean))
-    predicted, filtered = np.zeros(len(mean)), np.zeros(len(mean))
+    path_v = np.zeros(len(mean)) if path else None
     threshold, half = rules.change_threshold, rules.change_threshold / 2.0
+    changed_at = np.zeros(len(mean), dtype=np.bool_) if threshold > 0.0 else None
     by_rank, bounds = chains.by_rank, chains.bounds
     for r in range(len(bounds) - 1):
         m = by_rank[bounds[r] : bounds[r + 1]]
         p = chains.pair[m]
-        sv = 1.0 / (1.0 / still_v[p] + 1.0 / var[m])
-        still_m[p] = sv * (still_m[p] / still_v[p] + mean[m] / var[m])
+        x, v = mean[m], var[m]
+        sv = 1.0 / (1.0 / still_v[p] + 1.0 / v)
+        still_m[p] = sv * (still_m[p] / still_v[p] + x / v)
         still_v[p] = sv
         prior_v = move_v[p] + chains.added[m]
-        post_v = 1.0 / (1.0 / prior_v + 1.0 / var[m])
-        post_m = post_v * (move_m[p] / prior_v + mean[m] / var[m])
-        predicted[m], filtered[m] = prior_v, post_v
-        if threshold > 0.0:
-            z = np.clip((mean[m] - move_m[p]) / np.sqrt(prior_v + var[m]), -half, half)
+        post_v = 1.0 / (1.0 / prior_v + 1.0 / v)
+        post_m = post_v * (move_m[p] / prior_v + x / v)
+        var[m] = post_v  # filtered
+        if changed_at is not None:
+            z = np.clip((x - move_m[p]) / np.sqrt(prior_v + v), -half, half)
             d = np.maximum(0.0, drop[p] - z - rules.change_allowance)
             u = np.maximum(0.0, rise[p] + z - rules.change_allowance)
             changed = (d > threshold) | (u > threshold)
             post_v = post_v + np.where(changed, rules.change_sd**2, 0.0)
             drop[p] = np.where(changed, 0.0, d)
             rise[p] = np.where(changed, 0.0, u)
+            changed_at[m] = changed
         move_m[p], move_v[p] = post_m, post_v
-        path_m[m], path_v[m] = post_m, post_v
-    smoothed = smoothed_means(chains, path_m, predicted, filtered)
-    return (still_m, still_v, move_m, move_v + chains.late, drop, rise, path_m, path_v,
-            smoothed)  # fmt: skip
+        mean[m] = post_m
+        if path_v is not None:
+            path_v[m] = post_v
+    path_m = mean.copy() if path else None
+    smoothed_means(chains, mean, var, changed_at, rules)
+    return Run(still_m, still_v, move_m, move_v + chains.late, drop, rise, mean, path_m,
+               path_v)  # fmt: skip
 
 
-def smoothed_means(chains: Chains, path_m: Floats, predicted: Floats, filtered: Floats) -> Floats:
+def smoothed_means(
+    chains: Chains, mean: Floats, filtered: Floats, changed: npt.NDArray[np.bool_] | None,
+    rules: SkillRules,
+) -> None:  # fmt: skip
     """The Rauch-Tung-Striebel smoother over the moving chain, all pairs at once, from
-    each pair's last message back: the skill at each message's time given all the pair's
-    messages. Between two messages the skill moves by a random walk whose variance is what
-    the filter added there (drift, model changes, a detected change), so the gain of a
-    message is its filtered variance over the next message's predicted one. With no
-    dynamics the gain is 1 and every message reads the end: its one value."""
-    smooth = path_m.copy()
-    n = len(path_m)
+    each pair's last message back, in place: ``mean`` (the filter's path) becomes the skill
+    at each message's time given all the pair's messages. Between two messages the skill
+    moves by a random walk whose variance is what the filter added there (drift, model
+    changes, a detected change: ``changed``), so the gain of a message is its filtered
+    variance over the next message's predicted one (its filtered variance, that change's,
+    and what the next one added before it). With no dynamics the gain is 1 and every
+    message reads the end: its one value."""
+    n = len(mean)
     by_rank, bounds = chains.by_rank, chains.bounds
     for r in range(len(bounds) - 2, -1, -1):
         m = by_rank[bounds[r] : bounds[r + 1]]
@@ -203,6 +232,8 @@ def smoothed_means(chains: Chains, path_m: Floats, predicted: Floats, filtered: 
         m, nxt = m[has], nxt[has]
         same = chains.pair[nxt] == chains.pair[m]
         m, nxt = m[same], nxt[same]
-        gain = filtered[m] / predicted[nxt]
-        smooth[m] = path_m[m] + gain * (smooth[nxt] - path_m[m])
-    return smooth
+        after = filtered[m]  # the filter's variance after m: as it predicted the next
+        if changed is not None:
+            after = after + np.where(changed[m], rules.change_sd**2, 0.0)
+        gain = filtered[m] / (after + chains.added[nxt])
+        mean[m] = mean[m] + gain * (mean[nxt] - mean[m])

@@ -54,9 +54,9 @@ class MessageLayout:
 
 @dataclass(frozen=True)
 class Dynamics:
-    """One run of the chains: per message (in message order) the moving filter's estimate
-    after it and the smoothed one at it; per pair both filters' ends and the detector's
-    sums."""
+    """One run of the chains: per message, in chain order (``MessageLayout.order``: by
+    pair, then time), the moving filter's estimate after it and the smoothed one at it; per
+    pair both filters' ends and the detector's sums."""
 
     path_mean: Floats
     path_var: Floats
@@ -67,12 +67,6 @@ class Dynamics:
     drop: Floats
     rise: Floats
     smoothed: Floats
-
-    def deviation(self, lay: MessageLayout) -> Floats:
-        """Per message: how far the skill at its time (the moving chain smoothed over all
-        the pair's messages) lies from the pair's one value (the still filter's end); 0
-        for every message of a pair whose skill did not move."""
-        return self.smoothed - self.still_mean[lay.pair]
 
 
 def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> MessageLayout:
@@ -157,35 +151,32 @@ def _starts(lay: Layout, sol: Solution, type_spread: float) -> tuple[Floats, Flo
 
 def deviation(obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution,
               inputs: Inputs, type_spread: float, rules: SkillRules) -> Floats:  # fmt: skip
-    """Per observation, ``Dynamics.deviation`` of its message, without the rest of the
-    run's arrays (a round before the last needs only this)."""
+    """Per observation, how far the skill at its message's time (the moving chain smoothed
+    over all the pair's messages) lies from the pair's one value (the still filter's end);
+    0 for every message of a pair whose skill did not move. Without the rest of the run's
+    arrays (a round before the last needs only this): the chains run in place on their
+    inputs."""
     chain_mean, chain_var = _chain_inputs(obs, lay, msg, sol, inputs)
     start_mean, start_var = _starts(lay, sol, type_spread)
     run = run_chains(msg.chains, start_mean, start_var, chain_mean, chain_var, rules)
-    del chain_mean, chain_var
-    still_m, smooth_m = run[0], run[8]
-    del run
+    del chain_var  # the filtered variances: the smoother's, done
     out = np.empty(len(msg.pair))
-    out[msg.order] = smooth_m - still_m[msg.chains.pair]
+    pair, order = msg.chains.pair, msg.order
+    for part in slices(len(out)):
+        out[order[part]] = run.smoothed[part] - run.still_mean[pair[part]]
     return msg.observed(out)
 
 
 def dynamics(obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution,
              inputs: Inputs, type_spread: float, rules: SkillRules) -> Dynamics:  # fmt: skip
-    """The chains over what each event says of its pair's skill alone (``_chain_inputs``)."""
-    n = len(msg.pair)
-    order = msg.order
+    """The chains over what each event says of its pair's skill alone (``_chain_inputs``),
+    their paths kept."""
     chain_mean, chain_var = _chain_inputs(obs, lay, msg, sol, inputs)
     start_mean, start_var = _starts(lay, sol, type_spread)
-    still_m, still_v, move_m, move_v, drop, rise, path_m, path_v, smooth_m = run_chains(
-        msg.chains, start_mean, start_var, chain_mean, chain_var, rules
-    )
-    del chain_mean, chain_var
-    path_mean = np.empty(n)
-    path_var = np.empty(n)
-    smoothed = np.empty(n)
-    path_mean[order] = path_m
-    path_var[order] = path_v
-    smoothed[order] = smooth_m
-    return Dynamics(path_mean, path_var, still_m, still_v, move_m, move_v, drop, rise,
-                    smoothed)  # fmt: skip
+    run = run_chains(msg.chains, start_mean, start_var, chain_mean, chain_var, rules, path=True)
+    del chain_var
+    assert run.path_mean is not None  # asked for
+    assert run.path_var is not None
+    return Dynamics(run.path_mean, run.path_var, run.still_mean, run.still_var,
+                    run.moving_mean, run.moving_var, run.drop, run.rise,
+                    run.smoothed)  # fmt: skip

@@ -113,11 +113,12 @@ def _weights(obs: Observations, lay: Layout, st: State, sol: Solution | None,
     weight = np.zeros(len(obs))  # an outcome without a score has no source (and maybe
     # no source exists at all: a fleet judged pass or fail only), weighted below
     weight[scored] = st.honesty[src[scored]] * st.clean[scored] / st.noise[st_of[scored]]
-    value = st.value.copy()
+    value = st.censored.values(slice(None))
     binary = obs.binary
     if binary.any():
-        fitted = np.full(len(obs), rules.pass_threshold) if sol is None else sol.fitted
-        f = (fitted + st.deviation)[binary]
+        at = np.flatnonzero(binary)
+        fitted = np.full(len(at), rules.pass_threshold) if sol is None else sol.fitted.at(at)[0]
+        f = fitted + st.deviation[at]
         z = (f - rules.pass_threshold) / rules.pass_sd
         log_p = log_ndtr(z)
         log_q = log_ndtr(-z)

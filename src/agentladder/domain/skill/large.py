@@ -11,6 +11,8 @@ if its parts were independent (``docs/skill.md``, "Large fleets").
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,9 +20,10 @@ import numpy.typing as npt
 import scipy.sparse.linalg as sparse_linalg
 from scipy import sparse
 
+from agentladder.domain.skill.blocks import RunningSums, slices
 from agentladder.domain.skill.pattern import Pattern, group_sums, prior_diagonal, right_side
 from agentladder.domain.skill.system import anchors
-from agentladder.domain.skill.terms import Layout, Solution, Weighted
+from agentladder.domain.skill.terms import Layout, Solution, Weighted, Where
 
 __all__ = ["solve_large"]
 
@@ -34,61 +37,114 @@ def _sums(index: npt.NDArray[np.integer[Any]], weights: Floats, size: int) -> Fl
     return np.bincount(index, weights=weights, minlength=size).astype(np.float64)
 
 
-class _Index:
-    """Each observation's unknowns, without the -1s of absent ones."""
+class _Part:
+    """One block's observations' unknowns (``blocks.py``): each one's skill, and its
+    leniencies and its deliberation's offset where it has them (0 where not)."""
 
-    def __init__(self, lay: Layout) -> None:
-        self.p = lay.cols[:, 0]
-        self.scored = lay.cols[:, 1] >= 0
-        self.b = np.where(self.scored, lay.cols[:, 1], 0)
-        self.v = np.where(self.scored, lay.cols[:, 2], 0)
-        self.grouped = lay.group >= 0
-        self.g = np.where(self.grouped, lay.group, 0)
+    def __init__(self, lay: Layout, at: Where) -> None:
+        cols = lay.cols[at]
+        self.p = cols[:, 0]
+        self.scored = cols[:, 1] >= 0
+        self.b = np.where(self.scored, cols[:, 1], 0)
+        self.v = np.where(self.scored, cols[:, 2], 0)
+        group = lay.group[at]
+        self.grouped = group >= 0
+        self.g = np.where(self.grouped, group, 0)
 
 
-def _variances(lay: Layout, w: Weighted, ix: _Index, pattern: Pattern) -> tuple[Floats, Floats]:
+def _parts(lay: Layout) -> Iterator[tuple[slice, _Part]]:
+    """The observations' blocks, in order, each's unknowns made when it is reached."""
+    for at in slices(len(lay.cols)):
+        yield at, _Part(lay, at)
+
+
+@dataclass(frozen=True)
+class _Made:
+    """The fitted values and their variances made from the unknowns' means and variances
+    when asked for (``terms.Fitted``): as if independent, as the variances are taken."""
+
+    lay: Layout
+    mean: Floats
+    var: Floats
+    offset: Floats
+    offset_var: Floats
+
+    def at(self, where: Where) -> tuple[Floats, Floats]:
+        """Those of the observations at ``where``."""
+        theta, var, ix = self.mean, self.var, _Part(self.lay, where)
+        fitted = theta[ix.p] + np.where(ix.scored, theta[ix.b] + theta[ix.v], 0.0)
+        fitted_var = var[ix.p] + np.where(ix.scored, var[ix.b] + var[ix.v], 0.0)
+        if self.lay.groups:
+            fitted = fitted + np.where(ix.grouped, self.offset[ix.g], 0.0)
+            fitted_var = fitted_var + np.where(ix.grouped, self.offset_var[ix.g], 0.0)
+        return fitted, fitted_var
+
+
+class _Counts:
+    """The weights' sums the variances take, made block by block (``blocks.py``: the same
+    sums as one pass): per deliberation, per source, per (source, task type), per skill,
+    per task type of the observations outside deliberations, and each deliberation's
+    task type."""
+
+    def __init__(self, lay: Layout, w: Weighted) -> None:
+        groups = RunningSums(lay.groups)
+        b_sums, v_sums = RunningSums(lay.sources), RunningSums(lay.source_types)
+        pairs, alone = RunningSums(lay.pairs), RunningSums(lay.types)
+        self.group_type = np.zeros(lay.groups, dtype=np.int64)
+        for at, ix in _parts(lay):
+            sc, gr, weight = ix.scored, ix.grouped, w.weight[at]
+            groups.add(ix.g[gr], weight[gr])
+            b_sums.add(ix.b[sc] - lay.b0, weight[sc])
+            v_sums.add(ix.v[sc] - lay.v0, weight[sc])
+            pairs.add(ix.p, weight)
+            type_of = lay.pair_type[ix.p]
+            alone.add(type_of[~gr], weight[~gr])
+            if lay.groups:
+                self.group_type[ix.g[gr]] = type_of[gr]
+        self.groups, self.b, self.v = groups.total, b_sums.total, v_sums.total
+        self.pairs, self.alone = pairs.total, alone.total
+
+
+def _variances(lay: Layout, w: Weighted, pattern: Pattern) -> tuple[Floats, Floats]:
     """Approximate marginal variances of the unknowns and of the offsets."""
-    weight = w.weight
-    sc, gr = ix.scored, ix.grouped
+    counts = _Counts(lay, w)
     var = np.zeros(lay.size)
-    a = _sums(ix.g[gr], weight[gr], lay.groups) + 1.0 / w.difficulty
+    a = counts.groups + 1.0 / w.difficulty
     offset_var = 1.0 / a if lay.groups else np.zeros(0)
-    b_den = _sums(ix.b[sc] - lay.b0, weight[sc], lay.sources) + 1.0 / w.leniency
-    v_den = _sums(ix.v[sc] - lay.v0, weight[sc], lay.source_types) + 1.0 / w.type_leniency
-    var[lay.b0 : lay.v0] = 1.0 / b_den
-    var[lay.v0 :] = 1.0 / v_den
+    var[lay.b0 : lay.v0] = 1.0 / (counts.b + 1.0 / w.leniency)
+    var[lay.v0 :] = 1.0 / (counts.v + 1.0 / w.type_leniency)
     inv = 1.0 / w.type_spread
     count_a = np.bincount(lay.pair_agent, minlength=lay.agents)
     count_t = np.bincount(lay.pair_type, minlength=lay.types)
     var[lay.q0 : lay.l0] = 1.0 / (count_a * inv + 1.0 / w.ability)
     var[lay.l0 : lay.b0] = 1.0 / (count_t * inv + 1.0 / w.level)
-    d = _sums(ix.p, weight, lay.pairs) + inv
+    d = counts.pairs + inv
     own = 1.0 / d
     # what each skill leans on: its scores' leniencies and offsets, its pooling prior
-    lean = np.where(sc, var[ix.b] + var[ix.v], 0.0)
-    if lay.groups:
-        lean = lean + np.where(gr, offset_var[ix.g], 0.0)
     inverse, pair_of = pattern.lean_of, pattern.lean_pair
-    grouped_w = _sums(inverse, weight, len(pair_of))
-    per_pair_lean = _sums(inverse, weight * lean, len(pair_of)) / np.maximum(grouped_w, 1e-300)
-    leaned = _sums(pair_of, grouped_w * grouped_w * per_pair_lean, lay.pairs) / (d * d)
+    grouped_w, lean_sums = RunningSums(len(pair_of)), RunningSums(len(pair_of))
+    for at, ix in _parts(lay):
+        lean = np.where(ix.scored, var[ix.b] + var[ix.v], 0.0)
+        if lay.groups:
+            lean = lean + np.where(ix.grouped, offset_var[ix.g], 0.0)
+        weight = w.weight[at]
+        grouped_w.add(inverse[at], weight)
+        lean_sums.add(inverse[at], weight * lean)
+    per_pair_lean = lean_sums.total / np.maximum(grouped_w.total, 1e-300)
+    leaned = _sums(pair_of, grouped_w.total * grouped_w.total * per_pair_lean, lay.pairs) / (d * d)
     prior = (inv / d) ** 2 * (var[lay.q0 + lay.pair_agent] + var[lay.l0 + lay.pair_type])
-    var[: lay.pairs] = own + leaned + prior + _common(lay, w, ix, a)[lay.pair_type]
+    var[: lay.pairs] = own + leaned + prior + _common(lay, w, counts, a)[lay.pair_type]
     return var, offset_var
 
 
-def _common(lay: Layout, w: Weighted, ix: _Index, a: Floats) -> Floats:
+def _common(lay: Layout, w: Weighted, counts: _Counts, a: Floats) -> Floats:
     """Per task type, the variance of a shift shared by every skill there: what no single
     skill's conditional variance shows. Scores outside deliberations (on the anchored
     scale) and binary outcomes pin it; a deliberation's scores pin it only as far as its
     offset's prior does (its offset could take any shared shift); the level's prior too."""
-    type_of = lay.pair_type[ix.p]
-    alone = ~ix.grouped
-    info = _sums(type_of[alone], w.weight[alone], lay.types) + 1.0 / w.level
+    info = counts.alone + 1.0 / w.level
     if lay.groups:
-        group_type = np.zeros(lay.groups, dtype=np.int64)
-        group_type[ix.g[ix.grouped]] = type_of[ix.grouped]
-        info = info + _sums(group_type, 1.0 / (w.difficulty + 1.0 / a), lay.types)
+        info = info + _sums(counts.group_type, 1.0 / (w.difficulty + 1.0 / a), lay.types)
     return 1.0 / info
 
 
@@ -100,11 +156,13 @@ class _Operator:
     def __init__(self, lay: Layout, pattern: Pattern, w: Weighted,
                  groups: tuple[Floats, Floats, Floats] | None) -> None:  # fmt: skip
         n = lay.size
-        combos = len(pattern.combo_cols)
-        self.combo_weight = _sums(pattern.combo, w.weight, combos)
+        combos = RunningSums(len(pattern.combo_cols))
+        for at in slices(len(pattern.combo)):
+            combos.add(pattern.combo[at], w.weight[at])
+        self.combo_weight = combos.total
         ones = np.ones(len(pattern.entry_col))
         self.design = sparse.csr_matrix(
-            (ones, (pattern.entry_combo, pattern.entry_col)), shape=(combos, n)
+            (ones, (pattern.entry_combo, pattern.entry_col)), shape=(combos.size, n)
         )
         pool = sparse.csr_matrix(
             (pattern.pool_sign / w.type_spread, (pattern.pool_rows, pattern.pool_cols)),
@@ -163,17 +221,12 @@ def solve_large(lay: Layout, pattern: Pattern, w: Weighted, start: Floats,
             [operator.solve(c, across[:, i]) for i, c in enumerate(constraints)], axis=1
         )
         theta = theta - directions @ np.linalg.solve(constraints @ directions, constraints @ theta)
-    ix = _Index(lay)
     offset = np.zeros(lay.groups)
     if groups is not None:
         total, wy, ev = groups
         eg, ej = pattern.group_of, pattern.column_of
         a = total + 1.0 / w.difficulty
         offset = (wy - np.bincount(eg, weights=ev * theta[ej], minlength=lay.groups)) / a
-    var, offset_var = _variances(lay, w, ix, pattern)
-    fitted = theta[ix.p] + np.where(ix.scored, theta[ix.b] + theta[ix.v], 0.0)
-    fitted_var = var[ix.p] + np.where(ix.scored, var[ix.b] + var[ix.v], 0.0)
-    if lay.groups:
-        fitted = fitted + np.where(ix.grouped, offset[ix.g], 0.0)
-        fitted_var = fitted_var + np.where(ix.grouped, offset_var[ix.g], 0.0)
-    return Solution(theta, var, None, offset, offset_var, fitted, fitted_var), directions
+    var, offset_var = _variances(lay, w, pattern)
+    fitted = _Made(lay, theta, var, offset, offset_var)
+    return Solution(theta, var, None, offset, offset_var, fitted), directions

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentladder.domain.skill.blocks import RunningSums, slices
+from agentladder.domain.skill.censored import LOG_2PI, Censored, log_ndtr
 from agentladder.domain.skill.gauss import TWO_VALUED_FROM
 from agentladder.domain.skill.observations import Observations
 from agentladder.domain.skill.pattern import Pattern
@@ -27,7 +28,6 @@ from agentladder.domain.skill.terms import Layout, Solution, Weighted
 __all__ = ["LOG_2PI", "State", "bound_shares", "learn", "log_ndtr"]
 
 Floats = npt.NDArray[np.float64]
-LOG_2PI = math.log(2.0 * math.pi)
 _MAX_NOISE = 25.0
 """The noisiest a source is taken to be (sd 5: half the scale); beyond, its scores say
 nothing anyway, and its estimate would only drift."""
@@ -50,8 +50,7 @@ class State:
         self.leniency = rules.leniency_sd**2
         self.difficulty = rules.difficulty_sd**2
         self.spread_history: list[tuple[float, float, float]] = []
-        self.value = obs.value.copy()
-        self.extra = np.zeros(k)
+        self.censored = Censored(obs)  # the working values and their extra variance
         self.deviation = np.zeros(k)  # of each observation's skill from its pair's one value
         self.at_bounds = bound_shares(obs, lay.sources)
         self.two_valued = self.at_bounds > TWO_VALUED_FROM
@@ -68,26 +67,6 @@ def bound_shares(obs: Observations, sources: int) -> Floats:
     return bounds / np.maximum(count, 1.0)
 
 
-def log_ndtr(z: Floats) -> Floats:
-    """log Φ(z), stable in the left tail."""
-    out = np.empty_like(z)
-    low = z < -5.0
-    hi = ~low
-    out[hi] = np.log(0.5 * _erfc(-z[hi] / math.sqrt(2.0)))
-    zl = z[low]
-    # asymptotic series of the Mills ratio
-    out[low] = -0.5 * zl * zl - np.log(-zl) - 0.5 * LOG_2PI + np.log1p(-1.0 / (zl * zl))
-    return out
-
-
-_erfc = np.vectorize(math.erfc, otypes=[np.float64])
-
-
-def _inverse_mills(z: Floats) -> Floats:
-    """φ(z) / (1 - Φ(z)): the mean of a standard normal beyond z."""
-    return np.exp(-0.5 * z * z - 0.5 * LOG_2PI - log_ndtr(-z))
-
-
 class _Block:
     """One block's view of a round: each observation's source and (source, task type)
     (0 where it has none), what the fit expects of it, its sources' leniencies, its noise."""
@@ -100,16 +79,17 @@ class _Block:
         self.st_of = np.where(scored, cols[:, 2] - lay.v0, 0)
         self.src = np.where(scored, obs.source[at], 0)
         self.noise_k = st.noise[self.st_of]
-        self.fitted_var = sol.fitted_var[at]
-        self.expected = sol.fitted[at] + deviation[at]
+        fitted, self.fitted_var = sol.fitted.at(at)
+        self.expected = fitted + deviation[at]
         mean = sol.mean
         self.lenient = np.where(
             scored, mean[np.maximum(cols[:, 1], 0)] + mean[np.maximum(cols[:, 2], 0)], 0.0
         )
 
     def base(self, values: Floats) -> Floats:
-        """What the scores say of their sources' leniency, as the fit stands."""
-        return values[self.at] - self.expected + self.lenient
+        """What the block's scores (``values``) say of their sources' leniency, as the fit
+        stands."""
+        return values - self.expected + self.lenient
 
     def mixed(self, r: Floats, rules: SkillRules) -> tuple[Floats, Floats]:
         """A clean score of an honest source, or an arbitrary one: both log densities."""
@@ -150,13 +130,13 @@ def learn(obs: Observations, lay: Layout, pattern: Pattern, st: State, sol: Solu
     for b in _each(obs, lay, st, sol, deviation):
         _censor(obs, st, b)
         s = b.scored
-        own_sums.add(b.st_of[s], b.base(st.value)[s])
+        own_sums.add(b.st_of[s], b.base(st.censored.values(b.at))[s])
         count += np.bincount(b.st_of[s], minlength=lay.source_types)
         per_source += np.bincount(b.src[s], minlength=lay.sources)
     own = _Own(own_sums.total, count, st, prior)
     wild = RunningSums(lay.sources)
     for b in _each(obs, lay, st, sol, deviation):
-        log_clean, log_mix = b.mixed(own.residual(b, b.base(st.value)), rules)
+        log_clean, log_mix = b.mixed(own.residual(b, b.base(st.censored.values(b.at))), rules)
         st.clean[b.at] = np.where(b.scored, np.exp(log_clean - log_mix), 1.0)
         wild.add(b.src[b.scored], np.where(b.scored, 1.0 - st.clean[b.at], 0.0)[b.scored])
     if rounds >= HONESTY_FROM and per_source.sum() > 0:
@@ -170,8 +150,8 @@ def learn(obs: Observations, lay: Layout, pattern: Pattern, st: State, sol: Solu
         wild_k = np.where(s, 1.0 - raw, 0.0)
         clean = np.where(s, 1.0 - wild_k * scale[b.src], 1.0)
         st.clean[b.at] = clean
-        r = own.residual(b, b.base(st.value))
-        e2 = r * r + b.fitted_var + st.extra[b.at]
+        r = own.residual(b, b.base(st.censored.values(b.at)))
+        e2 = r * r + b.fitted_var + st.censored.extras(b.at)
         n_s.add(b.src[s], clean[s])
         sums.add(b.src[s], (clean * e2)[s])
         n_st.add(b.st_of[s], clean[s])
@@ -191,22 +171,8 @@ def learn(obs: Observations, lay: Layout, pattern: Pattern, st: State, sol: Solu
 def _censor(obs: Observations, st: State, b: _Block) -> None:
     """Scores at 0 or 10: their expected value beyond the bound, and that guess's variance;
     a two-valued source's (``gauss.TWO_VALUED_FROM``) taken as they are."""
-    given = obs.value[b.at]
-    value = given.copy()
-    extra = np.zeros(len(given))
     sd = np.sqrt(b.noise_k + b.fitted_var)
-    censoring = b.scored & ~st.two_valued[b.src]
-    for bound, sign in ((10.0, 1.0), (0.0, -1.0)):
-        at = censoring & ((given >= 10.0) if sign > 0 else (given <= 0.0))
-        if not at.any():
-            continue
-        z = sign * (bound - b.expected[at]) / sd[at]
-        ratio = _inverse_mills(z)
-        guess = b.expected[at] + sign * sd[at] * ratio
-        value[at] = np.maximum(bound, guess) if sign > 0 else np.minimum(bound, guess)
-        extra[at] = sd[at] ** 2 * np.maximum(0.0, 1.0 - ratio * (ratio - z))
-    st.value[b.at] = value
-    st.extra[b.at] = extra
+    st.censored.step(b.at, b.expected, sd, b.scored & ~st.two_valued[b.src])
 
 
 def _wild_scale(total: Floats, count: Floats, rules: SkillRules) -> Floats:
@@ -236,7 +202,7 @@ def _honesty(obs: Observations, lay: Layout, pattern: Pattern, st: State, sol: S
     given = obs.value
     for b in _each(obs, lay, st, sol, deviation):
         s = b.scored
-        own_sums.add(b.st_of[s], b.base(given)[s])
+        own_sums.add(b.st_of[s], b.base(given[b.at])[s])
         st_count += np.bincount(b.st_of[s], minlength=lay.source_types)
         centre.add(b.src[s], given[b.at][s])
         lean.add(pattern.lean_of[b.at], w.weight[b.at])
@@ -254,7 +220,7 @@ def _honesty(obs: Observations, lay: Layout, pattern: Pattern, st: State, sol: S
     said = RunningSums(lay.sources)
     for b in _each(obs, lay, st, sol, deviation):
         s = b.scored
-        log_mix = b.mixed(own.residual(b, b.base(given)), rules)[1]
+        log_mix = b.mixed(own.residual(b, b.base(given[b.at])), rules)[1]
         d = given[b.at] - mid[b.src]
         log_alt = -0.5 * (LOG_2PI + np.log(spread[b.src])) - 0.5 * d * d / spread[b.src]
         log_alt = np.logaddexp(log_alt, math.log(rules.outlier_share * 0.1))

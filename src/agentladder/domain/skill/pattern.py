@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from agentladder.domain.skill.blocks import RunningSums, slices
 from agentladder.domain.skill.observations import Index
 from agentladder.domain.skill.terms import Layout, Weighted
 
@@ -150,14 +151,19 @@ def pattern_of(lay: Layout, dense: bool = True) -> Pattern:
 
 def group_sums(pattern: Pattern, lay: Layout, w: Weighted) -> tuple[Floats, Floats, Floats]:
     """Per deliberation: its weights' sum and weighted values' sum; per (deliberation,
-    column) entry its design vector's value (``pattern.group_of``, ``column_of``)."""
-    grouped = lay.group >= 0
-    g = lay.group[grouped]
-    total = np.bincount(g, weights=w.weight[grouped], minlength=lay.groups)
-    wy = np.bincount(g, weights=(w.weight * w.value)[grouped], minlength=lay.groups)
-    weights = w.weight[pattern.group_k]
-    ev = np.bincount(pattern.group_entry, weights=weights, minlength=len(pattern.group_of))
-    return total.astype(np.float64), wy.astype(np.float64), ev.astype(np.float64)
+    column) entry its design vector's value (``pattern.group_of``, ``column_of``). Made
+    block by block (``blocks.py``: the same sums as one pass)."""
+    total, wy = RunningSums(lay.groups), RunningSums(lay.groups)
+    for at in slices(len(lay.group)):
+        group = lay.group[at]
+        grouped = group >= 0
+        weight = w.weight[at]
+        total.add(group[grouped], weight[grouped])
+        wy.add(group[grouped], (weight * w.value[at])[grouped])
+    ev = RunningSums(len(pattern.group_of))
+    for at in slices(len(pattern.group_k)):
+        ev.add(pattern.group_entry[at], w.weight[pattern.group_k[at]])
+    return total.total, wy.total, ev.total
 
 
 def prior_diagonal(lay: Layout, w: Weighted) -> Floats:
@@ -175,14 +181,19 @@ def right_side(pattern: Pattern, lay: Layout, w: Weighted, groups: tuple[Floats,
     """The precision-times-mean vector, for this round's weights (offsets integrated out
     with ``groups``: ``group_sums``)."""
     n = pattern.size
-    weights = w.weight * w.value
     # each of an observation's three columns is in a range of its own (skills, leniencies,
     # type leniencies), so the sums per column come to the same in the same order
+    sums = [RunningSums(n) for _ in range(3)]
+    for at in slices(len(lay.cols)):
+        weights = w.weight[at] * w.value[at]
+        cols = lay.cols[at]
+        for slot, column in enumerate(sums):
+            col = cols[:, slot]
+            has = col >= 0
+            column.add(col[has], weights[has])
     h: Floats = np.zeros(n)
-    for slot in range(3):
-        col = lay.cols[:, slot]
-        has = col >= 0
-        h += np.bincount(col[has], weights=weights[has], minlength=n)
+    for column in sums:
+        h += column.total
     h[lay.l0 : lay.b0] += w.level_mean / w.level
     if groups is not None:
         total, wy, ev = groups

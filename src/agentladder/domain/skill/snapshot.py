@@ -52,27 +52,24 @@ class Snapshot:
 
 class _Paths:
     """Each pair's path (its moving estimate after each of its events: time, mean, sd), in
-    time order, as arrays: a pair's points become Python values only when its agent's state
-    is made, and only the last ``history`` of them (no more can be among the agent's last
-    ``history`` points), not a tuple for every event of the fleet at once."""
+    time order, made from the fit's arrays when its agent's state is made, and only its
+    last ``history`` points (no more can be among the agent's last ``history`` points):
+    neither a tuple for every event of the fleet nor an array of every event's point."""
 
     def __init__(self, fit: FitResult, keep: int) -> None:
-        dyn, msg, sol = fit.dynamics, fit.messages, fit.solution
-        order = msg.order  # in time order within each pair
-        pair = msg.pair[order]
-        still_mean, still_var = dyn.still_mean[pair], dyn.still_var[pair]
-        shift = sol.mean[pair] - still_mean
-        var = np.maximum(sol.var[pair] + dyn.path_var[order] - still_var, _MIN_VAR)
-        self.at = msg.at[order]
-        self.mean = dyn.path_mean[order] + shift
-        self.sd = np.sqrt(var)
-        self.ends = np.searchsorted(pair, np.arange(fit.lay.pairs + 1))
+        self.dyn, self.msg, self.sol = fit.dynamics, fit.messages, fit.solution
+        # the messages in chain order: by pair, in time order
+        self.ends = np.searchsorted(self.msg.chains.pair, np.arange(fit.lay.pairs + 1))
         self.keep = keep
 
     def __getitem__(self, p: int) -> list[tuple[float, float, float]]:
         low, high = int(self.ends[p]), int(self.ends[p + 1])
         tail = slice(max(low, high - self.keep), high)
-        at, mean, sd = self.at[tail].tolist(), self.mean[tail].tolist(), self.sd[tail].tolist()
+        dyn, sol = self.dyn, self.sol
+        shift = sol.mean[p] - dyn.still_mean[p]
+        var = np.maximum(sol.var[p] + dyn.path_var[tail] - dyn.still_var[p], _MIN_VAR)
+        at = self.msg.at[self.msg.order[tail]].tolist()
+        mean, sd = (dyn.path_mean[tail] + shift).tolist(), np.sqrt(var).tolist()
         return list(zip(at, mean, sd, strict=True))
 
 

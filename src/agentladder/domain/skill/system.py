@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentladder.domain.skill.pattern import Pattern, group_sums, matrix_values
-from agentladder.domain.skill.terms import Layout, Solution, Weighted
+from agentladder.domain.skill.terms import Held, Layout, Solution, Weighted
 
 __all__ = ["anchors", "read_back", "solve_system"]
 
@@ -102,5 +102,5 @@ def read_back(lay: Layout, pattern: Pattern, w: Weighted, mean: Floats, cov: Flo
             cross += np.where(found, cb[at], 0.0)
         fitted = fitted + np.where(grouped, offset[gk], 0.0)
         fitted_var = fitted_var + np.where(grouped, offset_var[gk] - 2.0 * cross / a[gk], 0.0)
-    return Solution(mean, np.diag(cov).copy(), cov, offset, offset_var, fitted,
-                    np.maximum(fitted_var, 0.0))  # fmt: skip
+    return Solution(mean, np.diag(cov).copy(), cov, offset, offset_var,
+                    Held(fitted, np.maximum(fitted_var, 0.0)))  # fmt: skip

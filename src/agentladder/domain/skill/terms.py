@@ -1,19 +1,23 @@
 """The terms of the fit's system: where each unknown is (``Layout``), what one round
-weighs (``Weighted``), and what a solve gives back (``Solution``)."""
+weighs (``Weighted``), and what a solve gives back (``Solution``, its fitted values
+``Fitted``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from agentladder.domain.skill.observations import Index
 
-__all__ = ["Layout", "Solution", "Weighted"]
+__all__ = ["Fitted", "Held", "Layout", "Solution", "Weighted", "Where"]
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
+Where = npt.NDArray[np.integer[Any]] | slice
+"""Some observations: a block of them (a slice) or their indices."""
 
 
 @dataclass(frozen=True)
@@ -72,19 +76,41 @@ class Weighted:
     difficulty: float
 
 
+class Fitted(Protocol):
+    """Each observation's fitted value and its variance, given for some observations at a
+    time: held for all of them (``Held``), or made from the unknowns when asked for (the
+    large solver's: ``large.py``), so that a fit of a million observations does not hold
+    two more arrays of them through a round."""
+
+    def at(self, where: Where) -> tuple[Floats, Floats]:
+        """The fitted values and their variances of the observations at ``where``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Held:
+    """Fitted values and variances held for every observation (the exact solver's)."""
+
+    fitted: Floats
+    fitted_var: Floats
+
+    def at(self, where: Where) -> tuple[Floats, Floats]:
+        """The held values at ``where``."""
+        return self.fitted[where], self.fitted_var[where]
+
+
 @dataclass(frozen=True)
 class Solution:
     """The posterior of the unknowns (mean, variance, and the whole covariance when the
-    system was solved exactly) and of each deliberation's offset (mean, variance), each
-    observation's fitted value and its variance."""
+    system was solved exactly) and of each deliberation's offset (mean, variance); each
+    observation's fitted value and its variance (``fitted``)."""
 
     mean: Floats
     var: Floats
     cov: Floats | None
     offset: Floats
     offset_var: Floats
-    fitted: Floats
-    fitted_var: Floats
+    fitted: Fitted
 
     def cross(self, i: Ints, j: Ints) -> Floats:
         """The covariances of unknowns ``i`` and ``j`` (pairwise; 0 where not exact)."""

@@ -18,6 +18,7 @@ from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.snapshot import Snapshot, snapshot_of
 from agentladder.domain.skill.state import AgentSkill, FitInfo, FleetSkill, replace
 from agentladder.domain.skill.table import TableBuilder
+from agentladder.services.skill.heap import release_freed
 from agentladder.store.base import Store
 from agentladder.store.skills import FitFold, SkillEvent, SkillFitCommit
 
@@ -67,7 +68,10 @@ async def read_log(store: Store, upto: int | None = None) -> Log:
             after = event.seq
         table.add(evidence)
         del evidence, page
-    return Log(table.build(), after if upto is None else upto, table.events)
+    log = Log(table.build(), after if upto is None else upto, table.events)
+    del table
+    release_freed()  # the pages' evidence and the keys' sort: freed, not yet given back
+    return log
 
 
 async def events_after(store: Store, after: int) -> list[SkillEvent]:
@@ -85,6 +89,7 @@ def fitted(log: Log, rules: SkillRules, at: float) -> Snapshot:
         info = FitInfo(seq=log.seq, events=0, observations=0, at=at, rules=rules.digest())
         return Snapshot({}, FleetSkill(fit=info))
     fit = fit_observations(log.table, rules)
+    release_freed()  # the rounds' arrays
     return snapshot_of(fit, rules, log.seq, log.events, at)
 
 
