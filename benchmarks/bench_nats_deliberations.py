@@ -32,13 +32,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
 import os
 import random
 import resource
 import statistics
 import time
-import uuid
 from multiprocessing.synchronize import Event as EventType
 from typing import Any
 
@@ -50,7 +48,7 @@ from agentladder.errors import Busy
 from agentladder.natsserver import NatsServer
 from agentladder.providers.settings import SimulatedSettings
 from agentladder.services.container import build_services
-from benchmarks.bench_nats_instances import _cpu_seconds
+from benchmarks.instances import run_instances
 
 RUNS = int(os.environ.get("AGENTLADDER_DELIBERATIONS_RUNS", "3"))
 SECONDS = float(os.environ.get("AGENTLADDER_DELIBERATIONS_SECONDS", "10"))
@@ -146,37 +144,12 @@ async def _instance(url: str, ready: Any, go: EventType, seed: int) -> dict[str,
         await services.close()
 
 
-def _worker(url: str, ready: Any, go: EventType, out: Any, seed: int) -> None:
-    try:
-        out.put(asyncio.run(_instance(url, ready, go, seed)))
-    except BaseException as error:
-        ready.put(None)
-        out.put({"error": repr(error)})
-        raise
-
-
 def _run(server: NatsServer, instances: int, run: int) -> dict[str, float]:
     """One configuration once: its figures."""
-    context = multiprocessing.get_context("spawn")
-    url = f"{server.url}?prefix=d{uuid.uuid4().hex[:10]}"
-    ready, out, go = context.Queue(), context.Queue(), context.Event()
-    processes = [
-        context.Process(target=_worker, args=(url, ready, go, out, run * 10 + i))
-        for i in range(instances)
-    ]
-    for process in processes:
-        process.start()
-    for _ in processes:
-        ready.get(timeout=120)
-    server_cpu = _cpu_seconds(server.pid)
-    go.set()
-    results = [out.get(timeout=SECONDS + 600) for _ in processes]
-    server_cpu = _cpu_seconds(server.pid) - server_cpu
-    for process in processes:
-        process.join(timeout=60)
-    failed = [r["error"] for r in results if "error" in r]
-    if failed:
-        raise RuntimeError(f"an instance failed: {failed[0]}")
+    each = [(run * 10 + i,) for i in range(instances)]
+    results, server_cpu = run_instances(
+        server, _instance, each, prefix="d", timeout_s=SECONDS + 600
+    )
     seconds = max(r["seconds"] for r in results)
     retries: dict[str, int] = {}
     for r in results:

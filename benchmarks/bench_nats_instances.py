@@ -27,13 +27,11 @@ it). Figures: ``docs/benchmarks.md``.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
 import random
 import resource
 import statistics
 import time
-import uuid
 from dataclasses import dataclass
 from multiprocessing.synchronize import Event as EventType
 from typing import Any
@@ -46,6 +44,7 @@ from agentladder.services.oracle.service import Oracle
 from agentladder.services.skill.service import SkillService
 from agentladder.store.url import open_store
 from benchmarks.common import percentile
+from benchmarks.instances import run_instances
 
 RUNS = int(os.environ.get("AGENTLADDER_INSTANCES_RUNS", "3"))
 SECONDS = float(os.environ.get("AGENTLADDER_INSTANCES_SECONDS", "8"))
@@ -72,7 +71,7 @@ class Config:
 CONFIGS = (Config(True, 1), Config(False, 1), Config(True, 2), Config(False, 2))
 
 
-async def _instance(url: str, skill: bool, ready: Any, go: EventType, seed: int) -> dict[str, Any]:
+async def _instance(url: str, ready: Any, go: EventType, skill: bool, seed: int) -> dict[str, Any]:
     store = await open_store(url)
     try:
         rules = OracleRules(accept_unregistered=True)  # judgments name agents as they come
@@ -110,47 +109,12 @@ async def _instance(url: str, skill: bool, ready: Any, go: EventType, seed: int)
         await store.close()
 
 
-def _worker(url: str, skill: bool, ready: Any, go: EventType, out: Any, seed: int) -> None:
-    try:
-        out.put(asyncio.run(_instance(url, skill, ready, go, seed)))
-    except BaseException as error:
-        ready.put(None)
-        out.put({"error": repr(error)})
-        raise
-
-
-def _cpu_seconds(pid: int | None) -> float:
-    """A process's user + system CPU time so far (0 where ``/proc`` does not tell)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _run(server: NatsServer, config: Config, run: int) -> dict[str, float]:
     """One configuration once: its figures."""
-    context = multiprocessing.get_context("spawn")
-    url = f"{server.url}?prefix=b{uuid.uuid4().hex[:10]}"
-    ready, out, go = context.Queue(), context.Queue(), context.Event()
-    processes = [
-        context.Process(target=_worker, args=(url, config.skill, ready, go, out, run * 10 + i))
-        for i in range(config.instances)
-    ]
-    for process in processes:
-        process.start()
-    for _ in processes:
-        ready.get(timeout=120)
-    server_cpu = _cpu_seconds(server.pid)
-    go.set()
-    results = [out.get(timeout=SECONDS + 300) for _ in processes]
-    server_cpu = _cpu_seconds(server.pid) - server_cpu
-    for process in processes:
-        process.join(timeout=60)
-    failed = [r["error"] for r in results if "error" in r]
-    if failed:
-        raise RuntimeError(f"an instance failed: {failed[0]}")
+    each = [(config.skill, run * 10 + i) for i in range(config.instances)]
+    results, server_cpu = run_instances(
+        server, _instance, each, prefix="b", timeout_s=SECONDS + 300
+    )
     latencies = sorted(x for r in results for x in r["latencies"])
     attempts = sum(r["attempts"] for r in results)
     conflicts = sum(r["conflicts"] for r in results)
