@@ -16,8 +16,10 @@ __all__ = [
     "IN_FLIGHT",
     "apply_each",
     "apply_in_flight",
+    "created_at",
     "oracle_many_then_skill",
     "oracle_then_skill",
+    "paired",
 ]
 
 IN_FLIGHT = 100
@@ -76,9 +78,25 @@ async def oracle_many_then_skill(
     skill items of those created. A failure between them leaves events without their
     evidence, which a repeat of the judgment applies (``services.oracle.batch``)."""
     applied = await store.apply_oracle_many([oracle for oracle, _ in pairs])
-    created = [i for i, outcome in enumerate(applied) if outcome is not None and outcome.created]
+    created = created_at(applied)
     observed = await store.apply_skill_many([pairs[i][1] for i in created])
-    skills: list[SkillApplied | None] = [None] * len(pairs)
+    return paired(applied, created, observed)
+
+
+def created_at(applied: Sequence[OracleApplied | None]) -> list[int]:
+    """The indices of the Oracle outcomes that created their event (their skill items are
+    the ones to write)."""
+    return [i for i, outcome in enumerate(applied) if outcome is not None and outcome.created]
+
+
+def paired(
+    applied: Sequence[OracleApplied | None],
+    created: Sequence[int],
+    observed: Sequence[SkillApplied],
+) -> list[tuple[OracleApplied | None, SkillApplied | None]]:
+    """Each Oracle outcome with its skill outcome: ``observed`` for those at ``created``
+    (in that order), None for the others."""
+    skills: list[SkillApplied | None] = [None] * len(applied)
     for index, skill in zip(created, observed, strict=True):
         skills[index] = skill
     return list(zip(applied, skills, strict=True))

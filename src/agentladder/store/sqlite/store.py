@@ -44,6 +44,7 @@ from agentladder.store.listing import (
     registration_parts,
 )
 from agentladder.store.lru import Lru
+from agentladder.store.many import created_at, paired
 from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
@@ -283,14 +284,11 @@ class SqliteStore(SqliteSkills, SqliteChecks):
 
         def run(conn: sqlite3.Connection) -> list[tuple[OracleApplied | None, SkillApplied | None]]:
             applied = oracle(conn)
-            created = [i for i, done in enumerate(applied) if done is not None and done.created]
-            skills: list[SkillApplied | None] = [None] * len(pairs)
+            created = created_at(applied)
             if not created:
-                return list(zip(applied, skills, strict=True))
+                return paired(applied, [], [])
             observed = self._skill_many_job([pairs[i][1] for i in created])(conn)
-            for index, skill in zip(created, observed, strict=True):
-                skills[index] = skill
-            return list(zip(applied, skills, strict=True))
+            return paired(applied, created, observed)
 
         return await self._write(run)
 
