@@ -17,9 +17,11 @@ onto the fit's states, in seq order, as a replay does. The commit:
    writer died between its two publishes, ``skillpending.py``) is written to the log
    between the read and the fold, so the fold has it. An event touching one of the
    agents after the revisions were read has changed its revision, so the chunk is
-   refused, and written again in halves
-   (an agent alone retried with ``retry_on_conflict``; counted as ``skill_fit``). Events
-   are never held: they commit between the chunks, or make a chunk retry;
+   refused, and written again in halves (an agent alone retried with
+   ``retry_on_conflict``; counted as ``skill_fit``). The events written since the last
+   read are read at once (``SkillKv.events_since``), so that the time a chunk's states
+   stand read and unwritten does not grow with the events written in it. Events are
+   never held: they commit between the chunks, or make a chunk retry;
 4. repairs: every state is marked with the fit its inputs came from (``AgentSkill.fit``,
    ``services/skill/fitting.py``: ``stamped``). An event that read the new fleet with a
    state this commit had not written yet marks what it writes ``STALE``; it committed
@@ -85,10 +87,9 @@ class _Commit:
     async def folded(self) -> SkillFitCommit:
         """The fit's states with every event after its seq folded on (read on from where
         the last call stopped)."""
-        after = self.newer[-1].seq if self.newer else self.seq
-        while page := await self.kv.events(after, 1000):
-            self.newer.extend(page)
-            after = page[-1].seq
+        self.newer.extend(
+            await self.kv.events_since(self.newer[-1].seq if self.newer else self.seq)
+        )
         return self.fold(self.newer)
 
     async def _attempt(self, agents: Sequence[str]) -> None:

@@ -67,7 +67,15 @@ from agentladder.store.nats.batch import (
     publish_expected,
 )
 from agentladder.store.nats.config import claim_token
-from agentladder.store.nats.io import REQUEST_TIMEOUT, is_deleted, next_msg, scan, scan_page
+from agentladder.store.nats.io import (
+    REQUEST_TIMEOUT,
+    is_deleted,
+    last_msg,
+    msgs_at,
+    next_msg,
+    scan,
+    scan_page,
+)
 from agentladder.store.nats.skillpending import (
     Entry,
     PendingLog,
@@ -86,6 +94,8 @@ SKILL_CHUNK = 300
 their agents' states under the server's 1000 messages per batch)."""
 DIRECT_READS = 8
 """Events ``SkillKv.events`` fetches one by one before it reads the rest through a consumer."""
+PARALLEL_READS = 64
+"""Most stream messages ``SkillKv.events_since`` reads at once (beyond: ``events``' pages)."""
 FENCE = {"seq": 0, "fit_until": 1e18, "format": "per-agent"}
 """The previous format's head as this one leaves it: held by a fit for ever."""
 
@@ -421,6 +431,31 @@ class SkillKv:
             for msg in messages
         }
         return self._decoded(dict(sorted(found.items())))
+
+    async def events_since(self, after: int) -> list[SkillEvent]:
+        """Every event with ``seq`` above ``after``, in order, in a time that does not grow
+        with their number while they are few: the last event's stream sequence (one
+        request), then every message up to it at once (``msgs_at``; the states' messages
+        among them are left out); beyond ``PARALLEL_READS`` messages, ``events``' pages.
+        A fit's commit reads them between reading states and writing them: read one after
+        another, the events written meanwhile lengthened that time, which let more be
+        written, until the writers' compare-and-sets won every time (``skillfit.py``)."""
+        last = await last_msg(self.js, self.stream, f"{self.pre}e.>")
+        end = 0 if last is None else int(last.seq or 0)
+        if end <= after:
+            return []
+        if end - after > PARALLEL_READS:
+            out: list[SkillEvent] = []
+            while page := await self.events(after, 1000):
+                out.extend(page)
+                after = page[-1].seq
+            return out
+        found = (
+            stamped(msg.data or b"", msg.subject or "", int(msg.seq or 0))
+            for msg in await msgs_at(self.js, self.stream, max(1, after + 1), end)
+            if (msg.subject or "").startswith(f"{self.pre}e.")
+        )
+        return [event for event in found if event.seq > after]
 
     async def events(self, after: int, limit: int) -> list[SkillEvent]:
         """Up to ``limit`` events with ``seq`` above ``after``, in order. An event's seq is
