@@ -150,7 +150,14 @@ def test_the_whole_corpus_over_real_http(tmp_path: Path) -> None:
                     if case.kind == "conflict" and case.path == "/deliberations/results":
                         continue  # its seed is the in-process test's
                     headers = {**_auth(case.path), "content-type": case.content_type}
-                    response = client.post(case.path, content=case.body, headers=headers)
+                    try:
+                        response = client.post(case.path, content=case.body, headers=headers)
+                    except httpx.TransportError as error:  # name the case and show the log
+                        log = server.output()
+                        raise AssertionError(
+                            f"{case.label} ({case.path}, {len(case.body)} bytes, after"
+                            f" {total} cases): {error!r}; the server's log ends:\n{log[-3000:]}"
+                        ) from error
                     total += 1
                     try:
                         body = response.json()

@@ -342,3 +342,47 @@ def test_the_draws_eligibility_agrees_with_the_rules_on_every_agent() -> None:
             eligible_count += eligible(c)
     assert agreed == 60_000
     assert 0 < eligible_count < agreed  # both outcomes occur
+
+
+def test_explores_draws_follow_the_posteriors_and_skip_the_ineligible() -> None:
+    """explore's Thompson draws (numpy, all at once) are samples of each agent's skill
+    posterior: with best's picks a and b, count 2 and one slot, the slot goes to the
+    agent whose draw beats both of a's and b's draws, as often as the posteriors say
+    (c: 9.0 +- 1.0, d: 8.0 +- 2.0; estimated by the same sum in plain Python over 20,000
+    draws, fixed seed); an agent that fails the rules (d with a tag asked for that it
+    lacks) is never drawn in, whatever it draws."""
+    fleet = [
+        agent("a", 9.5, 0.05, 0.05, tags=frozenset({"x"})),
+        agent("b", 9.4, 0.05, 0.05, tags=frozenset({"x"})),
+        agent("c", 9.0, 1.0, 0.05, tags=frozenset({"x"})),
+        agent("d", 8.0, 2.0, 0.05),
+    ]
+    every = RoutingRules(max_explore_share=0.5)  # count 2: one slot
+    spec = RouteSpec(count=2, strategy=Strategy.EXPLORE)
+    runs = 3000
+    found = {"c": 0, "d": 0}
+    for seed in range(runs):
+        result = route(routing_table(fleet), spec, now=0.0, seed=seed, rules=every)
+        for p in result.agents:
+            if p.reason is Strategy.EXPLORE:
+                found[p.agent_id] += 1
+                assert p.sample is not None
+    rng = random.Random(7)
+    expected = {"c": 0, "d": 0}
+    draws = 20_000
+    for _ in range(draws):  # the agent among c and d explored: top two draws of all four
+        values = {name: s + sd * max(-4.0, min(4.0, rng.gauss(0.0, 1.0)))
+                  for name, s, sd in (("a", 9.5, 0.05), ("b", 9.4, 0.05), ("c", 9.0, 1.0),
+                                      ("d", 8.0, 2.0))}  # fmt: skip
+        top = sorted(values, key=lambda name: -values[name])[:2]
+        explored = [name for name in top if name in ("c", "d")]
+        if explored:
+            expected[explored[0]] += 1
+    for name in ("c", "d"):
+        share, want = found[name] / runs, expected[name] / draws
+        assert want > 0.05
+        assert abs(share - want) < 4 * math.sqrt(want * (1 - want) / runs) + 0.005, (name, share)
+    tagged = spec.model_copy(update={"tags": ("x",)})
+    for seed in range(300):
+        result = route(routing_table(fleet), tagged, now=0.0, seed=seed, rules=every)
+        assert "d" not in {p.agent_id for p in result.agents}

@@ -240,8 +240,7 @@ def test_the_projection_routes_as_the_full_read_after_any_commits(
 
 def test_a_routing_builds_only_the_candidates_it_reads() -> None:
     """With 300 agents, best's routing of 3 builds the picks and the agents it lists
-    (routing.max_listed_excluded, here 5), not the fleet; explore walks its draws only as
-    far as an agent could still beat the last place."""
+    (routing.max_listed_excluded, here 5), not the fleet."""
 
     async def main() -> None:
         world = await instance("memory://")

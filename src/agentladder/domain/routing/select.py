@@ -21,7 +21,8 @@ with its skill, sd and lower bound already multiplied by the share of calls it a
   lies below the floor is never chosen;
 - ``explore``: best's picks, of which up to ``explore_slots`` are given to agents
   whose Thompson draw (a sample of the skill posterior, mean plus sd times a standard
-  normal cut at ``explore_tail_sd``) places them among the ``count`` highest draws.
+  normal cut at ``explore_tail_sd``) places them among the ``count`` highest draws
+  (drawn for every agent at once with numpy: ``_draws``).
 
 The slots (explore, cheapest_above) are ``floor(max_explore_share * count + u)``, ``u``
 uniform in [0, 1): in expectation at most ``max_explore_share`` of the picks explore.
@@ -35,11 +36,12 @@ fewer than ``count`` qualify, every agent left out is listed.
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from agentladder.domain.levels import LEVELS
 from agentladder.domain.privileges import allows_complexity
@@ -248,31 +250,27 @@ def _best_detail(c: Candidate) -> str:
 def _draws(
     table: RoutingTable, eligible: Eligible, count: int, rng: random.Random
 ) -> list[tuple[float, Candidate]]:
-    """The ``count`` highest Thompson draws, walking the agents by their upper tail and
-    stopping where no agent left could draw higher than the last place."""
-    tail = table.tail_sd
-    gauss = rng.gauss
-    heap: list[tuple[float, int, Candidate]] = []
-    edge = -math.inf  # the lowest of the count highest draws, once there are count
-    for index, (upper, c) in enumerate(table.by_upper):  # the hot loop of a routing
-        if upper < edge:
-            break
-        if not eligible(c):
-            continue
-        z = gauss(0.0, 1.0)
-        if z > tail:
-            z = tail
-        elif z < -tail:
-            z = -tail
-        value = c.skill + c.sd * z
-        if len(heap) < count:
-            heapq.heappush(heap, (value, -index, c))
-            if len(heap) == count:
-                edge = heap[0][0]
-        elif value > edge:
-            heapq.heapreplace(heap, (value, -index, c))
-            edge = heap[0][0]
-    return [(value, c) for value, _, c in sorted(heap, reverse=True)]
+    """The ``count`` highest Thompson draws of eligible agents: one standard normal per
+    agent (numpy, seeded from ``rng``), cut at the table's ``tail_sd``, drawn at once over
+    the table's ``Tails``; then the agents in the order of their draws (ties: the
+    earlier in the tails' order), checked until ``count`` are eligible. Drawing for the
+    ineligible too changes nothing (the draws are independent), and only the agents
+    checked are built."""
+    tails, tail = table.tails, table.tail_sd
+    if not len(tails):
+        return []
+    normal = np.random.default_rng(rng.getrandbits(64)).standard_normal(len(tails))
+    np.clip(normal, -tail, tail, out=normal)
+    values = tails.skills + tails.sds * normal
+    out: list[tuple[float, Candidate]] = []
+    for index in np.argsort(-values, kind="stable").tolist():
+        value = float(values[index])
+        c = tails.at(index)
+        if eligible(c):
+            out.append((value, c))
+            if len(out) == count:
+                break
+    return out
 
 
 Chosen = list[tuple[Candidate, Strategy, str]]

@@ -3,13 +3,16 @@ strategy's order (``RoutingTable``): what ``route`` (``select.py``) chooses from
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from agentladder.domain.levels import Level
 from agentladder.domain.rules import MaxComplexity
 
-__all__ = ["Candidate", "RoutingTable", "routing_table"]
+__all__ = ["Candidate", "RoutingTable", "Tails", "routing_table", "tails_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +38,38 @@ class Candidate:
 
 
 @dataclass(frozen=True, slots=True)
+class Tails:
+    """Every agent's skill and sd as arrays, in one fixed order (by upper tail ``skill +
+    tail_sd * sd``, highest first, ties by agent id), and the candidate at an index:
+    explore's Thompson draws are made over them at once (``select._draws``). A degraded
+    agent (``share`` below 1) comes after the others, by agent id, however high its
+    scaled upper tail: the projection keeps the others' order and adds the agents
+    degraded at the moment of the call after them, and the full read gives the same."""
+
+    skills: npt.NDArray[np.float64]
+    sds: npt.NDArray[np.float64]
+    at: Callable[[int], Candidate]
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+
+def tails_of(candidates: Sequence[Candidate]) -> Tails:
+    """``Tails`` over ``candidates``, already in the tails' order."""
+    return Tails(
+        skills=np.fromiter((c.skill for c in candidates), np.float64, len(candidates)),
+        sds=np.fromiter((c.sd for c in candidates), np.float64, len(candidates)),
+        at=candidates.__getitem__,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class RoutingTable:
     """The agents in each strategy's order (ties by agent id)."""
 
     by_low: Sequence[Candidate]
     by_cost: Sequence[Candidate]
-    by_upper: Sequence[tuple[float, Candidate]]  # (skill + tail sd * sd), highest first
+    tails: Tails  # the skills and sds explore draws from
     tail_sd: float
 
     def __len__(self) -> int:
@@ -53,6 +82,9 @@ def routing_table(candidates: Iterable[Candidate], tail_sd: float = 4.0) -> Rout
     return RoutingTable(
         by_low=tuple(sorted(every, key=lambda c: -c.low)),
         by_cost=tuple(sorted(every, key=lambda c: (c.cost, -c.low))),
-        by_upper=tuple(sorted(((c.skill + tail_sd * c.sd, c) for c in every), key=lambda u: -u[0])),
+        tails=tails_of(
+            sorted((c for c in every if c.share == 1.0), key=lambda c: -(c.skill + tail_sd * c.sd))
+            + [c for c in every if c.share != 1.0]
+        ),
         tail_sd=tail_sd,
     )

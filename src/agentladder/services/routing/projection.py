@@ -37,6 +37,7 @@ from agentladder.services.agents.registry import Registry
 from agentladder.services.routing.candidates import Facts, Maker, facts_of, with_registration
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.orders import Key, Merged
+from agentladder.services.routing.tails import TailOrder
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.records import Registration
@@ -56,7 +57,7 @@ class _Orders:
     candidates: dict[str, Candidate] = field(default_factory=dict)
     by_low: list[Key] = field(default_factory=list)
     by_cost: list[Key] = field(default_factory=list)
-    by_upper: list[Key] = field(default_factory=list)
+    by_upper: TailOrder = field(default_factory=TailOrder)
 
 
 @dataclass(slots=True)
@@ -213,10 +214,11 @@ class RoutingProjection:
             low, cost, upper = _keys(c, tail)
             lows.append(low)
             costs.append(cost)
-            uppers.append(upper)
+            uppers.append((upper, c))
             if background and index % _CHUNK == _CHUNK - 1:
                 await asyncio.sleep(0)
-        orders.by_low, orders.by_cost, orders.by_upper = sorted(lows), sorted(costs), sorted(uppers)
+        orders.by_low, orders.by_cost = sorted(lows), sorted(costs)
+        orders.by_upper = TailOrder(uppers)
         return orders
 
     async def _apply(self, state: _State) -> None:
@@ -251,15 +253,19 @@ class RoutingProjection:
         tail = self.tail_sd
         for task_type, orders in state.types.items():
             old = orders.candidates.pop(agent, None)
-            lists = (orders.by_low, orders.by_cost, orders.by_upper)
+            lists = (orders.by_low, orders.by_cost)
             if old is not None:
-                for order, key in zip(lists, _keys(old, tail), strict=True):
+                *keys, upper = _keys(old, tail)
+                for order, key in zip(lists, keys, strict=True):
                     _remove(order, key)
+                orders.by_upper.remove(upper)
             if found is not None:
                 c = state.maker.candidate(agent, found, task_type)
                 orders.candidates[agent] = c
-                for order, key in zip(lists, _keys(c, tail), strict=True):
+                *keys, upper = _keys(c, tail)
+                for order, key in zip(lists, keys, strict=True):
                     bisect.insort(order, key)
+                orders.by_upper.add(upper, c)
 
     async def _current(self, task_type: str | None) -> _State:
         """The state, current with every write this instance has made, with the orders
@@ -350,15 +356,12 @@ class RoutingProjection:
         def item(key: Key) -> Candidate:
             return at_call(candidates[key[-1]])
 
-        def upper(key: Key) -> tuple[float, Candidate]:
-            return -key[0], at_call(candidates[key[-1]])
-
         ones = [sorted(((k[n], c) for k, c in keyed), key=_first) for n in (0, 1)]
-        tops = sorted(((k[2], (-k[2][0], c)) for k, c in keyed), key=_first)
+        gone = [_keys(candidates[agent], tail)[2] for agent in sorted(out)]
         return RoutingTable(
             by_low=Merged(orders.by_low, item, out, ones[0], len(out)),
             by_cost=Merged(orders.by_cost, item, out, ones[1], len(out)),
-            by_upper=Merged[tuple[float, Candidate]](orders.by_upper, upper, out, tops, len(out)),
+            tails=orders.by_upper.tails(item, gone, sorted(moved, key=lambda c: c.agent_id)),
             tail_sd=tail,
         )
 
