@@ -386,3 +386,39 @@ def test_explores_draws_follow_the_posteriors_and_skip_the_ineligible() -> None:
     for seed in range(300):
         result = route(routing_table(fleet), tagged, now=0.0, seed=seed, rules=every)
         assert "d" not in {p.agent_id for p in result.agents}
+
+
+def test_explores_draws_are_those_of_sorting_every_draw() -> None:
+    """``_draws`` sorts only the highest draws first: on tables of 1 to 300 agents with
+    ties (equal skills, sd 0), few or many eligible and counts of 1 to 80, it gives the
+    agents and draws that walking every draw in sorted order (ties: the earlier in the
+    tails' order) gives, from the same seed."""
+    import numpy as np
+
+    from agentladder.domain.routing.select import _draws
+
+    for trial in range(120):
+        r = random.Random(trial)
+        size = r.choice([1, 5, 63, 64, 65, 300])
+        tied = trial % 3 == 0  # a block of equal draws across the first sort's edge
+        fleet = [
+            agent(f"x{i:03d}", 5.0, 0.0, 0.01)
+            if tied and i >= size // 4
+            else agent(f"x{i:03d}", r.choice([5.0, r.uniform(0, 10)]), r.choice([0.0, 0.5, 2.0]),
+                       0.01)
+            for i in range(size)
+        ]  # fmt: skip
+        share = r.choice([0.02, 0.3, 1.0])
+        allowed = {c.agent_id for c in fleet if r.random() < share}
+        count = r.choice([1, 3, 80])
+        table = routing_table(fleet)
+        got = _draws(table, lambda c, ok=allowed: c.agent_id in ok, count, random.Random(trial))
+        seeded = random.Random(trial)
+        normal = np.random.default_rng(seeded.getrandbits(64)).standard_normal(size)
+        values = table.tails.skills + table.tails.sds * np.clip(normal, -4.0, 4.0)
+        want = [
+            (float(values[i]), table.tails.at(i))
+            for i in np.argsort(-values, kind="stable").tolist()
+            if table.tails.at(i).agent_id in allowed
+        ][:count]
+        assert got == want, trial

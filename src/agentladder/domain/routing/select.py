@@ -247,29 +247,51 @@ def _best_detail(c: Candidate) -> str:
     return f"lower bound {c.low:.2f} (skill {c.skill:.2f}, sd {c.sd:.2f}) among the highest"
 
 
+_FIRST_DRAWS = 64
+"""How many of the highest draws ``_draws`` sorts first (the rest only when fewer than
+``count`` of them are eligible)."""
+
+
 def _draws(
     table: RoutingTable, eligible: Eligible, count: int, rng: random.Random
 ) -> list[tuple[float, Candidate]]:
     """The ``count`` highest Thompson draws of eligible agents: one standard normal per
     agent (numpy, seeded from ``rng``), cut at the table's ``tail_sd``, drawn at once over
     the table's ``Tails``; then the agents in the order of their draws (ties: the
-    earlier in the tails' order), checked until ``count`` are eligible. Drawing for the
-    ineligible too changes nothing (the draws are independent), and only the agents
-    checked are built."""
+    earlier in the tails' order), checked until ``count`` are eligible: the highest
+    ``_FIRST_DRAWS`` first (partitioned, then sorted), all of them when those are not
+    enough, which gives the same agents in the same order as sorting every draw. Drawing
+    for the ineligible too changes nothing (the draws are independent), and only the
+    agents checked are built."""
     tails, tail = table.tails, table.tail_sd
-    if not len(tails):
+    size = len(tails)
+    if not size:
         return []
-    normal = np.random.default_rng(rng.getrandbits(64)).standard_normal(len(tails))
+    normal = np.random.default_rng(rng.getrandbits(64)).standard_normal(size)
     np.clip(normal, -tail, tail, out=normal)
     values = tails.skills + tails.sds * normal
     out: list[tuple[float, Candidate]] = []
-    for index in np.argsort(-values, kind="stable").tolist():
-        value = float(values[index])
-        c = tails.at(index)
-        if eligible(c):
-            out.append((value, c))
-            if len(out) == count:
-                break
+    seen: set[int] = set()
+    first = max(_FIRST_DRAWS, 4 * count)
+    if first < size:  # every draw at least the first-th highest, ties at it included
+        top = np.flatnonzero(values >= -np.partition(-values, first - 1)[first - 1])
+    else:
+        top = np.arange(size)
+    for whole in (False, True):  # the whole order sorted only when needed
+        order = (
+            np.argsort(-values, kind="stable") if whole else top[np.lexsort((top, -values[top]))]
+        )
+        for index in order.tolist():
+            if index in seen:
+                continue
+            seen.add(index)
+            c = tails.at(index)
+            if eligible(c):
+                out.append((float(values[index]), c))
+                if len(out) == count:
+                    return out
+        if len(seen) == size:
+            break
     return out
 
 
