@@ -25,6 +25,10 @@ its floor (all 3 agents truly at or above it) on at least 95% of tasks at a cost
 other, among the picks of at least half the tasks from the 50th after it joins; the
 selection (``route`` on its table) p99 at most 2 ms with 10,000 agents.
 
+The learners' skill model is fitted every ``ROUTING_FIT_EVERY`` tasks (default 20; 0:
+never, the filter steps between fits alone), as ``serve`` fits in the background
+(``skill.fit_interval_s``, 30 s: every 20 tasks is a task every 1.5 s).
+
 Run: ``.venv/bin/python -m benchmarks routing``; ``ROUTING_SEEDS=N`` (default 5),
 ``ROUTING_SKILL_RULES=<JSON of skill rule overrides>`` for experiments.
 """
@@ -63,6 +67,8 @@ from benchmarks.routing_world import STAR_JOINS, TASKS, World, make_world
 COUNT = 3
 FLOOR = 6.5
 MARGIN = 0.35
+FIT_EVERY = int(os.environ.get("ROUTING_FIT_EVERY", "20"))
+STRATEGIES = ("best", "explore", "cheapest_above")
 """How far above the floor an agent must truly be for a 95% lower bound to clear it in
 this world: every estimate keeps an sd of at least about 0.17 (the uncertainty of the
 scale's level and of the honest evaluators' mean leniency, shared by all agents), and
@@ -90,8 +96,9 @@ class Tally:
 class Learner:
     """One policy's own services on its own store."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, *, fits: bool = False) -> None:
         self.world = world
+        self.fits = fits  # its skill model is fitted every FIT_EVERY tasks (routing reads it)
         self.store = MemoryStore()
         self.clock = FixedClock()
         overrides = json.loads(os.environ.get("ROUTING_SKILL_RULES", "{}"))
@@ -138,6 +145,8 @@ class Learner:
         )  # fmt: skip
         await self.orchestrator.settle()
         self.clock.advance(60.0)
+        if self.fits and FIT_EVERY and index % FIT_EVERY == FIT_EVERY - 1:
+            await self.skill.fit(force=True)
 
 
 def _top(values: dict[str, float], rng: random.Random) -> list[str]:
@@ -183,7 +192,7 @@ def _cheapest(truth: dict[str, float], cost: dict[str, float], floor: float) -> 
 async def run(seed: int) -> dict[str, Tally]:
     """Every policy through one seeded stream."""
     world = make_world(seed)
-    learners = {policy: Learner(world) for policy in LEARNING}
+    learners = {policy: Learner(world, fits=policy in STRATEGIES) for policy in LEARNING}
     tallies = {policy: Tally() for policy in POLICIES}
     rng = random.Random(seed + 1)
     for index, task_type in enumerate(world.tasks):
@@ -199,7 +208,7 @@ async def run(seed: int) -> dict[str, Tally]:
         }
         for policy, learner in learners.items():
             await learner.join(index)
-            if policy in ("best", "explore", "cheapest_above"):
+            if policy in STRATEGIES:
                 chosen[policy] = await _agentladder(learner, policy, task_type, index, seed)
             else:
                 chosen[policy] = (await _baseline(learner, policy, task_type, rng), 0)
