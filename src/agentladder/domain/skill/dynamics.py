@@ -14,12 +14,12 @@ import numpy as np
 import numpy.typing as npt
 
 from agentladder.domain.skill.blocks import slices
-from agentladder.domain.skill.chain import Chains, chains_of, run_chains
+from agentladder.domain.skill.chain import Chains, Run, chains_of, run_chains
 from agentladder.domain.skill.observations import Index, Observations
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.terms import Layout, Solution
 
-__all__ = ["Dynamics", "Inputs", "MessageLayout", "deviation", "dynamics", "message_layout"]
+__all__ = ["Inputs", "MessageLayout", "deviation", "dynamics", "message_layout"]
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -50,23 +50,6 @@ class MessageLayout:
             return per_observation + 0.0  # a sum of one, as np.bincount makes it (-0.0 is 0.0)
         sums = np.bincount(self.of, weights=per_observation, minlength=len(self.pair))
         return np.asarray(sums, dtype=np.float64)
-
-
-@dataclass(frozen=True)
-class Dynamics:
-    """One run of the chains: per message, in chain order (``MessageLayout.order``: by
-    pair, then time), the moving filter's estimate after it and the smoothed one at it; per
-    pair both filters' ends and the detector's sums."""
-
-    path_mean: Floats
-    path_var: Floats
-    still_mean: Floats
-    still_var: Floats
-    moving_mean: Floats
-    moving_var: Floats
-    drop: Floats
-    rise: Floats
-    smoothed: Floats
 
 
 def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> MessageLayout:
@@ -168,15 +151,9 @@ def deviation(obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution,
 
 
 def dynamics(obs: Observations, lay: Layout, msg: MessageLayout, sol: Solution,
-             inputs: Inputs, type_spread: float, rules: SkillRules) -> Dynamics:  # fmt: skip
+             inputs: Inputs, type_spread: float, rules: SkillRules) -> Run:  # fmt: skip
     """The chains over what each event says of its pair's skill alone (``_chain_inputs``),
-    their paths kept."""
+    their paths kept (``Run.path_mean``, ``Run.path_var``)."""
     chain_mean, chain_var = _chain_inputs(obs, lay, msg, sol, inputs)
     start_mean, start_var = _starts(lay, sol, type_spread)
-    run = run_chains(msg.chains, start_mean, start_var, chain_mean, chain_var, rules, path=True)
-    del chain_var
-    assert run.path_mean is not None  # asked for
-    assert run.path_var is not None
-    return Dynamics(run.path_mean, run.path_var, run.still_mean, run.still_var,
-                    run.moving_mean, run.moving_var, run.drop, run.rise,
-                    run.smoothed)  # fmt: skip
+    return run_chains(msg.chains, start_mean, start_var, chain_mean, chain_var, rules, path=True)

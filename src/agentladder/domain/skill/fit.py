@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agentladder.domain.skill.chain import Run
 from agentladder.domain.skill.dynamics import (
-    Dynamics,
     MessageLayout,
     deviation,
     dynamics,
@@ -68,7 +68,7 @@ class FitResult:
     difficulty: float
     iterations: int
     messages: MessageLayout
-    dynamics: Dynamics
+    dynamics: Run  # its paths kept
     exact: bool
 
 

@@ -58,6 +58,9 @@ class _Paths:
 
     def __init__(self, fit: FitResult, keep: int) -> None:
         self.dyn, self.msg, self.sol = fit.dynamics, fit.messages, fit.solution
+        assert self.dyn.path_mean is not None  # the fit keeps the paths
+        assert self.dyn.path_var is not None
+        self.path_mean, self.path_var = self.dyn.path_mean, self.dyn.path_var
         # the messages in chain order: by pair, in time order
         self.ends = np.searchsorted(self.msg.chains.pair, np.arange(fit.lay.pairs + 1))
         self.keep = keep
@@ -67,9 +70,9 @@ class _Paths:
         tail = slice(max(low, high - self.keep), high)
         dyn, sol = self.dyn, self.sol
         shift = sol.mean[p] - dyn.still_mean[p]
-        var = np.maximum(sol.var[p] + dyn.path_var[tail] - dyn.still_var[p], _MIN_VAR)
+        var = np.maximum(sol.var[p] + self.path_var[tail] - dyn.still_var[p], _MIN_VAR)
         at = self.msg.at[self.msg.order[tail]].tolist()
-        mean, sd = (dyn.path_mean[tail] + shift).tolist(), np.sqrt(var).tolist()
+        mean, sd = (self.path_mean[tail] + shift).tolist(), np.sqrt(var).tolist()
         return list(zip(at, mean, sd, strict=True))
 
 
