@@ -48,7 +48,7 @@ from agentladder.errors import Busy
 from agentladder.natsserver import NatsServer
 from agentladder.providers.settings import SimulatedSettings
 from agentladder.services.container import build_services
-from benchmarks.instances import run_instances
+from benchmarks.instances import alternating, run_instances
 
 RUNS = int(os.environ.get("AGENTLADDER_DELIBERATIONS_RUNS", "3"))
 SECONDS = float(os.environ.get("AGENTLADDER_DELIBERATIONS_SECONDS", "10"))
@@ -177,20 +177,18 @@ def main() -> None:
     )
     figures: dict[int, list[dict[str, float]]] = {n: [] for n in INSTANCES}
     with NatsServer(store_dir=STORE_DIR) as server:
-        for run in range(RUNS):
-            order = INSTANCES if run % 2 == 0 else INSTANCES[::-1]
-            for instances in order:
-                measured = _run(server, instances, run)
-                figures[instances].append(measured)
-                print(
-                    f"  run {run + 1}, {instances} instance(s): {measured['per_s']:.1f}"
-                    f" applied/s ({measured['applied']:.0f} of {measured['submitted']:.0f}"
-                    f" in {measured['seconds']:.1f} s), busy {measured['busy']:.0f},"
-                    f" side-effect retries {measured['retries']:.0f},"
-                    f" error 10210 {measured['e10210']:.0f}; CPU per deliberation: instances"
-                    f" {measured['cpu_ms']:.1f} ms, server {measured['server_cpu_ms']:.1f} ms",
-                    flush=True,
-                )
+        for run, instances in alternating(INSTANCES, RUNS):
+            measured = _run(server, instances, run)
+            figures[instances].append(measured)
+            print(
+                f"  run {run + 1}, {instances} instance(s): {measured['per_s']:.1f}"
+                f" applied/s ({measured['applied']:.0f} of {measured['submitted']:.0f}"
+                f" in {measured['seconds']:.1f} s), busy {measured['busy']:.0f},"
+                f" side-effect retries {measured['retries']:.0f},"
+                f" error 10210 {measured['e10210']:.0f}; CPU per deliberation: instances"
+                f" {measured['cpu_ms']:.1f} ms, server {measured['server_cpu_ms']:.1f} ms",
+                flush=True,
+            )
     print(
         "| instances | applied/s | busy refusals | side-effect retries | error 10210"
         " | instances' CPU ms/deliberation | server's CPU ms/deliberation |"

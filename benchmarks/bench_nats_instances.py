@@ -44,7 +44,7 @@ from agentladder.services.oracle.service import Oracle
 from agentladder.services.skill.service import SkillService
 from agentladder.store.url import open_store
 from benchmarks.common import percentile
-from benchmarks.instances import run_instances
+from benchmarks.instances import alternating, run_instances
 
 RUNS = int(os.environ.get("AGENTLADDER_INSTANCES_RUNS", "3"))
 SECONDS = float(os.environ.get("AGENTLADDER_INSTANCES_SECONDS", "8"))
@@ -137,18 +137,16 @@ def main() -> None:
     )
     figures: dict[Config, list[dict[str, float]]] = {c: [] for c in CONFIGS}
     with NatsServer(store_dir=STORE_DIR) as server:
-        for run in range(RUNS):
-            order = CONFIGS if run % 2 == 0 else CONFIGS[::-1]
-            for config in order:
-                measured = _run(server, config, run)
-                figures[config].append(measured)
-                print(
-                    f"  run {run + 1} {config.name}: {measured['per_s']:.0f}/s, p50"
-                    f" {measured['p50']:.1f} ms, p99 {measured['p99']:.1f} ms, conflicts"
-                    f" {measured['conflicts']:.1%}, CPU per judgment: instances"
-                    f" {measured['cpu_ms']:.2f} ms, server {measured['server_cpu_ms']:.2f} ms",
-                    flush=True,
-                )
+        for run, config in alternating(CONFIGS, RUNS):
+            measured = _run(server, config, run)
+            figures[config].append(measured)
+            print(
+                f"  run {run + 1} {config.name}: {measured['per_s']:.0f}/s, p50"
+                f" {measured['p50']:.1f} ms, p99 {measured['p99']:.1f} ms, conflicts"
+                f" {measured['conflicts']:.1%}, CPU per judgment: instances"
+                f" {measured['cpu_ms']:.2f} ms, server {measured['server_cpu_ms']:.2f} ms",
+                flush=True,
+            )
     median = {
         c: {k: statistics.median(m[k] for m in figures[c]) for k in figures[c][0]} for c in CONFIGS
     }

@@ -9,14 +9,23 @@ import asyncio
 import multiprocessing
 import os
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from typing import Any, TypeVar
 
 from agentladder.natsserver import NatsServer
 
-__all__ = ["cpu_seconds", "run_instances"]
+__all__ = ["alternating", "cpu_seconds", "run_instances"]
 
+T = TypeVar("T")
 Body = Callable[..., Coroutine[Any, Any, dict[str, Any]]]
+
+
+def alternating(configs: Sequence[T], runs: int) -> Iterator[tuple[int, T]]:
+    """Each run's number and configuration: every configuration once per run, in turn,
+    their order reversed every other run (so that no configuration always runs first)."""
+    for run in range(runs):
+        for config in configs if run % 2 == 0 else configs[::-1]:
+            yield run, config
 
 
 def cpu_seconds(pid: int | None) -> float:
