@@ -103,9 +103,10 @@ class SkillApplied:
 
 @dataclass(frozen=True, slots=True)
 class SkillFitCommit:
-    """A fit's result as the stores write it: every agent's state and the fleet's."""
+    """A fit's result as the stores write it: every agent's state (made when asked for:
+    ``domain/skill/snapshot.py``; a store writes them a group at a time) and the fleet's."""
 
-    agents: dict[str, AgentSkill]
+    agents: Mapping[str, AgentSkill]
     fleet: FleetSkill
 
 

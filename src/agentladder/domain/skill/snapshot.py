@@ -8,15 +8,24 @@ ability and that type's level (and ``type_spread``). Its variance is that of the
 linear combination under the fit's joint posterior, so estimates that share evidence (one
 ability copied into several unseen types, a level, a judge's leniency) are not averaged as
 if independent.
+
+The agents' states are made when asked for (``FitStates``) from what the fit keeps of
+them (``_Parts``: per unknown, source and pair, and each pair's path), not all at once: a
+commit writes them a group at a time, so that 10,000 agents' states (about 10 KB each with
+their history) are never all held beside the fit, and the fit's per-observation arrays (the
+table, the weights, the values) are not held while they are written.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from dataclasses import replace as copied
 
 import numpy as np
+import numpy.typing as npt
 
 from agentladder.domain.skill.fit import FitResult
 from agentladder.domain.skill.observations import agent_source
@@ -35,18 +44,20 @@ from agentladder.domain.skill.state import (
     new_source,
     replace,
 )
-from agentladder.domain.skill.terms import Solution
+from agentladder.domain.skill.terms import Held, Layout, Solution
 
-__all__ = ["Snapshot", "snapshot_of"]
+__all__ = ["FitStates", "Snapshot", "snapshot_of"]
 
 _MIN_VAR = 1e-8
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
 class Snapshot:
     """Every agent's state and the fleet's, as one fit gives them."""
 
-    agents: dict[str, AgentSkill]
+    agents: Mapping[str, AgentSkill]
     fleet: FleetSkill
 
 
@@ -57,21 +68,22 @@ class _Paths:
     neither a tuple for every event of the fleet nor an array of every event's point."""
 
     def __init__(self, fit: FitResult, keep: int) -> None:
-        self.dyn, self.msg, self.sol = fit.dynamics, fit.messages, fit.solution
-        assert self.dyn.path_mean is not None  # the fit keeps the paths
-        assert self.dyn.path_var is not None
-        self.path_mean, self.path_var = self.dyn.path_mean, self.dyn.path_var
-        # the messages in chain order: by pair, in time order
-        self.ends = np.searchsorted(self.msg.chains.pair, np.arange(fit.lay.pairs + 1))
+        dyn, msg, sol = fit.dynamics, fit.messages, fit.solution
+        assert dyn.path_mean is not None  # the fit keeps the paths
+        assert dyn.path_var is not None
+        self.path_mean, self.path_var = dyn.path_mean, dyn.path_var
+        self.still_mean, self.still_var = dyn.still_mean, dyn.still_var
+        self.mean, self.var = sol.mean, sol.var
+        self.at = msg.at[msg.order]  # the messages' times in chain order: by pair, in time order
+        self.ends = np.searchsorted(msg.chains.pair, np.arange(fit.lay.pairs + 1))
         self.keep = keep
 
     def __getitem__(self, p: int) -> list[tuple[float, float, float]]:
         low, high = int(self.ends[p]), int(self.ends[p + 1])
         tail = slice(max(low, high - self.keep), high)
-        dyn, sol = self.dyn, self.sol
-        shift = sol.mean[p] - dyn.still_mean[p]
-        var = np.maximum(sol.var[p] + self.path_var[tail] - dyn.still_var[p], _MIN_VAR)
-        at = self.msg.at[self.msg.order[tail]].tolist()
+        shift = self.mean[p] - self.still_mean[p]
+        var = np.maximum(self.var[p] + self.path_var[tail] - self.still_var[p], _MIN_VAR)
+        at = self.at[tail].tolist()
         mean, sd = (self.path_mean[tail] + shift).tolist(), np.sqrt(var).tolist()
         return list(zip(at, mean, sd, strict=True))
 
@@ -94,115 +106,164 @@ class _Counts:
             self.columns[int(s)].append(v)
 
 
-def _source_state(fit: FitResult, s: int, counts: _Counts) -> SourceState:
-    lay, sol = fit.lay, fit.solution
+@dataclass(frozen=True)
+class _Parts:
+    """What the states are made of: the fit's posterior of the unknowns (without each
+    observation's fitted values), its layout (without each observation's columns), the
+    sources' learned noise and honesty, each pair's dynamics, and the names."""
+
+    lay: Layout
+    sol: Solution
+    noise: Floats
+    source_noise: Floats
+    honesty: Floats
+    at_bounds: Floats
+    counts: _Counts
+    types: list[str]
+    sources: list[str]
+    changes: dict[str, list[float]]
+    spread: float  # type_spread squared
+    per_pair: Ints  # observations
+    last: Floats  # the time of the latest
+    moving_mean: Floats
+    moving_var: Floats
+    still_mean: Floats
+    still_var: Floats
+    drop: Floats
+    rise: Floats
+
+
+def _parts(fit: FitResult, counts: _Counts) -> _Parts:
+    obs, lay, dyn, msg = fit.obs, fit.lay, fit.dynamics, fit.messages
+    last = np.full(lay.pairs, -np.inf)
+    np.maximum.at(last, msg.pair, msg.at)
+    none = np.empty(0)
+    return _Parts(
+        lay=copied(lay, cols=np.empty((0, 3), dtype=np.int32), group=np.empty(0, np.int32)),
+        sol=copied(fit.solution, fitted=Held(none, none)),
+        noise=fit.noise, source_noise=fit.source_noise, honesty=fit.honesty,
+        at_bounds=fit.at_bounds, counts=counts, types=obs.types, sources=list(obs.sources),
+        changes=obs.changes, spread=fit.type_spread**2,
+        per_pair=np.bincount(obs.pair, minlength=lay.pairs), last=last,
+        moving_mean=dyn.moving_mean, moving_var=dyn.moving_var, still_mean=dyn.still_mean,
+        still_var=dyn.still_var, drop=dyn.drop, rise=dyn.rise,
+    )  # fmt: skip
+
+
+def _source_state(parts: _Parts, s: int) -> SourceState:
+    lay, sol, counts = parts.lay, parts.sol, parts.counts
     mean, var = sol.mean, sol.var
     b = lay.b0 + s
     types = {}
-    obs_types = fit.obs.types
     for v in counts.columns[s]:
         col = lay.v0 + v
         n_here = int(counts.source_type[v])
-        types[obs_types[int(lay.st_type[v])]] = SourceType(
+        types[parts.types[int(lay.st_type[v])]] = SourceType(
             bias_mean=float(mean[b] + mean[col]),
             bias_var=float(max(var[b] + var[col] + 2 * _cross(sol, b, col), _MIN_VAR)),
-            noise_var=float(fit.noise[v]),
+            noise_var=float(parts.noise[v]),
             n=n_here,
         )
     return SourceState(
         bias_mean=float(mean[b]),
         bias_var=float(max(var[b], _MIN_VAR)),
-        noise_var=float(fit.source_noise[s]),
-        honesty=float(fit.honesty[s]),
+        noise_var=float(parts.source_noise[s]),
+        honesty=float(parts.honesty[s]),
         n=int(counts.source[s]),
         types=types,
-        at_bounds=float(fit.at_bounds[s]),
+        at_bounds=float(parts.at_bounds[s]),
     )
 
 
-def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: float) -> Snapshot:
-    """The states of every agent and of the fleet after the fit of the log up to ``seq``."""
-    obs, lay, sol = fit.obs, fit.lay, fit.solution
-    mean, own = sol.mean, sol.var
-    dyn, msg = fit.dynamics, fit.messages
-    per_pair = np.bincount(obs.pair, minlength=lay.pairs)
-    last = np.full(lay.pairs, -np.inf)
-    np.maximum.at(last, msg.pair, msg.at)
-    shown: dict[int, Estimate] = {}
-    corrections: dict[int, float] = {}
-    for p in range(lay.pairs):
-        delta_mean = float(dyn.moving_mean[p] - dyn.still_mean[p])
-        delta_var = float(dyn.moving_var[p] - dyn.still_var[p])
-        centre = float(mean[p]) + delta_mean
-        var = max(float(own[p]) + delta_var, _MIN_VAR)
-        corrections[p] = delta_mean
-        shown[p] = Estimate(
-            mean=centre, var=var, n=int(per_pair[p]), at=float(last[p]),
-            drop=float(dyn.drop[p]), rise=float(dyn.rise[p]), base_mean=centre, base_var=var,
-        )  # fmt: skip
-    paths = _Paths(fit, rules.history) if rules.history else None
-    counts = _Counts(fit)
-    states = _agents(fit, rules, shown, corrections, paths, counts)
-    for s, name in enumerate(obs.sources):  # agents seen only as evaluators
-        agent = name.removeprefix("agent:").split("#")[0]
-        if name.startswith("agent:") and agent not in states:
-            epoch = len(obs.changes.get(agent, []))
-            if name == agent_source(agent, epoch):
-                base = new_skill(agent, rules)
-                states[agent] = replace(
-                    base, evaluator=_source_state(fit, s, counts), model_changes=epoch
-                )
-    return Snapshot(states, _fleet(fit, rules, seq, events, at, counts))
+def _shown(parts: _Parts, p: int) -> tuple[Estimate, float]:
+    """A pair's estimate as shown (the fit's, moved by its chain's change) and that move."""
+    delta_mean = float(parts.moving_mean[p] - parts.still_mean[p])
+    delta_var = float(parts.moving_var[p] - parts.still_var[p])
+    centre = float(parts.sol.mean[p]) + delta_mean
+    var = max(float(parts.sol.var[p]) + delta_var, _MIN_VAR)
+    estimate = Estimate(
+        mean=centre, var=var, n=int(parts.per_pair[p]), at=float(parts.last[p]),
+        drop=float(parts.drop[p]), rise=float(parts.rise[p]), base_mean=centre, base_var=var,
+    )  # fmt: skip
+    return estimate, delta_mean
 
 
-def _agents(
-    fit: FitResult,
-    rules: SkillRules,
-    shown: dict[int, Estimate],
-    corrections: dict[int, float],
-    paths: _Paths | None,
-    counts: _Counts,
-) -> dict[str, AgentSkill]:
-    obs, lay, sol = fit.obs, fit.lay, fit.solution
-    mean, own = sol.mean, sol.var
-    types = obs.types
-    n_types = len(types)
-    spread = fit.type_spread**2
-    by_agent: dict[int, list[int]] = defaultdict(list)
-    for p in range(lay.pairs):
-        by_agent[int(lay.pair_agent[p])].append(p)
-    source_at = {name: i for i, name in enumerate(obs.sources)}
-    out: dict[str, AgentSkill] = {}
-    for a, agent in enumerate(obs.agents):
-        mine = by_agent[a]
-        seen = {int(lay.pair_type[p]): p for p in mine}
+class FitStates(Mapping[str, AgentSkill]):
+    """Every agent's state as the fit gives it (those it observed, in name order, then
+    those seen only as evaluators), made each time one is asked for and not kept."""
+
+    def __init__(self, fit: FitResult, rules: SkillRules, counts: _Counts) -> None:
+        self._parts = _parts(fit, counts)
+        self._paths = _Paths(fit, rules.history) if rules.history else None
+        self._rules = rules
+        lay = fit.lay
+        self._by_agent: dict[int, list[int]] = defaultdict(list)
+        for p in range(lay.pairs):
+            self._by_agent[int(lay.pair_agent[p])].append(p)
+        self._source_at = {name: i for i, name in enumerate(fit.obs.sources)}
+        # agent -> its index among the observed, or -1 - its source's index
+        self._where = {agent: a for a, agent in enumerate(fit.obs.agents)}
+        for s, name in enumerate(fit.obs.sources):  # agents seen only as evaluators
+            agent = name.removeprefix("agent:").split("#")[0]
+            if name.startswith("agent:") and agent not in self._where:
+                epoch = len(fit.obs.changes.get(agent, []))
+                if name == agent_source(agent, epoch):
+                    self._where[agent] = -1 - s
+
+    def __getitem__(self, agent: str) -> AgentSkill:
+        at = self._where[agent]
+        if at >= 0:
+            return self._observed(at, agent)
+        epoch = len(self._parts.changes.get(agent, []))
+        base = new_skill(agent, self._rules)
+        return replace(base, evaluator=_source_state(self._parts, -1 - at), model_changes=epoch)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __contains__(self, agent: object) -> bool:
+        return agent in self._where
+
+    def _observed(self, a: int, agent: str) -> AgentSkill:
+        parts, rules = self._parts, self._rules
+        lay, sol = parts.lay, parts.sol
+        mean, own = sol.mean, sol.var
+        types = parts.types
+        n_types = len(types)
+        mine = self._by_agent[a]
+        made = [_shown(parts, p) for p in mine]
+        shown = [estimate for estimate, _ in made]
+        corrections = [delta for _, delta in made]
+        seen = {int(lay.pair_type[p]) for p in mine}
         q = lay.q0 + a
-        weights = [1.0 / max(shown[p].var, _MIN_VAR) for p in mine]
-        ability_shift = sum(w * corrections[p] for w, p in zip(weights, mine, strict=True)) / sum(
-            weights
-        )
+        weights = [1.0 / max(e.var, _MIN_VAR) for e in shown]
+        ability_shift = sum(w * c for w, c in zip(weights, corrections, strict=True)) / sum(weights)
         # overall: the mean over the fleet's task types, unseen ones as predicted
         unseen = n_types - len(seen)
         support = [*mine, q, *(lay.l0 + t for t in range(n_types) if t not in seen)]
         coefs = [1.0 / n_types] * len(mine) + [unseen / n_types] + [1.0 / n_types] * unseen
         index, weight = np.array(support, dtype=np.int64), np.array(coefs)
         centre = float(weight @ mean[index])
-        var = sol.quadratic_at(index, weight) + unseen * spread / n_types**2
-        centre += (sum(corrections[p] for p in mine) + unseen * ability_shift) / n_types
-        var += sum(shown[p].var - own[p] for p in mine) / n_types**2
-        last = max((shown[p].at or 0.0) for p in mine)
-        count = int(sum(shown[p].n for p in mine))
+        var = sol.quadratic_at(index, weight) + unseen * parts.spread / n_types**2
+        centre += (sum(corrections) + unseen * ability_shift) / n_types
+        var += sum(e.var - own[p] for e, p in zip(shown, mine, strict=True)) / n_types**2
+        last = max((e.at or 0.0) for e in shown)
+        count = int(sum(e.n for e in shown))
         overall = Estimate(mean=centre, var=max(var, _MIN_VAR), n=count, at=last,
                            base_mean=centre, base_var=max(var, _MIN_VAR))  # fmt: skip
         general = Estimate(mean=float(mean[q] + ability_shift), var=float(max(own[q], _MIN_VAR)))
-        epoch = len(obs.changes.get(agent, []))
-        found = source_at.get(agent_source(agent, epoch))
-        evaluator = new_source(rules) if found is None else _source_state(fit, found, counts)
-        out[agent] = AgentSkill(
+        epoch = len(parts.changes.get(agent, []))
+        found = self._source_at.get(agent_source(agent, epoch))
+        evaluator = new_source(rules) if found is None else _source_state(parts, found)
+        paths = self._paths
+        return AgentSkill(
             agent_id=agent,
             overall=overall,
             evaluator=evaluator,
-            types={types[int(lay.pair_type[p])]: shown[p] for p in mine},
+            types={types[int(lay.pair_type[p])]: e for e, p in zip(shown, mine, strict=True)},
             general=general,
             model_changes=epoch,
             history=_history(
@@ -214,7 +275,14 @@ def _agents(
                 rules,
             ),
         )
-    return out
+
+
+def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: float) -> Snapshot:
+    """The states of every agent (made when asked for) and of the fleet after the fit of
+    the log up to ``seq``."""
+    counts = _Counts(fit)
+    states = FitStates(fit, rules, counts)
+    return Snapshot(states, _fleet(fit, rules, seq, events, at, states._parts))
 
 
 def _history(
@@ -232,23 +300,24 @@ def _history(
 
 
 def _fleet(
-    fit: FitResult, rules: SkillRules, seq: int, events: int, at: float, counts: _Counts
+    fit: FitResult, rules: SkillRules, seq: int, events: int, at: float, parts: _Parts
 ) -> FleetSkill:
     obs, lay, sol = fit.obs, fit.lay, fit.solution
     per_type = np.bincount(lay.pair_type, minlength=lay.types)
+    types = parts.types
     levels = {
         t: Estimate(
             mean=float(sol.mean[lay.l0 + i]),
             var=float(max(sol.var[lay.l0 + i], _MIN_VAR)),
             n=int(per_type[i]),
         )
-        for i, t in enumerate(obs.types)
+        for i, t in enumerate(types)
     }
     scored = obs.source >= 0
     st_weight = np.bincount(lay.cols[scored, 2] - lay.v0, weights=fit.weight[scored],
                             minlength=lay.source_types)  # fmt: skip
     scales: dict[str, tuple[tuple[str, float], ...]] = {}
-    for t, task_type in enumerate(obs.types):
+    for t, task_type in enumerate(types):
         here = np.flatnonzero(lay.st_type == t)
         total = float(st_weight[here].sum())
         if total <= 0.0:
@@ -257,7 +326,7 @@ def _fleet(
                          for v in here), reverse=True)[:3]  # fmt: skip
         scales[task_type] = tuple((name, round(share, 4)) for share, name in ranked)
     sources = {
-        name: _source_state(fit, s, counts)
+        name: _source_state(parts, s)
         for s, name in enumerate(obs.sources)
         if not name.startswith("agent:")
     }

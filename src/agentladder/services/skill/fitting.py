@@ -4,7 +4,7 @@ states to commit (the events appended while the fit ran folded onto them)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import TypeAdapter
@@ -24,6 +24,7 @@ from agentladder.store.skills import FitFold, SkillEvent, SkillFitCommit
 
 __all__ = [
     "STALE",
+    "Folded",
     "Log",
     "events_after",
     "fit_of",
@@ -116,19 +117,51 @@ def stamped(
     return {a: s if s.fit == mark else replace(s, fit=mark) for a, s in changed.items()}
 
 
-def folded(
-    snapshot: Snapshot, newer: Sequence[SkillEvent], rules: SkillRules
-) -> dict[str, AgentSkill]:
+class Folded(Mapping[str, AgentSkill]):
+    """A fit's states (``Snapshot.agents``, made when asked for) with the states that
+    events after the fit changed over them, every one marked with the fit (``stamped``):
+    only the changed ones are held."""
+
+    def __init__(
+        self, base: Mapping[str, AgentSkill], mark: int, changed: dict[str, AgentSkill]
+    ) -> None:
+        self.base, self.mark, self.changed = base, mark, changed
+
+    def __getitem__(self, agent: str) -> AgentSkill:
+        found = self.changed.get(agent)
+        if found is not None:
+            return found
+        state = self.base[agent]
+        return state if state.fit == self.mark else replace(state, fit=self.mark)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.base
+        yield from (agent for agent in self.changed if agent not in self.base)
+
+    def __len__(self) -> int:
+        return len(self.base) + sum(agent not in self.base for agent in self.changed)
+
+    def __contains__(self, agent: object) -> bool:
+        return agent in self.changed or agent in self.base
+
+    def then(self, newer: Sequence[SkillEvent], fleet: FleetSkill, rules: SkillRules) -> Folded:
+        """These states with the newer events' filter steps on them, in seq order (these
+        left as they are). Every state an event reads is marked with the fit, so what it
+        writes is too (``stamped`` with these states gives the same)."""
+        changed, mark = dict(self.changed), self.mark
+        states = Folded(self.base, mark, changed)
+        for event in newer:
+            update = apply_evidence(states, fleet, _EVIDENCE.validate_json(event.payload), rules)
+            changed.update(
+                {a: s if s.fit == mark else replace(s, fit=mark) for a, s in update.agents.items()}
+            )
+        return states
+
+
+def folded(snapshot: Snapshot, newer: Sequence[SkillEvent], rules: SkillRules) -> Folded:
     """The snapshot's states with the newer events' filter steps on them, in seq order,
     every one marked with the snapshot's fit."""
-    mark = fit_of(snapshot.fleet)
-    states = {a: s if s.fit == mark else replace(s, fit=mark) for a, s in snapshot.agents.items()}
-    for event in newer:
-        update = apply_evidence(
-            states, snapshot.fleet, _EVIDENCE.validate_json(event.payload), rules
-        )
-        states.update(stamped(update.agents, states, snapshot.fleet))
-    return states
+    return Folded(snapshot.agents, fit_of(snapshot.fleet), {}).then(newer, snapshot.fleet, rules)
 
 
 FIT_SWITCH_S = 0.0005
@@ -151,7 +184,7 @@ def fitted_commit(log: Log, rules: SkillRules, at: float) -> FitFold:
     finally:
         sys.setswitchinterval(switch)
 
-    done: list[tuple[list[int], dict[str, AgentSkill]]] = []  # the last call's seqs and states
+    done: list[tuple[list[int], Folded]] = []  # the last call's seqs and states
 
     def fold(newer: Sequence[SkillEvent]) -> SkillFitCommit:
         """The fit's states with ``newer`` folded on; a call whose events extend the last
@@ -159,7 +192,7 @@ def fitted_commit(log: Log, rules: SkillRules, at: float) -> FitFold:
         seqs = [event.seq for event in newer]
         if done and seqs[: len(done[0][0])] == done[0][0]:
             known, states = done[0]
-            states = folded(Snapshot(states, snapshot.fleet), newer[len(known) :], rules)
+            states = states.then(newer[len(known) :], snapshot.fleet, rules)
         else:
             states = folded(snapshot, newer, rules)
         done[:] = [(seqs, states)]

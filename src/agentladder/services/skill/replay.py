@@ -10,6 +10,7 @@ everything else (counts, times, the detector's sums, model changes) must be equa
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
@@ -41,7 +42,7 @@ class SkillReport:
 
 async def rebuild_skills(
     store: Store, rules: SkillRules, at: float | None = None
-) -> tuple[dict[str, AgentSkill], FleetSkill, int]:
+) -> tuple[Mapping[str, AgentSkill], FleetSkill, int]:
     """The states and the fleet's that the store's log gives, rebuilt as the store built
     them: the fit up to the last fit's end (the whole log when there was none, or when
     ``at`` asks for a new fit at that time), the rest folded on. And how many events."""

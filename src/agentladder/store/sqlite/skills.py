@@ -20,6 +20,8 @@ from agentladder.store.sqlite.rows import rows_in
 
 __all__ = ["SqliteSkills"]
 
+FIT_GROUP = 500
+"""States a fit's commit makes and writes at a time."""
 _EVENT = "SELECT seq, key, kind, payload, payload_hash, at FROM skill_events"
 _UPSERT_STATE = (
     "INSERT INTO skill_states (agent_id, state_json, seq) VALUES (?,?,?)"
@@ -201,7 +203,8 @@ class SqliteSkills(SqliteFile):
 
     async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:
         """One job of the writer: the events after ``seq`` read, folded, and every state
-        replaced, in one transaction."""
+        replaced, in one transaction; the states made and written ``FIT_GROUP`` at a time
+        (their JSON never all held at once)."""
         cache = self._decoded_skills()
 
         def run(conn: sqlite3.Connection) -> None:
@@ -210,13 +213,17 @@ class SqliteSkills(SqliteFile):
             commit = fold(newer)
             (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM skill_events").fetchone()
             conn.execute("DELETE FROM skill_states")
-            rows = [
-                (agent, AGENT_SKILL.dump_json(state).decode(), last)
-                for agent, state in commit.agents.items()
-            ]
-            fresh = {agent: (text, commit.agents[agent]) for agent, text, _ in rows}
-            rows.append((FLEET, FLEET_SKILL.dump_json(commit.fleet).decode(), last))
-            conn.executemany(_UPSERT_STATE, rows)
+            fresh: dict[str, tuple[str, AgentSkill]] = {}
+            for agent, state in commit.agents.items():
+                fresh[agent] = (AGENT_SKILL.dump_json(state).decode(), state)
+                if len(fresh) == FIT_GROUP:
+                    conn.executemany(_UPSERT_STATE, [(a, t, last) for a, (t, _) in fresh.items()])
+                    fresh = {}
+            conn.executemany(_UPSERT_STATE, [(a, t, last) for a, (t, _) in fresh.items()])
+            fleet = FLEET_SKILL.dump_json(commit.fleet).decode()
+            conn.execute(_UPSERT_STATE, (FLEET, fleet, last))
+            # the last group's states kept decoded (the cache holds a few anyway; an entry
+            # is used only while its row holds the same text)
             self._writer.after_commit(lambda: cache.update(fresh))
 
         await self._write(run)
