@@ -4,7 +4,11 @@ Both serve on loopback from their own process (uvicorn, one worker) over SQLite 
 with synchronous=FULL. ``POST /oracle/judgments`` (a new contract per request over 1,000
 agents) and ``GET /agents`` with 1,000 registered agents; wrk with 2 threads and 32
 connections for 10 s each. Targets: agentladder at least 0.8 of the bare app's requests/s
-on judgments (issue 27), 0.7 on the listing.
+on judgments (issue 27), 0.7 on the listing. agentladder runs as configured by default
+(with uvicorn's access log: a line per request), and again with ``api.access_log: false``
+over a copy of its store, as the bare app runs (``--log-level warning``: no access line).
+Each load starts once every server is idle (``_settle``): agentladder fits the skill of
+the judgments just written in the background, which ran during the next server's load.
 
 Run: ``.venv/bin/python -m benchmarks http`` (needs ``wrk``: ``apt-get install wrk``).
 """
@@ -15,6 +19,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -88,16 +93,40 @@ def _start(args: list[str], port: int, log: Path, env: dict[str, str]) -> subpro
     raise RuntimeError(log.read_text()[-2000:])
 
 
-def _wrk(url: str, script: Path | None) -> tuple[float, str, str]:
+def _wrk(url: str, script: Path | None, pid: int) -> tuple[float, str, str, float]:
+    """Requests per second, p50, p99 and the server's CPU microseconds per request."""
     args = ["wrk", "-t2", "-c32", "-d10s", "--latency", url]
     if script is not None:
         args[1:1] = ["-s", str(script)]
+    start = cpu_s(pid)
     out = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60).stdout
+    spent = cpu_s(pid) - start
+    answered = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     # the latency distribution's lines, not a "+/- Stdev" figure such as 68.50%
     p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)  # type: ignore[union-attr]
     p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)  # type: ignore[union-attr]
-    return rps, p50, p99
+    return rps, p50, p99, spent / max(answered, 1) * 1e6
+
+
+def cpu_s(pid: int) -> float:
+    """User and system CPU seconds of the process, all threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _settle(servers: list[subprocess.Popen[bytes]], limit_s: float = 120.0) -> None:
+    """Wait until the servers are idle (under 5% of a core over a second, at most
+    ``limit_s``): a server's background work after a load (agentladder's skill fit of the
+    judgments just written) would otherwise run during the next server's measurement."""
+    deadline = time.monotonic() + limit_s
+    before = sum(cpu_s(server.pid) for server in servers)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = sum(cpu_s(server.pid) for server in servers)
+        if now - before < 0.05:
+            return
+        before = now
 
 
 def main() -> None:
@@ -108,10 +137,17 @@ def main() -> None:
         script = base / "judgments.lua"
         script.write_text(LUA)
         env = {**os.environ, "BARE_DB": str(base / "bare.db"), "BARE_SYNC": "FULL"}
-        ours, bare = free_port(), free_port()
+        quiet_config = base / "quiet.yaml"
+        quiet_config.write_text("api:\n  access_log: false\n")
+        ours, quiet, bare = free_port(), free_port(), free_port()
+        store = f"sqlite:///{base / 'agentladder.db'}"
+        shutil.copy(base / "agentladder.db", base / "quiet.db")  # a store of its own each
         servers = [
             _start([sys.executable, "-m", "agentladder.cli", "serve", "--port", str(ours),
-                    "--store", f"sqlite:///{base / 'agentladder.db'}"], ours, base / "a.log", env),
+                    "--store", store], ours, base / "a.log", env),
+            _start([sys.executable, "-m", "agentladder.cli", "serve", "--port", str(quiet),
+                    "--db", str(base / "quiet.db"), "--config", str(quiet_config)], quiet,
+                   base / "q.log", env),
             _start([sys.executable, "-m", "uvicorn", "benchmarks.bare_app:app", "--port", str(bare),
                     "--log-level", "warning"], bare, base / "b.log", env),
         ]  # fmt: skip
@@ -121,13 +157,31 @@ def main() -> None:
             loads = (("POST /oracle/judgments", "/", script, 0.8),
                      ("GET /agents (1,000 agents)", "/agents", None, 0.7))  # fmt: skip
             for name, path, lua, target in loads:
-                ours_rps, ours_p50, ours_p99 = _wrk(f"http://127.0.0.1:{ours}{path}", lua)
-                bare_rps, bare_p50, bare_p99 = _wrk(f"http://127.0.0.1:{bare}{path}", lua)
+                _settle(servers)
+                ours_rps, ours_p50, ours_p99, ours_us = _wrk(
+                    f"http://127.0.0.1:{ours}{path}", lua, servers[0].pid
+                )
+                _settle(servers)
+                quiet_rps, _, _, quiet_us = _wrk(
+                    f"http://127.0.0.1:{quiet}{path}", lua, servers[1].pid
+                )
+                _settle(servers)
+                bare_rps, bare_p50, bare_p99, bare_us = _wrk(
+                    f"http://127.0.0.1:{bare}{path}", lua, servers[2].pid
+                )
                 ratio = ours_rps / bare_rps
                 verdict = "meets" if ratio >= target else "MISSES"
                 print(f"{name}: agentladder {ours_rps:,.0f} req/s (p50 {ours_p50}, p99 {ours_p99})"
                       f" vs bare {bare_rps:,.0f} req/s (p50 {bare_p50}, p99 {bare_p99}):"
                       f" ratio {ratio:.2f} ({verdict} target >= {target})")  # fmt: skip
+                print(
+                    f"  without the access log (api.access_log: false; the bare app logs"
+                    f" none): {quiet_rps:,.0f} req/s, ratio {quiet_rps / bare_rps:.2f}"
+                )
+                print(
+                    f"  server CPU a request: agentladder {ours_us:,.0f} µs, without the access"
+                    f" log {quiet_us:,.0f} µs, bare {bare_us:,.0f} µs"
+                )
         finally:
             for server in servers:
                 server.send_signal(signal.SIGTERM)

@@ -25,24 +25,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.bench_http import LUA, _bare_db, _register, _start
+from benchmarks.bench_http import LUA, _bare_db, _register, _start, cpu_s
 from tests.served import free_port
 
 WRK = ["wrk", "-t2", "-c32"]
 
 
-def _cpu_s(pid: int) -> float:
-    """User and system CPU seconds of the process, all threads."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _load(url: str, script: Path, pid: int) -> tuple[float, float]:
     """Requests per second, and CPU microseconds per request, of one 10 s wrk run."""
-    start = _cpu_s(pid)
+    start = cpu_s(pid)
     args = [*WRK, "-d10s", "-s", str(script), url]
     out = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60).stdout
-    spent = _cpu_s(pid) - start
+    spent = cpu_s(pid) - start
     answered = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     return rps, spent / max(answered, 1) * 1e6

@@ -215,6 +215,12 @@ class ApiSettings(BaseModel):
         description="Long polls of GET /agents/tasks/next one agent may hold at once (429"
         " past it); 64 is the most `agentladder agent --concurrency` runs.",
     )
+    access_log: bool = Field(
+        default=True,
+        description="One line per request on the server's output (uvicorn's access log);"
+        " off where a proxy in front logs the requests (about 7% of the event loop's time"
+        " on small writes).",
+    )
     shutdown_grace_s: int = Field(
         default=10,
         ge=1,

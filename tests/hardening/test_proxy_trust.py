@@ -88,3 +88,20 @@ def test_only_loopback_ip_literals_without_proxy_headers_are_loopback() -> None:
     assert not loopback_client(("testclient", 1), [])
     assert not loopback_client(("127.0.0.1", 1), [(b"forwarded", b"for=127.0.0.1")])
     assert not loopback_client(None, [])
+
+
+def test_the_access_log_is_written_unless_turned_off(tmp_path: Path) -> None:
+    """A request's line (method, path, status) is on the server's output by default and
+    not with ``api.access_log: false``; the request is answered either way."""
+    for setting, logged in (("", True), ("api:\n  access_log: false\n", False)):
+        folder = tmp_path / str(logged)
+        folder.mkdir()
+        server = start_server(folder, OPEN + setting)
+        try:
+            assert httpx.get(server.url("/healthz"), timeout=10).status_code == 200
+        finally:
+            output = server.stop()
+        lines = [x for x in output.splitlines() if "GET /healthz" in x]
+        assert bool(lines) is logged, output[-2000:]
+        if logged:
+            assert '"GET /healthz HTTP/1.1" 200' in lines[0], lines

@@ -132,6 +132,7 @@ def run_server(
     wrapped = OneLineStartup(app, debug)
     options: dict[str, Any] = {
         "log_level": "debug" if debug else "info",
+        "access_log": api.access_log,
         "timeout_graceful_shutdown": api.shutdown_grace_s,
         "timeout_keep_alive": api.keep_alive_s,
         "proxy_headers": bool(trusted),  # believed only from api.trusted_proxies
