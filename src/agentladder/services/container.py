@@ -14,7 +14,8 @@ import logging
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from pathlib import Path
+from typing import Any, cast
 
 from nats.aio.client import Client
 from nats.aio.subscription import Subscription
@@ -178,8 +179,7 @@ async def stopping(step: str, slow_s: float = SLOW_STOP_S) -> AsyncIterator[None
     the watchdog ends has said where it was) and when it ends, with how long it took."""
     loop = asyncio.get_running_loop()
     started = loop.time()
-    still = loop.call_later(slow_s, log.warning, "stopping: %s still runs after %.0f s", step,
-                            slow_s)  # fmt: skip
+    still = loop.call_later(slow_s, _still, step, slow_s)
     try:
         yield
     finally:
@@ -187,6 +187,28 @@ async def stopping(step: str, slow_s: float = SLOW_STOP_S) -> AsyncIterator[None
         took = loop.time() - started
         if took >= slow_s:
             log.warning("stopping: %s took %.1f s", step, took)
+
+
+def _still(step: str, slow_s: float) -> None:
+    """Say that a step of a stop still runs, and where every task of the loop waits: what
+    a stop that the watchdog ends was waiting for, which the threads' stacks it then
+    writes do not show."""
+    waits = sorted(_where(task) for task in asyncio.all_tasks())
+    log.warning("stopping: %s still runs after %.0f s; tasks waiting: %s", step, slow_s,
+                "; ".join(waits) or "none")  # fmt: skip
+
+
+def _where(task: asyncio.Task[Any]) -> str:
+    """A task's coroutine and the last three coroutines of what it awaits, innermost last
+    (each with its file and line)."""
+    coro: Any = task.get_coro()
+    name = getattr(coro, "__qualname__", task.get_name())
+    chain = []
+    while coro is not None and getattr(coro, "cr_frame", None) is not None:
+        code, line = coro.cr_frame.f_code, coro.cr_frame.f_lineno
+        chain.append(f"{code.co_qualname} ({Path(code.co_filename).name}:{line})")
+        coro = getattr(coro, "cr_await", None)
+    return f"{name}: {' > '.join(chain[-3:])}" if chain else name
 
 
 async def build_services(
