@@ -40,7 +40,7 @@ from agentladder.services.gateway.stats import StatsRecorder
 from agentladder.services.lease import Lease
 from agentladder.services.oracle.sentinel import Sentinel
 from agentladder.services.oracle.service import Oracle
-from agentladder.services.passes import QuietPasses
+from agentladder.services.passes import QuietPasses, cancelled
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.projection import RoutingProjection
 from agentladder.services.routing.service import RoutingService
@@ -130,10 +130,8 @@ class Services:
         """Stop background work, close providers, connections and the store; how many
         deliberations in flight were interrupted (each stored failed, ``interrupted:
         <cause>``, with its calls and their cost; said in one line when any)."""
-        for task in self._background:
-            task.cancel()
         async with stopping("the background work"):
-            await asyncio.gather(*self._background, return_exceptions=True)
+            await cancelled(self._background)
             await self.skill.settle()  # a fit's commit, once begun, ends whole
         async with stopping("the deliberations in flight"):
             interrupted = await self.orchestrator.close(cause)

@@ -15,12 +15,11 @@ meant to absorb.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from agentladder.errors import StoreUnavailable
 from agentladder.services.clock import Clock
-from agentladder.services.passes import QuietPasses
+from agentladder.services.passes import QuietPasses, cancelled
 from agentladder.store.base import Store
 
 __all__ = ["Lease"]
@@ -57,9 +56,7 @@ class Lease:
     async def stop(self) -> None:
         """Stop renewing and drop the lease (a store already gone is only logged)."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancelled([self._task])
             self._task = None
         try:
             await self.store.drop_lease(self.holder)
