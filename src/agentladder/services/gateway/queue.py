@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from agentladder.errors import ProviderError, RevisionConflict, StoreUnavailable
 from agentladder.services.gateway.judge import JudgeSettings
-from agentladder.services.passes import QuietPasses
+from agentladder.services.passes import QuietPasses, cancelled
 from agentladder.store.base import Store
 from agentladder.store.checks import PendingCheck
 
@@ -249,8 +249,7 @@ class CheckQueue:
         """Let the queued checks finish within ``grace_s`` seconds; the others stay stored
         (``deferred``; ``dropped`` when never stored). How many did not finish."""
         if self._sweeper is not None:
-            self._sweeper.cancel()
-            await asyncio.gather(self._sweeper, return_exceptions=True)
+            await cancelled([self._sweeper])
             self._sweeper = None
         if self._workers:
             with contextlib.suppress(TimeoutError):
@@ -258,9 +257,7 @@ class CheckQueue:
                     await self._queue.join()
         for timer in self._timers.values():
             timer.cancel()
-        for worker in self._workers:
-            worker.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
+        await cancelled(self._workers)
         left = list(self.outstanding.values())
         for entry in left:
             self._count(entry.check, "dropped" if entry.revision is None else "deferred")
