@@ -192,8 +192,8 @@ class FitStates(Mapping[str, AgentSkill]):
     """Every agent's state as the fit gives it (those it observed, in name order, then
     those seen only as evaluators), made each time one is asked for and not kept."""
 
-    def __init__(self, fit: FitResult, rules: SkillRules, counts: _Counts) -> None:
-        self._parts = _parts(fit, counts)
+    def __init__(self, fit: FitResult, rules: SkillRules, parts: _Parts) -> None:
+        self._parts = parts
         self._paths = _Paths(fit, rules.history) if rules.history else None
         self._rules = rules
         lay = fit.lay
@@ -280,9 +280,8 @@ class FitStates(Mapping[str, AgentSkill]):
 def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: float) -> Snapshot:
     """The states of every agent (made when asked for) and of the fleet after the fit of
     the log up to ``seq``."""
-    counts = _Counts(fit)
-    states = FitStates(fit, rules, counts)
-    return Snapshot(states, _fleet(fit, rules, seq, events, at, states._parts))
+    parts = _parts(fit, _Counts(fit))
+    return Snapshot(FitStates(fit, rules, parts), _fleet(fit, rules, seq, events, at, parts))
 
 
 def _history(
