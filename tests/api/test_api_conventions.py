@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
+from fastapi.routing import APIRoute
+from starlette.routing import Match
 
+from agentladder.api.app import create_served_app
 from agentladder.api.openapi_errors import ERRORS
+from agentladder.config import parse_settings
 from agentladder.services.container import Services
-from tests.api.conftest import ADMIN, ORCH, bearer
+from tests.api.conftest import ADMIN, CONFIG, ORCH, bearer
 
 JUDGMENT = b'{"agent_id": "sim_a", "contract_id": "c1", "score": 8.0}'
 ERROR_CODES = {"400", "401", "403", "404", "409", "413", "415", "422", "429", "503"}
@@ -101,3 +106,29 @@ def test_a_202_says_where_to_follow(api: Any) -> None:
         assert followed.json()["status"] == "completed"
 
     api(body)
+
+
+def _sample(path: str) -> str:
+    """A concrete path a route template matches (each parameter ``x1``)."""
+    return re.sub(r"\{[^}]+\}", "x1", path)
+
+
+def test_no_two_routes_match_one_path() -> None:
+    """Each operation's path is matched by one entry of the app's routes alone (the router
+    that holds it), for its methods: the order the routers are included in
+    (``api/app.py``, the most requested first) changes which route a request meets first,
+    never which one answers it."""
+    app = create_served_app(parse_settings(CONFIG))
+    checked: set[tuple[str, str]] = set()
+    for entry in app.routes:
+        held = getattr(entry, "original_router", None)
+        for route in held.routes if held is not None else [entry]:
+            if not isinstance(route, APIRoute):
+                continue
+            path = _sample(route.path)
+            for method in sorted(route.methods):
+                scope = {"type": "http", "path": path, "method": method, "root_path": ""}
+                full = [e for e in app.routes if e.matches(scope)[0] is Match.FULL]
+                assert full == [entry], (method, path, full)
+                checked.add((route.path, method.lower()))
+    assert set(ERRORS) <= checked  # every operation of the API, not a few

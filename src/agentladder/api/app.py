@@ -57,8 +57,11 @@ def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> No
     everything, Starlette's answer to an unhandled error included.
     """
     install_error_handlers(app)
-    for module in (  # the gateway first: its requests are matched before the other routes
-        gateway, health, agent_tasks, agents, deliberations, oracle, oracle_batch, skills,
+    # Routes are matched in this order, and no two of them match the same path: the
+    # gateway's and the Oracle's (the most requested writes) first, so that a request
+    # of theirs is not tried against the other routes' patterns on its way.
+    for module in (
+        gateway, oracle, oracle_batch, health, agent_tasks, agents, deliberations, skills,
         routing, dashboard, dashboard_agent, dashboard_routing, dashboard_traffic,
     ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []

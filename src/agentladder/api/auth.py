@@ -31,6 +31,7 @@ from agentladder.config import ApiSettings, TokenSettings
 from agentladder.errors import InvalidInput
 
 __all__ = [
+    "CALLER_KEY",
     "MIN_TOKEN_LENGTH",
     "PROXY_HEADERS",
     "Caller",
@@ -43,6 +44,10 @@ log = logging.getLogger(__name__)
 
 MIN_TOKEN_LENGTH = 16
 """The shortest token accepted, inline or from ``token_env``."""
+
+CALLER_KEY = "agentladder.caller"
+"""The ASGI scope's key under which the request guard leaves a write's authenticated
+caller (``api/limits.py``), so the route's dependency does not authenticate it again."""
 
 PROXY_HEADERS = (b"x-forwarded-for", b"forwarded", b"x-real-ip")
 """Headers a proxy adds: a request carrying one is not trusted as loopback."""

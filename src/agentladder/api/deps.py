@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from agentladder.api.auth import Caller, TokenBook, caller_of
+from agentladder.api.auth import CALLER_KEY, Caller, TokenBook, caller_of
 from agentladder.api.errors import ApiError
 from agentladder.errors import InvalidInput
 from agentladder.services.container import Services
@@ -59,8 +59,10 @@ async def _services(request: Request) -> Services:
 
 def caller_of_request(request: Request) -> Caller:
     """The authenticated caller (``CallerDep`` without FastAPI: a plain route's)."""
-    book: TokenBook = request.app.state.tokens
-    caller = caller_of(request, book)
+    caller: Caller | None = request.scope.get(CALLER_KEY)  # a write's, from the guard
+    if caller is None:
+        book: TokenBook = request.app.state.tokens
+        caller = caller_of(request, book)
     request.state.caller = caller  # for the log line of a refusal
     return caller
 

@@ -29,7 +29,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentladder.api.auth import TokenBook, caller_of
+from agentladder.api.auth import CALLER_KEY, TokenBook, caller_of
 from agentladder.api.errors import BEARER, CallRefused, log_refusal, refusals_of
 
 __all__ = ["RequestGuard", "duplicate_key"]
@@ -193,6 +193,7 @@ def _authenticated(scope: Scope) -> bool:
         reason = refused.reason
     else:
         if caller.role is not None:
+            scope[CALLER_KEY] = caller  # the routes' dependency takes it (``api/deps.py``)
             return True
         reason = "unauthenticated"
     refusals_of(scope["app"])[reason] += 1
