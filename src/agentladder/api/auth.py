@@ -17,6 +17,7 @@ not); the error handlers log it with the route, role and agent and count it for 
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import logging
@@ -117,8 +118,15 @@ def loopback_client(client: tuple[str, int] | None, headers: list[tuple[bytes, b
     such as ``localhost`` is not one), with no proxy header."""
     if client is None or any(name in PROXY_HEADERS for name, _ in headers):
         return False
+    return _loopback_ip(client[0])
+
+
+@functools.lru_cache(maxsize=1024)
+def _loopback_ip(host: str) -> bool:
+    """Whether ``host`` is a loopback IP literal (kept for the clients seen last: a
+    request's check would otherwise parse its address each time)."""
     try:
-        return ipaddress.ip_address(client[0]).is_loopback
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 
