@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -37,9 +38,15 @@ from tests.served import free_port
 
 AGENTS = 1000
 LUA = """
--- each thread has its own Lua state and the same random sequence: the thread's number
--- keeps the contracts of two threads apart (without it, they sent the same ones)
+-- each thread has its own Lua state and the same random sequence, and so has each run of
+-- wrk: the thread's number keeps the contracts of two threads apart, and the run's id
+-- (wrk's argument after "--", ``run_args``) those of two runs (without them, a thread or a
+-- run sent the contracts another had sent, which agentladder answers as repeats)
 local threads = 0
+run = "0"
+function init(args)
+  run = args[1] or "0"
+end
 function setup(thread)
   threads = threads + 1
   thread:set("tid", threads)
@@ -48,8 +55,8 @@ counter = 0
 request = function()
   counter = counter + 1
   local body = string.format(
-    '{"agent_id":"agent-%d","contract_id":"c-%d-%d-%d","score":8.5}',
-    counter % 1000, tid, math.random(1, 1000000000), counter)
+    '{"agent_id":"agent-%d","contract_id":"c-%s-%d-%d-%d","score":8.5}',
+    counter % 1000, run, tid, math.random(1, 1000000000), counter)
   return wrk.format("POST", "/oracle/judgments", {["Content-Type"]="application/json"}, body)
 end
 """
@@ -94,10 +101,15 @@ def _start(args: list[str], port: int, log: Path, env: dict[str, str]) -> subpro
 
 
 def _wrk(url: str, script: Path | None, pid: int) -> tuple[float, str, str, float]:
-    """Requests per second, p50, p99 and the server's CPU microseconds per request."""
-    args = ["wrk", "-t2", "-c32", "-d10s", "--latency", url]
+    """Requests per second, p50, p99 and the server's CPU microseconds per request, of
+    10 s after a warm-up of 2 s (a server's first requests load what it builds lazily:
+    each server gets the same)."""
+    args = ["wrk", "-t2", "-c32", "--latency"]
     if script is not None:
-        args[1:1] = ["-s", str(script)]
+        args += ["-s", str(script)]
+    warm = [*args, "-d2s", url, *run_args()]
+    subprocess.run(warm, capture_output=True, check=True, timeout=60)
+    args += ["-d10s", url, *run_args()]
     start = cpu_s(pid)
     out = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60).stdout
     spent = cpu_s(pid) - start
@@ -107,6 +119,11 @@ def _wrk(url: str, script: Path | None, pid: int) -> tuple[float, str, str, floa
     p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)  # type: ignore[union-attr]
     p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)  # type: ignore[union-attr]
     return rps, p50, p99, spent / max(answered, 1) * 1e6
+
+
+def run_args() -> list[str]:
+    """wrk's arguments for the script of a new run: an id no other run has (``LUA``)."""
+    return ["--", uuid.uuid4().hex[:12]]
 
 
 def cpu_s(pid: int) -> float:

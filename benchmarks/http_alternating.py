@@ -3,7 +3,9 @@ app, served side by side, in alternating rounds, with each server's CPU time per
 
 ``bench_http``'s pieces (its 1,000 registered agents, Lua script and bare app): three
 servers on loopback, a 2 s warm-up each, then per round wrk (2 threads, 32 connections,
-10 s) on the bare app, then on before and after in an order that alternates by round. The
+10 s) on the bare app, then on before and after in an order that alternates by round,
+each load once every server is idle (``bench_http._settle``: agentladder's background
+fit of the judgments just written would otherwise run during the next load). The
 CPU time of each server process (all its threads, ``/proc/<pid>/stat``) is divided by the
 requests it answered: on a machine shared with other work the ratio of requests per
 second also measures the scheduler's shares (the bare app's thread pool keeps up to 32
@@ -25,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.bench_http import LUA, _bare_db, _register, _start, cpu_s
+from benchmarks.bench_http import LUA, _bare_db, _register, _settle, _start, cpu_s, run_args
 from tests.served import free_port
 
 WRK = ["wrk", "-t2", "-c32"]
@@ -34,7 +36,7 @@ WRK = ["wrk", "-t2", "-c32"]
 def _load(url: str, script: Path, pid: int) -> tuple[float, float]:
     """Requests per second, and CPU microseconds per request, of one 10 s wrk run."""
     start = cpu_s(pid)
-    args = [*WRK, "-d10s", "-s", str(script), url]
+    args = [*WRK, "-d10s", "-s", str(script), url, *run_args()]
     out = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60).stdout
     spent = cpu_s(pid) - start
     answered = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
@@ -65,7 +67,7 @@ def main(before_src: str, rounds: int) -> None:
                     str(port), "--log-level", "warning"]  # fmt: skip
             servers["bare"] = (port, _start(args, port, base / "bare.log", env))
             for port, _ in servers.values():
-                warm = [*WRK, "-d2s", "-s", str(script), f"http://127.0.0.1:{port}/"]
+                warm = [*WRK, "-d2s", "-s", str(script), f"http://127.0.0.1:{port}/", *run_args()]
                 subprocess.run(warm, capture_output=True, check=True, timeout=60)
             ratios: dict[str, list[float]] = {"before": [], "after": []}
             cpu: dict[str, list[float]] = {"bare": [], "before": [], "after": []}
@@ -73,6 +75,7 @@ def main(before_src: str, rounds: int) -> None:
                 order = ("before", "after") if number % 2 == 0 else ("after", "before")
                 got = {}
                 for name in ("bare", *order):
+                    _settle([process for _, process in servers.values()])
                     port, process = servers[name]
                     got[name] = _load(f"http://127.0.0.1:{port}/", script, process.pid)
                     cpu[name].append(got[name][1])
