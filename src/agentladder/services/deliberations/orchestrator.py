@@ -377,18 +377,13 @@ class Orchestrator:
         self._spawn_effects(record)
 
     async def _side_effects(self, record: DeliberationRecord) -> None:
-        """Ranking, then judgments, each retried until the store takes it; saved after."""
+        """Ranking, judgments and skill evidence, each retried until the store takes it,
+        with the participants' locks held; the record saved after, the locks released
+        (its save touches no agent's state)."""
         self._settling[record.id] = time.monotonic()
         try:
             async with self.agent_locks.hold(record.agents):
                 await self._apply_side_effects(record)
-        finally:
-            self._settling.pop(record.id, None)
-
-    async def _apply_side_effects(self, record: DeliberationRecord) -> None:
-        now = int(self._now())
-        if record.status is DeliberationStatus.FAILED:
-            await settle_unfinished(self.store, record, now, tally=self.writes)
             await with_backoff(
                 f"saving {record.id}",
                 SideEffect(),
@@ -396,6 +391,15 @@ class Orchestrator:
                 kind="save",
                 tally=self.writes,
             )
+        finally:
+            self._settling.pop(record.id, None)
+
+    async def _apply_side_effects(self, record: DeliberationRecord) -> None:
+        """The three side effects at once: each writes its own state (the stats, the
+        Oracle's events, the skill evidence) and none reads another's."""
+        now = int(self._now())
+        if record.status is DeliberationStatus.FAILED:
+            await settle_unfinished(self.store, record, now, tally=self.writes)
             return
 
         async def rank() -> None:
@@ -404,16 +408,18 @@ class Orchestrator:
         async def judge() -> None:
             await apply_judgments(self.oracle, record, self.settings.success_min_score)
 
-        await with_backoff(
-            f"ranking of {record.id}", record.ranking, rank, kind="ranking", tally=self.writes
-        )
-        await with_backoff(
-            f"judgments of {record.id}",
-            record.judgments,
-            judge,
-            kind="judgments",
-            tally=self.writes,
-        )
+        steps = [
+            with_backoff(
+                f"ranking of {record.id}", record.ranking, rank, kind="ranking", tally=self.writes
+            ),
+            with_backoff(
+                f"judgments of {record.id}",
+                record.judgments,
+                judge,
+                kind="judgments",
+                tally=self.writes,
+            ),
+        ]
         skill = self.skill
         if skill is None:
             record.skill.state = SideEffectState.SKIPPED
@@ -422,20 +428,16 @@ class Orchestrator:
             async def observe() -> None:
                 await apply_skill(skill, record)
 
-            await with_backoff(
-                f"skill evidence of {record.id}",
-                record.skill,
-                observe,
-                kind="skill",
-                tally=self.writes,
+            steps.append(
+                with_backoff(
+                    f"skill evidence of {record.id}",
+                    record.skill,
+                    observe,
+                    kind="skill",
+                    tally=self.writes,
+                )
             )
-        await with_backoff(
-            f"saving {record.id}",
-            SideEffect(),
-            lambda: self._save(record),
-            kind="save",
-            tally=self.writes,
-        )
+        await asyncio.gather(*steps)
 
     async def report(self, external: ExternalDeliberation) -> tuple[DeliberationRecord, bool]:
         """Rank a deliberation run elsewhere, once per id; (record, duplicate)."""

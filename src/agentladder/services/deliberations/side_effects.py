@@ -166,19 +166,29 @@ async def apply_judgments(
 ) -> None:
     """Judge each participant's work in the deliberation (idempotent per agent), as its
     outcome says: an agent that was only unscored (its evaluators failed) is not judged.
-    A participant whose judgment would pass a bound on task types (another write took the
-    last place since the deliberation was accepted) is left unjudged, with a warning:
-    retrying would never succeed."""
+    The participants are judged at once (each judgment writes its own agent's events);
+    when one fails, the others still end before the first error is raised, so a retry
+    never runs beside them. A participant whose judgment would pass a bound on task
+    types (another write took the last place since the deliberation was accepted) is
+    left unjudged, with a warning: retrying would never succeed."""
     found = outcomes_of(record, success_min_score)
-    for agent in record.agents:
-        outcome = found.get(agent)
-        if outcome is None or outcome.judgment is JudgmentCall.NONE:
-            continue
+
+    async def judge(agent: str, outcome: AgentOutcome) -> None:
         proposals = [p for r in record.rounds for p in r.proposals if p.agent_id == agent]
         try:
             await _judge_one(oracle, record, agent, proposals, outcome)
         except TooManyTaskTypes as refused:
             log.warning("deliberation %s: %s not judged: %s", record.id, agent, refused)
+
+    judged = [
+        judge(agent, outcome)
+        for agent in record.agents
+        if (outcome := found.get(agent)) is not None and outcome.judgment is not JudgmentCall.NONE
+    ]
+    ended = await asyncio.gather(*judged, return_exceptions=True)
+    for result in ended:
+        if isinstance(result, BaseException):
+            raise result
 
 
 async def _judge_one(
