@@ -9,49 +9,74 @@ Holding the agents' locks while applying lets deliberations on disjoint agents p
 together and queues the others in arrival order; the compare-and-set still guards against
 other instances and other writers (docs/orchestrator.md, "Side effects").
 
-Locks are taken in sorted order (no deadlock between two holders of overlapping sets) and
-dropped when nobody holds or waits for them (the map stays as small as the work in flight).
+Each agent has a queue. A holder joins the queues of all its agents at once (one step of
+the event loop) and goes when it is first in every one of them, so that each agent's
+holders go in arrival order, and a holder waiting for one agent holds none of the others
+meanwhile (taking locks one by one, a holder kept its first agents while it waited for the
+next, and those who wanted only them waited too). No deadlock: of the holders waiting,
+the one that arrived first is first in all its queues. A queue is dropped when it is empty
+(the map stays as small as the work in flight).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import Counter
+from collections import deque
 from collections.abc import AsyncIterator, Iterable
 
 __all__ = ["AgentLocks"]
+
+
+class _Holder:
+    """One ``hold``: its agents and the future set when it may go."""
+
+    __slots__ = ("go", "names")
+
+    def __init__(self, names: list[str], go: asyncio.Future[None]) -> None:
+        self.names = names
+        self.go = go
 
 
 class AgentLocks:
     """Keyed locks on agent ids, held together by ``hold``."""
 
     def __init__(self) -> None:
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._users: Counter[str] = Counter()  # holders and waiters, per agent
+        self._queues: dict[str, deque[_Holder]] = {}
 
     def __len__(self) -> int:
         """How many agents have a lock now (held or waited for)."""
-        return len(self._locks)
+        return len(self._queues)
 
     @contextlib.asynccontextmanager
     async def hold(self, agents: Iterable[str]) -> AsyncIterator[None]:
-        """Hold the locks of ``agents`` (each once, in sorted order) for the block."""
-        names = sorted(set(agents))
-        for name in names:
-            self._users[name] += 1
-            self._locks.setdefault(name, asyncio.Lock())
-        held: list[str] = []
+        """Hold the locks of ``agents`` (each once) for the block."""
+        holder = _Holder(sorted(set(agents)), asyncio.get_running_loop().create_future())
+        for name in holder.names:
+            self._queues.setdefault(name, deque()).append(holder)
+        self._wake(holder)
         try:
-            for name in names:
-                await self._locks[name].acquire()
-                held.append(name)
+            await holder.go
             yield
-        finally:
-            for name in reversed(held):
-                self._locks[name].release()
-            for name in names:
-                self._users[name] -= 1
-                if not self._users[name]:
-                    del self._users[name]
-                    del self._locks[name]
+        finally:  # done, failed, or cancelled while it waited: it leaves every queue
+            self._leave(holder)
+
+    def _wake(self, holder: _Holder) -> None:
+        """Let ``holder`` go if it is first in all its queues."""
+        if holder.go.done():
+            return
+        if all(self._queues[name][0] is holder for name in holder.names):
+            holder.go.set_result(None)
+
+    def _leave(self, holder: _Holder) -> None:
+        """``holder`` leaves its queues; those now first in them may go."""
+        firsts: list[_Holder] = []
+        for name in holder.names:
+            queue = self._queues[name]
+            queue.remove(holder)  # the first, unless it was cancelled while it waited
+            if queue:
+                firsts.append(queue[0])
+            else:
+                del self._queues[name]
+        for first in firsts:
+            self._wake(first)
