@@ -119,6 +119,12 @@ class Registration(BaseModel):
         return self.config.name
 
 
+OPEN_STATUSES = frozenset({"queued", "running", "settling"})
+"""The stored statuses of a deliberation not yet done with (queued, running, or finished
+with side effects pending), which recovery looks for; the NATS store keeps these records
+apart (``store/nats/open_records.py``) so that finding them does not read every record."""
+
+
 class DeliberationDoc(BaseModel):
     """A deliberation record as stored: indexed fields plus the orchestrator's document."""
 

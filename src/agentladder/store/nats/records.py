@@ -4,7 +4,10 @@
 - ``<prefix>_deliberations``: key deliberation id (it must be a valid KV key), value the
   ``DeliberationDoc`` JSON. Listing reads every entry (one ordered consumer, last value
   per key) and sorts newest first in memory: fine for thousands, not for millions. An
-  agent's deliberations are found the same way, filtered by the body's ``agents``.
+  agent's deliberations are found the same way, filtered by the body's ``agents``. The
+  records in an open status (``OPEN_STATUSES``: what recovery looks for) are kept apart
+  as the bucket grows (``open_records.py``): a listing of those statuses only reads what
+  was written since the last.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from agentladder.errors import InvalidInput
 from agentladder.store.codec import decode
 from agentladder.store.nats.config import kv_key_ok
 from agentladder.store.nats.io import is_deleted, kv_values, scan_page
-from agentladder.store.records import DeliberationDoc, Registration, took_part
+from agentladder.store.nats.open_records import OpenRecords
+from agentladder.store.records import OPEN_STATUSES, DeliberationDoc, Registration, took_part
 
 __all__ = ["KvDocuments"]
 
@@ -59,6 +63,7 @@ class KvDocuments:
         self._deliberations = deliberations
         self._registrations_bucket = registrations_bucket
         self._deliberations_bucket = deliberations_bucket
+        self.open = OpenRecords(js, deliberations_bucket)
 
     async def put_registration(self, registration: Registration) -> None:
         """Insert or replace (last writer wins)."""
@@ -98,12 +103,18 @@ class KvDocuments:
         agent: str | None = None,
     ) -> Sequence[DeliberationDoc]:
         """Newest first (created_at descending, then id); only ``statuses`` if given, only
-        those ``agent`` took part in if given (read like the rest: every entry)."""
-        found = await _all(self._js, self._deliberations_bucket, DeliberationDoc)
+        those ``agent`` took part in if given (every entry read, unless ``statuses`` are
+        open ones: those kept apart, with what was written since)."""
+        if statuses is not None and OPEN_STATUSES.issuperset(statuses):
+            found = await self.open.current()
+        else:
+            found = list(
+                (await _all(self._js, self._deliberations_bucket, DeliberationDoc)).values()
+            )
         docs = sorted(
             (
                 d
-                for d in found.values()
+                for d in found
                 if (statuses is None or d.status in statuses) and took_part(d, agent)
             ),
             key=lambda d: (-d.created_at, d.id),
