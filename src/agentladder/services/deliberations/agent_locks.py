@@ -10,12 +10,12 @@ together and queues the others in arrival order; the compare-and-set still guard
 other instances and other writers (docs/orchestrator.md, "Side effects").
 
 Each agent has a queue. A holder joins the queues of all its agents at once (one step of
-the event loop) and goes when it is first in every one of them, so that each agent's
-holders go in arrival order, and a holder waiting for one agent holds none of the others
-meanwhile (taking locks one by one, a holder kept its first agents while it waited for the
-next, and those who wanted only them waited too). No deadlock: of the holders waiting,
-the one that arrived first is first in all its queues. A queue is dropped when it is empty
-(the map stays as small as the work in flight).
+the event loop) and goes when it is first in every one of them, so each agent's holders
+go in the order they arrived. (Taking the locks one by one in sorted order did not: a
+holder waiting for its first agent had not queued for the others yet, and later holders
+took those before it, without bound.) No deadlock: of the holders waiting, the one that
+arrived first is first in all its queues. A queue is dropped when it is empty (the map
+stays as small as the work in flight).
 """
 
 from __future__ import annotations
