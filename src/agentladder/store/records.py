@@ -122,7 +122,7 @@ class Registration(BaseModel):
 OPEN_STATUSES = frozenset({"queued", "running", "settling"})
 """The stored statuses of a deliberation not yet done with (queued, running, or finished
 with side effects pending), which recovery looks for; the NATS store keeps these records
-apart (``store/nats/open_records.py``) so that finding them does not read every record."""
+apart (``store/nats/record_views.py``) so that finding them does not read every record."""
 
 
 class DeliberationDoc(BaseModel):

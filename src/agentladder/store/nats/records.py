@@ -4,15 +4,17 @@
 - ``<prefix>_deliberations``: key deliberation id (it must be a valid KV key), value the
   ``DeliberationDoc`` JSON. Listing reads every entry (one ordered consumer, last value
   per key) and sorts newest first in memory: fine for thousands, not for millions. An
-  agent's deliberations are found the same way, filtered by the body's ``agents``. The
-  records in an open status (``OPEN_STATUSES``: what recovery looks for) are kept apart
-  as the bucket grows (``open_records.py``): a listing of those statuses only reads what
-  was written since the last.
+  agent's deliberations are found the same way, filtered by the body's ``agents``, unless
+  the views kept as the bucket grows answer (``record_views.py``): the records in an open
+  status (what recovery looks for), and the newest records' keys (a page of the newest,
+  the dashboard's, read by key); then a listing reads only what was written since the
+  last.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import asyncio
+from collections.abc import Collection, Iterable, Sequence
 from typing import TypeVar
 
 import nats.js.errors
@@ -24,7 +26,7 @@ from agentladder.errors import InvalidInput
 from agentladder.store.codec import decode
 from agentladder.store.nats.config import kv_key_ok
 from agentladder.store.nats.io import is_deleted, kv_values, scan_page
-from agentladder.store.nats.open_records import OpenRecords
+from agentladder.store.nats.record_views import RecordViews
 from agentladder.store.records import OPEN_STATUSES, DeliberationDoc, Registration, took_part
 
 __all__ = ["KvDocuments"]
@@ -47,6 +49,10 @@ async def _all(js: JetStreamContext, bucket: str, model: type[M]) -> dict[str, M
     return {key: decode(model, data, f"{bucket}/{key}") for key, data in values.items()}
 
 
+def _wanted(doc: DeliberationDoc, statuses: Collection[str] | None, agent: str | None) -> bool:
+    return (statuses is None or doc.status in statuses) and took_part(doc, agent)
+
+
 class KvDocuments:
     """The registry and the deliberation records."""
 
@@ -63,7 +69,7 @@ class KvDocuments:
         self._deliberations = deliberations
         self._registrations_bucket = registrations_bucket
         self._deliberations_bucket = deliberations_bucket
-        self.open = OpenRecords(js, deliberations_bucket)
+        self.views = RecordViews(js, deliberations_bucket)
 
     async def put_registration(self, registration: Registration) -> None:
         """Insert or replace (last writer wins)."""
@@ -103,21 +109,19 @@ class KvDocuments:
         agent: str | None = None,
     ) -> Sequence[DeliberationDoc]:
         """Newest first (created_at descending, then id); only ``statuses`` if given, only
-        those ``agent`` took part in if given (every entry read, unless ``statuses`` are
-        open ones: those kept apart, with what was written since)."""
+        those ``agent`` took part in if given: from the views (``record_views.py``) when
+        they can answer, else every entry read."""
+        await self.views.refresh()
         if statuses is not None and OPEN_STATUSES.issuperset(statuses):
-            found = await self.open.current()
+            found: Iterable[DeliberationDoc] = self.views.open()
         else:
-            found = list(
-                (await _all(self._js, self._deliberations_bucket, DeliberationDoc)).values()
-            )
+            ids = self.views.newest(limit, offset, statuses, agent)
+            if ids is not None:  # the page's records, read by key (as they are now)
+                page = await asyncio.gather(*(self.get_deliberation(i) for i in ids))
+                return [d for d in page if d is not None and _wanted(d, statuses, agent)]
+            found = (await _all(self._js, self._deliberations_bucket, DeliberationDoc)).values()
         docs = sorted(
-            (
-                d
-                for d in found
-                if (statuses is None or d.status in statuses) and took_part(d, agent)
-            ),
-            key=lambda d: (-d.created_at, d.id),
+            (d for d in found if _wanted(d, statuses, agent)), key=lambda d: (-d.created_at, d.id)
         )
         return docs[offset : offset + limit]
 

@@ -1,4 +1,4 @@
-"""NATS: a recovery pass's look for open deliberations, against reading every record.
+"""NATS: the deliberation listings made all the time, against reading every record.
 
 One nats-server (JetStream on this machine's disk), one NATS store. The bucket is filled
 with ``RECORDS`` completed deliberation records (a body of about 3 KB each: five agents,
@@ -6,14 +6,14 @@ two rounds of proposals, as the orchestrator stores them) and 10 open ones. Then
 ``PASSES`` times: 50 deliberations written as a running one is (queued, then running,
 then settling, then completed for 40 of them), and one look for the open ones, timed
 (``list_deliberations`` with the open statuses: what ``recovery._unsettled`` asks; the
-store keeps those records apart and reads what was written since its last look), beside
-the same listing by reading every record (``list_deliberations`` with those statuses
-and ``completed`` too, which the store answers the way it answered every listing
-before: one ordered consumer over the whole bucket), its result filtered to the open
-ones and checked equal. Medians of the passes; the first look (which reads the bucket
-once, at an instance's start) apart.
+store keeps those records apart and reads what was written since its last look), and
+the dashboard's page (the newest 50 records: the store keeps the newest records' keys
+and reads the page's records by key), each beside the way every listing was answered
+before (every record read: ``list_deliberations`` asked for a page past the newest
+view, which it answers that way), the results checked equal. Medians of the passes; the
+first look (which reads the bucket once, at an instance's start) apart.
 
-Run: ``.venv/bin/python -m benchmarks nats_open_records``; ``AGENTLADDER_OPEN_RECORDS``
+Run: ``.venv/bin/python -m benchmarks nats_record_views``; ``AGENTLADDER_OPEN_RECORDS``
 (default 20000) and ``AGENTLADDER_OPEN_PASSES`` (default 5) change the sizes.
 Figures: ``docs/benchmarks.md``.
 """
@@ -58,10 +58,22 @@ async def _fill(store: Store) -> None:
         await store.put_deliberation(_doc(n, "running"))
 
 
-async def _timed(store: Store, statuses: list[str]) -> tuple[float, list[str]]:
+async def _timed(
+    store: Store, statuses: list[str] | None, offset: int = 0
+) -> tuple[float, list[str]]:
     start = time.perf_counter()
-    docs = await store.list_deliberations(limit=10**9, offset=0, statuses=statuses)
-    return time.perf_counter() - start, [d.id for d in docs if d.status in OPEN_STATUSES]
+    docs = await store.list_deliberations(
+        limit=50 if statuses is None else 10**9, offset=offset, statuses=statuses
+    )
+    return time.perf_counter() - start, [d.id for d in docs]
+
+
+async def _every(store: Store) -> tuple[float, list[str], list[str]]:
+    """Every record read, as every listing was before: the open ones and the newest 50."""
+    start = time.perf_counter()
+    docs = await store.list_deliberations(limit=10**9, offset=0, statuses=[*OPEN, "completed"])
+    took = time.perf_counter() - start
+    return took, [d.id for d in docs if d.status in OPEN_STATUSES], [d.id for d in docs[:50]]
 
 
 async def _run(url: str) -> None:
@@ -74,6 +86,7 @@ async def _run(url: str) -> None:
         first, _ = await _timed(store, OPEN)
         print(f"  first look (the whole bucket, once): {first * 1000:.0f} ms")
         kept: list[float] = []
+        newest: list[float] = []
         every: list[float] = []
         next_id = RECORDS + 10
         for _ in range(PASSES):
@@ -84,14 +97,17 @@ async def _run(url: str) -> None:
                     await store.put_deliberation(_doc(n, "completed"))
             next_id += 50
             took, found = await _timed(store, OPEN)
-            took_all, all_found = await _timed(store, [*OPEN, "completed"])
-            assert found == all_found, "the kept open records differ from a full read"
+            took_page, page = await _timed(store, None)
+            took_all, all_open, all_page = await _every(store)
+            assert found == all_open, "the kept open records differ from a full read"
+            assert page == all_page, "the newest page differs from a full read"
             kept.append(took)
+            newest.append(took_page)
             every.append(took_all)
-        k, e = statistics.median(kept), statistics.median(every)
-        print(f"  look for open records, median of {PASSES}: {k * 1000:.1f} ms")
+        k, p, e = (statistics.median(x) for x in (kept, newest, every))
+        print(f"  look for open records, median of {PASSES}: {k * 1000:.1f} ms ({k / e:.4f})")
+        print(f"  the newest 50, median of {PASSES}: {p * 1000:.1f} ms ({p / e:.4f})")
         print(f"  reading every record (as before), median of {PASSES}: {e * 1000:.0f} ms")
-        print(f"  ratio: {k / e:.4f} of the time ({e / k:.0f} times less)")
     finally:
         await store.close()
 
@@ -99,7 +115,7 @@ async def _run(url: str) -> None:
 def main() -> None:
     """Fill a bucket, then time the two ways of finding its open records."""
     with NatsServer() as server:
-        asyncio.run(_run(f"{server.url}?prefix=openbench"))
+        asyncio.run(_run(f"{server.url}?prefix=viewsbench"))
 
 
 if __name__ == "__main__":
