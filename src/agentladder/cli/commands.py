@@ -351,5 +351,8 @@ def config_check(
 
 
 def main() -> None:
-    """Entry point of the ``agentladder`` console script."""
+    """Entry point of the ``agentladder`` console script (and of ``python -m``)."""
+    from agentladder.cli.handoff import mark_program  # noqa: PLC0415
+
+    mark_program()
     app()

@@ -5,6 +5,10 @@ read within bounds that options may raise (``importing.bounds``)."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -14,16 +18,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agentladder.cli.commands import app
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _with_services
+from agentladder.cli.handoff import can_hand_off, hand_off
 from agentladder.cli.stores import CreateOpt
 from agentladder.domain.agents import validate_agent_name
 from agentladder.domain.scales import Scale
 from agentladder.errors import InvalidInput
 from agentladder.importing.bounds import ImportBounds, parse_size
 from agentladder.importing.inspect_logs import InspectOptions
+from agentladder.importing.items import Item
 from agentladder.importing.run import Summary, run_import
 from agentladder.importing.sources import Format, count_lines, expand, read_sources
 from agentladder.services.container import Services
 from agentladder.services.oracle.service import check_task_type
+from agentladder.store.memory import MemoryStore
 
 __all__ = ["import_results", "parse_agent_map"]
 
@@ -110,30 +117,112 @@ def import_results(
     files = expand(paths)
     total = None if as_json else count_lines(files, file_format)
 
+    handing_off = can_hand_off()
+    fits = False
+
     async def work(services: Services) -> Summary:
+        nonlocal fits, handing_off
         options = InspectOptions(mapping, task_type, scorer, services.oracle.agents, scale)
         items = read_sources(files, file_format, options, bounds)
         if as_json:
-            return await run_import(services.oracle, items)
-        with Progress(
-            TextColumn("importing"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]:,.0f}/s"),
-            TimeElapsedColumn(),
-            console=err,
-        ) as bar:
-            task = bar.add_task("import", total=total, rate=0.0)
-
-            def shown(summary: Summary) -> None:
-                bar.update(task, completed=summary.items, rate=summary.per_second)
-
-            summary = await run_import(services.oracle, items, progress=shown)
-            bar.update(task, total=summary.items, completed=summary.items)
-            return summary
+            summary = await run_import(services.oracle, items, fit=False)
+        else:
+            summary = await _with_bar(services, items, total)
+        fits = bool(summary.imported) and services.oracle.skill is not None
+        handing_off = handing_off and not _in_memory(services)
+        if fits and not handing_off:
+            await _fit(services, summary, as_json)
+        return summary
 
     # history into a new store, but never in place of one whose file vanished
     summary = _with_services(config, url, work, create=True, forget=create)
+    if fits and handing_off:
+        _hand_off_fit(summary, config, url, as_json)  # returns only when it could not
+        summary = _with_services(config, url, _fitting(summary, as_json), create=True)
+    _report(summary, as_json)
+
+
+def _in_memory(services: Services) -> bool:
+    """Whether the store is the in-memory one, which a new image would not see."""
+    store = getattr(services.store, "wrapped", services.store)
+    return isinstance(store, MemoryStore)
+
+
+async def _with_bar(services: Services, items: Iterable[Item], total: int | None) -> Summary:
+    """The import with a progress bar and its rate on standard error."""
+    with Progress(
+        TextColumn("importing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:,.0f}/s"),
+        TimeElapsedColumn(),
+        console=err,
+    ) as bar:
+        task = bar.add_task("import", total=total, rate=0.0)
+
+        def shown(summary: Summary) -> None:
+            bar.update(task, completed=summary.items, rate=summary.per_second)
+
+        summary = await run_import(services.oracle, items, progress=shown, fit=False)
+        bar.update(task, total=summary.items, completed=summary.items)
+        return summary
+
+
+async def _fit(services: Services, summary: Summary, as_json: bool) -> None:
+    """The import's last step: the skill model fitted to the whole log (its order does not
+    count), its time added to the summary's."""
+    skill = services.oracle.skill
+    if skill is None:  # the skill model is off
+        return
+    if not as_json:
+        err.print("fitting the skill model to the whole log", soft_wrap=True)
+    started = time.perf_counter()
+    await skill.fit()
+    summary.seconds += time.perf_counter() - started
+    summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
+
+
+def _fitting(summary: Summary, as_json: bool) -> Callable[[Services], Awaitable[Summary]]:
+    async def work(services: Services) -> Summary:
+        await _fit(services, summary, as_json)
+        return summary
+
+    return work
+
+
+def _hand_off_fit(summary: Summary, config: Path | None, url: str | None, as_json: bool) -> None:
+    """The fit and the report in a fresh image of the program (``cli/handoff.py``): the
+    summary so far in a private temporary file that ``import-fit`` reads and removes."""
+    handle, name = tempfile.mkstemp(prefix="agentladder-import-", suffix=".json")
+    with os.fdopen(handle, "w") as out:
+        out.write(summary.model_dump_json())
+    args = ["import-fit", "--summary", name]
+    args += ["--config", str(config)] if config is not None else []
+    args += ["--store", url] if url is not None else []
+    hand_off([*args, *(["--json"] if as_json else [])])
+    Path(name).unlink(missing_ok=True)
+
+
+@app.command("import-fit", hidden=True)
+def import_fit(
+    summary_file: Annotated[Path, typer.Option("--summary")],
+    config: ConfigOpt = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """An import's last step in a fresh process: the skill fit, then the import's report."""
+    try:
+        text = summary_file.read_text()
+    finally:
+        summary_file.unlink(missing_ok=True)
+    summary = Summary.model_validate_json(text)
+    summary = _with_services(config, store, _fitting(summary, as_json), create=True, forget=False)
+    _report(summary, as_json)
+
+
+def _report(summary: Summary, as_json: bool) -> None:
+    """The summary on standard output (its problems on standard error); exit 1 when an
+    item was refused or conflicted."""
     if as_json:
         typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
     else:

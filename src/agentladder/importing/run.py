@@ -106,8 +106,10 @@ async def run_import(
     *,
     batch: int = BATCH,
     progress: Progress | None = None,
+    fit: bool = True,
 ) -> Summary:
-    """Apply every item (in order, ``batch`` at a time); the summary."""
+    """Apply every item (in order, ``batch`` at a time), then (``fit``) the skill model's
+    fit of the whole log; the summary."""
     summary = Summary()
     started = time.perf_counter()
     moment = oracle.clock.now().timestamp()  # of every line that says no time: one set
@@ -138,7 +140,7 @@ async def run_import(
         summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
         if progress is not None:
             progress(summary)
-    if summary.imported and oracle.skill is not None:
+    if fit and summary.imported and oracle.skill is not None:
         await oracle.skill.fit()  # the whole history at once: its order does not count
     summary.seconds = time.perf_counter() - started
     summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
