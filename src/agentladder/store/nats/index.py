@@ -92,6 +92,7 @@ class LeaderboardIndex:
             record = decode(OracleCommit, msg.data, msg.subject)
         except CorruptRecord as error:
             log.warning("leaderboard index skips stream sequence %d: %s", seq, error)
+            self._heads.pop(agent_id, None)  # not an older head: readers read the stored one
         else:
             self._apply(agent_id, record.profile)
             self._heads[agent_id] = (seq, msg.data)

@@ -128,6 +128,11 @@ class OracleLog:
         self._decoded.put(stream_seq, record)
         return record
 
+    def profile_at(self, agent_id: str, seq: int, data: bytes) -> Versioned[AgentProfile]:
+        """The profile of the agent's event message at stream sequence ``seq`` (its bytes
+        as received: the leaderboard index's head), with ``seq`` as the revision."""
+        return Versioned(self._record(agent_id, seq, data).profile, seq)
+
     async def get_profile(self, agent_id: str) -> Versioned[AgentProfile] | None:
         """The last event message's profile, with its stream sequence as the revision."""
         if not _agent_ok(agent_id):

@@ -244,8 +244,30 @@ class NatsStore:
     async def get_many_profiles(
         self, agent_ids: Collection[str]
     ) -> dict[str, Versioned[AgentProfile]]:
-        """The profiles of those of ``agent_ids`` that have one (fetched at once)."""
-        return await each_found(agent_ids, self.get_profile)
+        """The profiles of those of ``agent_ids`` that have one: for several, from the heads
+        the leaderboard index keeps once it has applied every event committed so far (one
+        request for the stream's last event, as ``leaderboard``), the others read one by
+        one (an agent without an event here, or an index that does not catch up in time)."""
+        wanted = list(dict.fromkeys(agent_ids))
+        if len(wanted) < 2:
+            return await each_found(wanted, self.get_profile)
+        with self._guard("get_many_profiles"):
+            last = await self._oracle.last_event_seq()
+        try:
+            await self._index.wait_for(last, LEADERBOARD_WAIT)
+        except StoreUnavailable:
+            return await each_found(wanted, self.get_profile)
+        found: dict[str, Versioned[AgentProfile]] = {}
+        missing = []
+        for agent_id in wanted:
+            head = self._index.head(agent_id)
+            if head is None:
+                missing.append(agent_id)
+            else:
+                found[agent_id] = self._oracle.profile_at(agent_id, *head)
+        if missing:
+            found.update(await each_found(missing, self.get_profile))
+        return {agent_id: found[agent_id] for agent_id in wanted if agent_id in found}
 
     async def list_profiles(self) -> list[AgentProfile]:
         """Every agent's profile, by agent id."""
