@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import TypeVar
 
 import nats.errors
 from nats.aio.client import Client
@@ -43,13 +44,20 @@ from agentladder.store.base import (
     each_found,
 )
 from agentladder.store.checks import PendingCheck
+from agentladder.store.codec import decode
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import AgentListingCache, listing_from_reads
 from agentladder.store.many import apply_in_flight, oracle_many_then_skill, oracle_then_skill
 from agentladder.store.nats.changes import ChangeFeed
 from agentladder.store.nats.checks import KvChecks
-from agentladder.store.nats.config import NatsOptions, nats_errors, parse_nats_url
+from agentladder.store.nats.config import (
+    MARKER_PREFIX,
+    NatsOptions,
+    kv_key_ok,
+    nats_errors,
+    parse_nats_url,
+)
 from agentladder.store.nats.index import LeaderboardIndex
 from agentladder.store.nats.io import (
     REQUEST_TIMEOUT,
@@ -58,6 +66,7 @@ from agentladder.store.nats.io import (
     ensure_oracle_stream,
 )
 from agentladder.store.nats.leases import KvLeases
+from agentladder.store.nats.mirror import KvMirror
 from agentladder.store.nats.oracle import OracleLog
 from agentladder.store.nats.ranks import RankStats
 from agentladder.store.nats.records import KvDocuments
@@ -85,10 +94,12 @@ log = logging.getLogger(__name__)
 
 LEADERBOARD_WAIT = 5.0
 """How long a leaderboard query waits for the index to catch up before StoreUnavailable."""
+T = TypeVar("T")
 
 
 async def open_nats_store(url: str) -> NatsStore:
-    """Connect, create or bind the buckets and the stream, start the leaderboard index."""
+    """Connect, create or bind the buckets and the stream, start the leaderboard index and
+    the rank and registration mirrors."""
     options = parse_nats_url(url)
     nc = await connect(options)
     try:
@@ -106,6 +117,12 @@ async def open_nats_store(url: str) -> NatsStore:
             await ensure_oracle_stream(js, options)
             index = LeaderboardIndex(js, options.oracle_stream, options.event_prefix)
             await index.start()
+            mirrors = (
+                KvMirror(js, options.rank_bucket, skip=MARKER_PREFIX),
+                KvMirror(js, options.registrations_bucket),
+            )
+            for mirror in mirrors:
+                await mirror.start()
     except BaseException:
         await nc.close()
         raise
@@ -121,7 +138,7 @@ async def open_nats_store(url: str) -> NatsStore:
     return NatsStore(
         nc, js, options, RankStats(nc, js, ranks, options), oracle, docs, index,
         KvLeases(js, leases, options.leases_bucket),
-        skill_kv,
+        skill_kv, mirrors,
     )  # fmt: skip
 
 
@@ -139,6 +156,7 @@ class NatsStore:
         index: LeaderboardIndex,
         leases: KvLeases,
         skills: SkillKv,
+        mirrors: tuple[KvMirror, KvMirror],
     ) -> None:
         self._nc = nc
         self._js = js
@@ -149,6 +167,7 @@ class NatsStore:
         self._index = index
         self._leases = leases
         self._skills = skills
+        self._rank_mirror, self._registration_mirror = mirrors
         self._spend = KvSpend(js, options.spend_bucket, options.replicas)
         self._listing = AgentListingCache()
         self._directory = AgentListingCache()  # the directory's objects, by agent
@@ -184,6 +203,8 @@ class NatsStore:
         self._closed = True
         with contextlib.suppress(nats.errors.Error, OSError):
             await self._index.stop()
+            await self._rank_mirror.stop()
+            await self._registration_mirror.stop()
         await self._skills.repairs.stop()
         if self._feed is not None:
             await self._feed.stop()
@@ -221,8 +242,36 @@ class NatsStore:
     async def get_many_stats(
         self, agent_ids: Collection[str]
     ) -> dict[str, Versioned[AgentPerformanceStats]]:
-        """The stats of those of ``agent_ids`` that have some (one KV get each, at once)."""
-        return await each_found(agent_ids, self.get_stats)
+        """The stats of those of ``agent_ids`` that have some: for several, from the bucket's
+        mirror once it holds every entry written so far (``nats/mirror.py``: one request),
+        else one KV get each, at once."""
+        bucket = self.options.rank_bucket
+
+        def stats(agent_id: str, seq: int, data: bytes) -> Versioned[AgentPerformanceStats]:
+            value = decode(AgentPerformanceStats, data, f"{bucket}/{agent_id}")
+            return Versioned(value, seq)
+
+        wanted = [a for a in dict.fromkeys(agent_ids) if kv_key_ok(a) and not a.startswith("=")]
+        return await self._mirrored(self._rank_mirror, wanted, self.get_stats, stats)
+
+    async def _mirrored(
+        self,
+        mirror: KvMirror,
+        wanted: list[str],
+        one: Callable[[str], Awaitable[T | None]],
+        decoded: Callable[[str, int, bytes], T],
+    ) -> dict[str, T]:
+        """The keys of ``wanted`` found, from ``mirror`` once it has caught up, else each
+        by ``one``."""
+        if len(wanted) < 2:
+            return await each_found(wanted, one)
+        with self._guard("mirror"):
+            ready = await mirror.caught_up(LEADERBOARD_WAIT)
+        if not ready:
+            return await each_found(wanted, one)
+        return {
+            key: decoded(key, *entry) for key in wanted if (entry := mirror.get(key)) is not None
+        }
 
     async def commit_stats(
         self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
@@ -412,8 +461,17 @@ class NatsStore:
             return await self._docs.get_registration(agent_id)
 
     async def get_many_registrations(self, agent_ids: Collection[str]) -> dict[str, Registration]:
-        """The registrations of those of ``agent_ids`` that have one (fetched at once)."""
-        return await each_found(agent_ids, self.get_registration)
+        """The registrations of those of ``agent_ids`` that have one: for several, from the
+        bucket's mirror (``nats/mirror.py``), else fetched at once."""
+        bucket = self.options.registrations_bucket
+
+        def registration(agent_id: str, _seq: int, data: bytes) -> Registration:
+            return decode(Registration, data, f"{bucket}/{agent_id}")
+
+        wanted = [a for a in dict.fromkeys(agent_ids) if kv_key_ok(a)]
+        return await self._mirrored(
+            self._registration_mirror, wanted, self.get_registration, registration
+        )
 
     async def list_registrations(
         self, *, tag: str | None = None, provider: str | None = None

@@ -1,0 +1,122 @@
+"""A KV bucket's latest entries, kept in memory by each instance: reads of several keys in
+one request.
+
+An ephemeral ordered consumer on ``$KV.<bucket>.>`` delivers the last message of every
+key (deliver policy last-per-subject), then every new one live; each replaces its key's
+entry (stream sequence and raw bytes, decoded by the reader), a delete or purge marker
+drops it. A read of several keys first asks the stream for its last message's sequence
+(one request), waits until the mirror has applied it, then answers every key from memory:
+each as a read of the key at that moment would (every write acknowledged before the read
+began is seen, its sequence being the entry's revision), an absent key absent. A mirror
+that does not catch up in time says so, and the reader reads the keys one by one.
+
+Used for the rank stats and the registrations (``NatsStore.get_many_stats``,
+``get_many_registrations``): a deliberation reads five agents' stats to admit them and
+again to rank them, and their registrations to know who is online. The profiles come the
+same way from the leaderboard index (``index.py``), which keeps each agent's last event.
+Memory: the bytes of each key's latest value (about 300 bytes a rank entry, 600 a
+registration); the rank bucket's markers (``=applied=...``, one a ranking) are counted,
+not kept. Until the entries delivered at the start are all applied (a bucket of a million
+markers takes seconds), the reads go key by key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import DeliverPolicy
+
+from agentladder.store.nats.io import is_deleted, last_msg
+
+__all__ = ["KvMirror"]
+
+log = logging.getLogger(__name__)
+
+_IDLE_HEARTBEAT = 2.0
+
+
+class KvMirror:
+    """The latest entry of every key of one KV bucket."""
+
+    def __init__(self, js: JetStreamContext, bucket: str, skip: str | None = None) -> None:
+        self._js = js
+        self._stream = f"KV_{bucket}"
+        self._prefix = f"$KV.{bucket}."
+        self._skip = skip  # keys with this prefix are not kept (the rank bucket's markers)
+        self._entries: dict[str, tuple[int, bytes]] = {}
+        self._applied = 0
+        self._loaded = False  # the keys' latest entries delivered at the start all applied
+        self._loaded_at = 0  # the bucket's last sequence when the mirror started
+        self._progress = asyncio.Condition()
+        self._sub: JetStreamContext.PushSubscription | None = None
+
+    async def start(self) -> None:
+        """Subscribe: every key's latest entry first, then live updates."""
+        self._loaded_at = await self._last_seq()
+        self._loaded = self._loaded_at == 0
+        self._sub = await self._js.subscribe(
+            f"{self._prefix}>",
+            stream=self._stream,
+            cb=self._on_message,
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+            idle_heartbeat=_IDLE_HEARTBEAT,
+        )
+
+    async def stop(self) -> None:
+        """Unsubscribe; the mirror no longer changes, and ``caught_up`` says no."""
+        sub, self._sub = self._sub, None
+        if sub is not None:
+            await sub.unsubscribe()
+
+    async def _on_message(self, msg: Msg) -> None:
+        seq = msg.metadata.sequence.stream
+        if seq <= self._applied:  # an ordered consumer reset may deliver again
+            return
+        key = msg.subject.removeprefix(self._prefix)
+        if is_deleted(msg):
+            self._entries.pop(key, None)
+        elif self._skip is None or not key.startswith(self._skip):
+            self._entries[key] = (seq, msg.data)
+        self._applied = seq
+        self._loaded = self._loaded or seq >= self._loaded_at
+        async with self._progress:
+            self._progress.notify_all()
+
+    async def caught_up(self, timeout: float) -> bool:
+        """Whether the mirror has applied every message the bucket held when asked (one
+        request for the last one's sequence), waiting up to ``timeout``; no at once while
+        the keys' entries delivered at the start are still coming (a bucket with many
+        keys: the reader reads its few keys meanwhile)."""
+        if not self._loaded:
+            return False
+        seq = await self._last_seq()
+        if self._applied >= seq:
+            return self._sub is not None
+        if self._sub is None:
+            return False
+        try:
+            async with self._progress:
+                await asyncio.wait_for(
+                    self._progress.wait_for(lambda: self._applied >= seq), timeout
+                )
+        except TimeoutError:
+            log.warning("KV mirror of %s at %d, not %d after %s s", self._stream,
+                        self._applied, seq, timeout)  # fmt: skip
+            return False
+        return True
+
+    async def _last_seq(self) -> int:
+        last = await last_msg(self._js, self._stream, f"{self._prefix}>")
+        return 0 if last is None else int(last.seq or 0)
+
+    def __len__(self) -> int:
+        """The keys kept."""
+        return len(self._entries)
+
+    def get(self, key: str) -> tuple[int, bytes] | None:
+        """The key's latest entry applied here (stream sequence, bytes), or None."""
+        return self._entries.get(key)
