@@ -54,6 +54,7 @@ class LeaderboardIndex:
         self._prefix = event_prefix
         self._facts: dict[str, RowFacts] = {}
         self._heads: dict[str, tuple[int, bytes]] = {}  # agent -> its last event message
+        self._undecoded: set[str] = set()  # agents whose last event message was not decoded
         self._keys: dict[str, tuple[tuple[str | None, _Key], ...]] = {}
         self._orders: dict[str | None, list[_Key]] = {None: []}
         self._tops: dict[str | None, list[LeaderboardRow]] = {}  # built rows, by order
@@ -93,9 +94,11 @@ class LeaderboardIndex:
         except CorruptRecord as error:
             log.warning("leaderboard index skips stream sequence %d: %s", seq, error)
             self._heads.pop(agent_id, None)  # not an older head: readers read the stored one
+            self._undecoded.add(agent_id)
         else:
             self._apply(agent_id, record.profile)
             self._heads[agent_id] = (seq, msg.data)
+            self._undecoded.discard(agent_id)
         self._applied = seq
         async with self._progress:
             self._progress.notify_all()
@@ -117,6 +120,11 @@ class LeaderboardIndex:
     def head(self, agent_id: str) -> tuple[int, bytes] | None:
         """The stream sequence and bytes of the agent's last event message applied here."""
         return self._heads.get(agent_id)
+
+    def undecoded(self, agent_id: str) -> bool:
+        """Whether the agent's last event message applied here could not be decoded (it
+        has no head here, yet has events)."""
+        return agent_id in self._undecoded
 
     async def wait_for(self, seq: int, timeout: float) -> None:
         """Return once every event message up to ``seq`` is applied; else StoreUnavailable."""

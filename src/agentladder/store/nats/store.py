@@ -295,8 +295,9 @@ class NatsStore:
     ) -> dict[str, Versioned[AgentProfile]]:
         """The profiles of those of ``agent_ids`` that have one: for several, from the heads
         the leaderboard index keeps once it has applied every event committed so far (one
-        request for the stream's last event, as ``leaderboard``), the others read one by
-        one (an agent without an event here, or an index that does not catch up in time)."""
+        request for the stream's last event, as ``leaderboard``; an agent it holds no event
+        of has none), else one by one (an agent whose last event the index could not
+        decode, or an index that does not catch up in time)."""
         wanted = list(dict.fromkeys(agent_ids))
         if len(wanted) < 2:
             return await each_found(wanted, self.get_profile)
@@ -310,10 +311,10 @@ class NatsStore:
         missing = []
         for agent_id in wanted:
             head = self._index.head(agent_id)
-            if head is None:
-                missing.append(agent_id)
-            else:
+            if head is not None:
                 found[agent_id] = self._oracle.profile_at(agent_id, *head)
+            elif self._index.undecoded(agent_id):  # its read names what is wrong
+                missing.append(agent_id)
         if missing:
             found.update(await each_found(missing, self.get_profile))
         return {agent_id: found[agent_id] for agent_id in wanted if agent_id in found}
