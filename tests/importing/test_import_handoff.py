@@ -17,6 +17,10 @@ import pytest
 from typer.testing import CliRunner
 
 from agentladder.cli import app, handoff
+from agentladder.domain.skill.rules import SkillRules
+from agentladder.importing import last_step
+from agentladder.importing.last_step import hand_over
+from agentladder.importing.run import Summary
 from tests.importing.helpers import run_with_services
 from tests.importing.test_import_jsonl import GOOD, _snapshot, _write
 
@@ -54,9 +58,9 @@ def _leftover_summaries() -> set[str]:
 def test_the_program_fits_in_a_fresh_image_with_the_same_result(
     tmp_path: Path, as_json: bool
 ) -> None:
-    """One new image (`import-fit`), whose report is the import's (the refused line named,
-    exit 1) and whose store equals the in-process import's: profiles, ledgers and fitted
-    skill states; `oracle verify` passes; no summary file is left behind."""
+    """One new image (`importing/last_step.py`), whose report is the import's (the refused
+    line named, exit 1) and whose store equals the in-process import's: profiles, ledgers
+    and fitted skill states; `oracle verify` passes; no summary file is left behind."""
     path = _write(tmp_path / "h.jsonl", LINES)
     before = _leftover_summaries()
     db = tmp_path / "program.db"
@@ -64,7 +68,7 @@ def test_the_program_fits_in_a_fresh_image_with_the_same_result(
     assert done.returncode == 1, done.stderr
     images = [line.split()[1:] for line in done.stderr.splitlines() if line.startswith("EXEC")]
     assert len(images) == 1, done.stderr
-    assert images[0][images[0].index("agentladder.cli") + 1 :][:2] == ["import-fit", "--summary"]
+    assert images[0][1:3] == ["-m", "agentladder.importing.last_step"]
     if as_json:
         summary = json.loads(done.stdout)
         counts = [summary[k] for k in ("imported", "duplicate", "conflicting", "refused")]
@@ -136,3 +140,17 @@ def test_a_new_image_that_cannot_start_leaves_the_fit_in_place(
     assert run_with_services(f"sqlite:///{db}", _snapshot) == run_with_services(
         f"sqlite:///{in_place}", _snapshot
     )
+
+
+def test_the_last_step_fails_on_one_line_and_removes_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store the new image cannot open: one line naming it, exit 1, the file gone."""
+    handed = tmp_path / "handed.json"
+    handed.write_text(hand_over(Summary(imported=3), "bogus://nowhere", SkillRules()))
+    assert last_step.main([str(handed), "--json"]) == 1
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("error: ")
+    assert "bogus://nowhere" in line
+    assert "\n" not in line
+    assert not handed.exists()

@@ -4,9 +4,9 @@
 what the import loaded and allocated: at 1,000,000 judgments about 210 MB of modules,
 caches and allocator arenas that Python keeps once grown. The fit would add its own
 (about 175 MB) on top. Handed to a fresh image of the program instead (the same process
-id, standard streams and exit status), the fit starts from the program's own size (about
-80 MB): the command's peak is the larger of its two steps, not their sum
-(docs/import.md, "Memory").
+id, standard streams and exit status: ``importing/last_step.py``), the fit starts from
+what it loads itself (about 79 MB): the command's peak is the larger of its two steps, not
+their sum (docs/import.md, "Memory").
 
 Only when this process is the program (``main`` marked it) and on POSIX, where
 ``execv`` replaces the image in place: a command run in a caller's process (a test's
@@ -36,13 +36,14 @@ def can_hand_off() -> bool:
     return _program and os.name == "posix"
 
 
-def hand_off(args: list[str]) -> None:
-    """Replace this process with ``agentladder ARGS`` (``--debug`` kept); returns only when
-    the new image could not be started (``OSError``): the caller then does the step itself.
-    The standard streams are flushed first: what the replaced image printed stays printed."""
+def hand_off(module: str, args: list[str]) -> None:
+    """Replace this process with ``python -m MODULE ARGS`` (``--debug`` added when given);
+    returns only when the new image could not be started (``OSError``): the caller then
+    does the step itself. The standard streams are flushed first: what the replaced image
+    printed stays printed."""
     context = click.get_current_context(silent=True)
     debug = context is not None and bool(context.find_root().params.get("debug"))
-    argv = [sys.executable, "-m", "agentladder.cli", *(["--debug"] if debug else []), *args]
+    argv = [sys.executable, "-m", module, *args, *(["--debug"] if debug else [])]
     sys.stdout.flush()
     sys.stderr.flush()
     try:

@@ -4,7 +4,6 @@ read within bounds that options may raise (``importing.bounds``)."""
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
@@ -22,10 +21,13 @@ from agentladder.cli.handoff import can_hand_off, hand_off
 from agentladder.cli.stores import CreateOpt
 from agentladder.domain.agents import validate_agent_name
 from agentladder.domain.scales import Scale
+from agentladder.domain.skill.rules import SkillRules
 from agentladder.errors import InvalidInput
 from agentladder.importing.bounds import ImportBounds, parse_size
 from agentladder.importing.inspect_logs import InspectOptions
 from agentladder.importing.items import Item
+from agentladder.importing.last_step import hand_over
+from agentladder.importing.report import exit_status, report_lines
 from agentladder.importing.run import Summary, run_import
 from agentladder.importing.sources import Format, count_lines, expand, read_sources
 from agentladder.services.container import Services
@@ -119,9 +121,10 @@ def import_results(
 
     handing_off = can_hand_off()
     fits = False
+    handed: tuple[str, SkillRules] | None = None
 
     async def work(services: Services) -> Summary:
-        nonlocal fits, handing_off
+        nonlocal fits, handing_off, handed
         options = InspectOptions(mapping, task_type, scorer, services.oracle.agents, scale)
         items = read_sources(files, file_format, options, bounds)
         if as_json:
@@ -130,14 +133,15 @@ def import_results(
             summary = await _with_bar(services, items, total)
         fits = bool(summary.imported) and services.oracle.skill is not None
         handing_off = handing_off and not _in_memory(services)
+        handed = (url or services.settings.store, services.settings.skill)
         if fits and not handing_off:
             await _fit(services, summary, as_json)
         return summary
 
     # history into a new store, but never in place of one whose file vanished
     summary = _with_services(config, url, work, create=True, forget=create)
-    if fits and handing_off:
-        _hand_off_fit(summary, config, url, as_json)  # returns only when it could not
+    if fits and handing_off and handed is not None:
+        _hand_off_fit(summary, *handed, as_json)  # returns only when it could not
         summary = _with_services(config, url, _fitting(summary, as_json), create=True)
     _report(summary, as_json)
 
@@ -190,60 +194,24 @@ def _fitting(summary: Summary, as_json: bool) -> Callable[[Services], Awaitable[
     return work
 
 
-def _hand_off_fit(summary: Summary, config: Path | None, url: str | None, as_json: bool) -> None:
-    """The fit and the report in a fresh image of the program (``cli/handoff.py``): the
-    summary so far in a private temporary file that ``import-fit`` reads and removes."""
+def _hand_off_fit(summary: Summary, store: str, rules: SkillRules, as_json: bool) -> None:
+    """The fit and the report in a fresh image of the program (``cli/handoff.py``,
+    ``importing/last_step.py``): what it needs in a private temporary file that it reads
+    and removes."""
     handle, name = tempfile.mkstemp(prefix="agentladder-import-", suffix=".json")
     with os.fdopen(handle, "w") as out:
-        out.write(summary.model_dump_json())
-    args = ["import-fit", "--summary", name]
-    args += ["--config", str(config)] if config is not None else []
-    args += ["--store", url] if url is not None else []
-    hand_off([*args, *(["--json"] if as_json else [])])
+        out.write(hand_over(summary, store, rules))
+    hand_off("agentladder.importing.last_step", [name, *(["--json"] if as_json else [])])
     Path(name).unlink(missing_ok=True)
-
-
-@app.command("import-fit", hidden=True)
-def import_fit(
-    summary_file: Annotated[Path, typer.Option("--summary")],
-    config: ConfigOpt = None,
-    store: StoreOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """An import's last step in a fresh process: the skill fit, then the import's report."""
-    try:
-        text = summary_file.read_text()
-    finally:
-        summary_file.unlink(missing_ok=True)
-    summary = Summary.model_validate_json(text)
-    summary = _with_services(config, store, _fitting(summary, as_json), create=True, forget=False)
-    _report(summary, as_json)
 
 
 def _report(summary: Summary, as_json: bool) -> None:
     """The summary on standard output (its problems on standard error); exit 1 when an
     item was refused or conflicted."""
-    if as_json:
-        typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
-    else:
-        for problem in summary.problems:
-            err.print(
-                f"{problem.where}: {problem.status.value}: {problem.error}",
-                markup=False,
-                soft_wrap=True,
-            )
-        if summary.problems_left_out:
-            err.print(f"... and {summary.problems_left_out} more problems", soft_wrap=True)
-        if summary.new_agents:
-            more = summary.new_agents_left_out
-            typer.echo(
-                f"new agents ({len(summary.new_agents) + more}): {', '.join(summary.new_agents)}"
-                + (f" and {more} more" if more else "")
-            )
-        typer.echo(
-            f"imported {summary.imported}, duplicate {summary.duplicate}, conflicting "
-            f"{summary.conflicting}, refused {summary.refused} in {summary.seconds:.1f} s "
-            f"({summary.per_second:,.0f}/s)"
-        )
-    if summary.conflicting or summary.refused:
+    out, errors = report_lines(summary, as_json)
+    for line in errors:
+        err.print(line, markup=False, soft_wrap=True)
+    for line in out:
+        typer.echo(line)
+    if exit_status(summary):
         raise typer.Exit(code=1)
