@@ -142,7 +142,7 @@ def import_results(
     summary = _with_services(config, url, work, create=True, forget=create)
     if fits and handing_off and handed is not None:
         _hand_off_fit(summary, *handed, as_json)  # returns only when it could not
-        summary = _with_services(config, url, _fitting(summary, as_json), create=True)
+        summary = _with_services(config, url, _fitting(summary, as_json), create=True, forget=False)
     _report(summary, as_json)
 
 
