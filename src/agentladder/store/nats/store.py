@@ -201,10 +201,9 @@ class NatsStore:
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(nats.errors.Error, OSError):
-            await self._index.stop()
-            await self._rank_mirror.stop()
-            await self._registration_mirror.stop()
+        for follower in (self._index, self._rank_mirror, self._registration_mirror):
+            with contextlib.suppress(nats.errors.Error, OSError):
+                await follower.stop()
         await self._skills.repairs.stop()
         if self._feed is not None:
             await self._feed.stop()
