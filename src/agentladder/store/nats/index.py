@@ -23,25 +23,23 @@ none (with decoded profiles, some 30 objects each, it took 300 ms and more).
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import logging
 
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import DeliverPolicy
 
 from agentladder.domain.profile import AgentProfile
 from agentladder.errors import CorruptRecord, StoreUnavailable
 from agentladder.store.codec import decode
 from agentladder.store.leaderboard import RowFacts, row_facts, row_from_facts, sort_key
+from agentladder.store.nats.follower import Follower
 from agentladder.store.records import LeaderboardRow, OracleCommit
 
 __all__ = ["LeaderboardIndex"]
 
 log = logging.getLogger(__name__)
 
-_IDLE_HEARTBEAT = 2.0
 _Key = tuple[int, float, str, str]  # sort_key(profile, task_type) + (agent id,)
 
 
@@ -58,36 +56,22 @@ class LeaderboardIndex:
         self._keys: dict[str, tuple[tuple[str | None, _Key], ...]] = {}
         self._orders: dict[str | None, list[_Key]] = {None: []}
         self._tops: dict[str | None, list[LeaderboardRow]] = {}  # built rows, by order
-        self._applied = 0
-        self._progress = asyncio.Condition()
-        self._sub: JetStreamContext.PushSubscription | None = None
+        self._follower = Follower(js, stream, f"{event_prefix}>", self._on_message)
 
     @property
     def applied(self) -> int:
         """The stream sequence of the last event message applied (0: none yet)."""
-        return self._applied
+        return self._follower.applied
 
     async def start(self) -> None:
         """Subscribe: the current profiles first, then live updates."""
-        self._sub = await self._js.subscribe(
-            f"{self._prefix}>",
-            stream=self._stream,
-            cb=self._on_message,
-            ordered_consumer=True,
-            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-            idle_heartbeat=_IDLE_HEARTBEAT,
-        )
+        await self._follower.start()
 
     async def stop(self) -> None:
         """Unsubscribe; the index no longer changes."""
-        sub, self._sub = self._sub, None
-        if sub is not None:
-            await sub.unsubscribe()
+        await self._follower.stop()
 
-    async def _on_message(self, msg: Msg) -> None:
-        seq = msg.metadata.sequence.stream
-        if seq <= self._applied:  # an ordered consumer reset may deliver again
-            return
+    def _on_message(self, seq: int, msg: Msg) -> None:
         agent_id = msg.subject.removeprefix(self._prefix)
         try:
             record = decode(OracleCommit, msg.data, msg.subject)
@@ -99,9 +83,6 @@ class LeaderboardIndex:
             self._apply(agent_id, record.profile)
             self._heads[agent_id] = (seq, msg.data)
             self._undecoded.discard(agent_id)
-        self._applied = seq
-        async with self._progress:
-            self._progress.notify_all()
 
     def _apply(self, agent_id: str, profile: AgentProfile) -> None:
         for task_type, key in self._keys.pop(agent_id, ()):
@@ -128,19 +109,13 @@ class LeaderboardIndex:
 
     async def wait_for(self, seq: int, timeout: float) -> None:
         """Return once every event message up to ``seq`` is applied; else StoreUnavailable."""
-        if self._applied >= seq:
+        if await self._follower.reached(seq, timeout):
             return
-        if self._sub is None:
+        if not self._follower.running:
             raise StoreUnavailable("the leaderboard index is stopped")
-        try:
-            async with self._progress:
-                await asyncio.wait_for(
-                    self._progress.wait_for(lambda: self._applied >= seq), timeout
-                )
-        except TimeoutError as error:
-            raise StoreUnavailable(
-                f"leaderboard index at stream sequence {self._applied}, not {seq} after {timeout} s"
-            ) from error
+        raise StoreUnavailable(
+            f"leaderboard index at stream sequence {self.applied}, not {seq} after {timeout} s"
+        )
 
     def task_types(self) -> frozenset[str]:
         """The task types some agent's profile has a specialization in."""

@@ -22,20 +22,17 @@ markers takes seconds), the reads go key by key.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import DeliverPolicy
 
+from agentladder.store.nats.follower import Follower
 from agentladder.store.nats.io import is_deleted, last_msg
 
 __all__ = ["KvMirror"]
 
 log = logging.getLogger(__name__)
-
-_IDLE_HEARTBEAT = 2.0
 
 
 class KvMirror:
@@ -47,67 +44,41 @@ class KvMirror:
         self._prefix = f"$KV.{bucket}."
         self._skip = skip  # keys with this prefix are not kept (the rank bucket's markers)
         self._entries: dict[str, tuple[int, bytes]] = {}
-        self._applied = 0
         self._loaded = False  # the keys' latest entries delivered at the start all applied
         self._loaded_at = 0  # the bucket's last sequence when the mirror started
-        self._progress = asyncio.Condition()
-        self._sub: JetStreamContext.PushSubscription | None = None
+        self._follower = Follower(js, self._stream, f"{self._prefix}>", self._on_message)
 
     async def start(self) -> None:
         """Subscribe: every key's latest entry first, then live updates."""
         self._loaded_at = await self._last_seq()
         self._loaded = self._loaded_at == 0
-        self._sub = await self._js.subscribe(
-            f"{self._prefix}>",
-            stream=self._stream,
-            cb=self._on_message,
-            ordered_consumer=True,
-            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-            idle_heartbeat=_IDLE_HEARTBEAT,
-        )
+        await self._follower.start()
 
     async def stop(self) -> None:
         """Unsubscribe; the mirror no longer changes, and ``caught_up`` says no."""
-        sub, self._sub = self._sub, None
-        if sub is not None:
-            await sub.unsubscribe()
+        await self._follower.stop()
 
-    async def _on_message(self, msg: Msg) -> None:
-        seq = msg.metadata.sequence.stream
-        if seq <= self._applied:  # an ordered consumer reset may deliver again
-            return
+    def _on_message(self, seq: int, msg: Msg) -> None:
         key = msg.subject.removeprefix(self._prefix)
         if is_deleted(msg):
             self._entries.pop(key, None)
         elif self._skip is None or not key.startswith(self._skip):
             self._entries[key] = (seq, msg.data)
-        self._applied = seq
         self._loaded = self._loaded or seq >= self._loaded_at
-        async with self._progress:
-            self._progress.notify_all()
 
     async def caught_up(self, timeout: float) -> bool:
         """Whether the mirror has applied every message the bucket held when asked (one
         request for the last one's sequence), waiting up to ``timeout``; no at once while
         the keys' entries delivered at the start are still coming (a bucket with many
-        keys: the reader reads its few keys meanwhile)."""
-        if not self._loaded:
+        keys: the reader reads its few keys meanwhile), or once stopped."""
+        if not self._loaded or not self._follower.running:
             return False
         seq = await self._last_seq()
-        if self._applied >= seq:
-            return self._sub is not None
-        if self._sub is None:
-            return False
-        try:
-            async with self._progress:
-                await asyncio.wait_for(
-                    self._progress.wait_for(lambda: self._applied >= seq), timeout
-                )
-        except TimeoutError:
-            log.warning("KV mirror of %s at %d, not %d after %s s", self._stream,
-                        self._applied, seq, timeout)  # fmt: skip
-            return False
-        return True
+        if await self._follower.reached(seq, timeout):
+            return True
+        log.warning("KV mirror of %s at %d, not %d after %s s", self._stream,
+                    self._follower.applied, seq, timeout)  # fmt: skip
+        return False
 
     async def _last_seq(self) -> int:
         last = await last_msg(self._js, self._stream, f"{self._prefix}>")
