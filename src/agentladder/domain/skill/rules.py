@@ -100,7 +100,7 @@ class SkillRules(BaseModel):
         description="the fit stops when no estimate moves more than this in a round",
     )  # fmt: skip
     exact_limit: int = Field(
-        default=3000, ge=0,
+        default=1000, ge=0,
         description="unknowns up to which the fit's uncertainty is exact; approximate above",
     )  # fmt: skip
 
