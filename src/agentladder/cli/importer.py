@@ -131,7 +131,8 @@ def import_results(
             summary = await run_import(services.oracle, items, fit=False)
         else:
             summary = await _with_bar(services, items, total)
-        fits = bool(summary.imported) and services.oracle.skill is not None
+        skill = services.oracle.skill  # a re-run after a kill before the fit fits too
+        fits = skill is not None and await skill.needs_fit()
         handing_off = handing_off and not _in_memory(services)
         handed = (url or services.settings.store, services.settings.skill)
         if fits and not handing_off:

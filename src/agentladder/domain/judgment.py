@@ -55,7 +55,8 @@ class Judgment(BaseModel):
     model: Annotated[str, Field(max_length=MODEL_FIELD_MAX), Visible] = ""
     history: bool = Field(
         default=False,
-        description="past work (an import): XP and skill as usual, but no probation",
+        description="past work (an import): XP as usual, no probation; its skill evidence"
+        " placed by the next fit",
     )
     judge: str | None = Field(
         default=None,

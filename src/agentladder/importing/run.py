@@ -3,7 +3,7 @@ counted into a summary.
 
 Batches of ``BATCH`` judgments, fewer when their lines hold over ``BATCH_BYTES`` (a
 judgment's output may be a megabyte): on SQLite each batch is one transaction for the
-Oracle events and one for the skill evidence. At the end, the skill model fits the whole
+Oracle events and their skill evidence. At the end, the skill model fits the whole
 log (``SkillService.fit``), so the estimates do not depend on the order of the file.
 Refused items are counted and never applied. A run killed at any point leaves whole
 batches applied; a re-run counts those as duplicates and applies the rest.
@@ -15,6 +15,12 @@ is not when its lines happened.
 Every imported judgment is ``history`` (past work: XP and skill as usual, no probation)
 and may name a new agent (``new_agent``: an import is how a team brings agents in); the
 summary lists the agents it created.
+
+Its skill evidence is ``deferred``, as history's is (``ScoreEvidence.deferred``): stored
+with its Oracle event, it moves no state until the fit at the end. An
+import killed before its fit leaves the evidence waiting for the next fit (``serve``'s,
+a re-run's, ``agentladder skill rebuild``); a re-run fits whenever the log has events no
+fit read, even when it imports nothing new.
 """
 
 from __future__ import annotations
@@ -140,7 +146,7 @@ async def run_import(
         summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
         if progress is not None:
             progress(summary)
-    if fit and summary.imported and oracle.skill is not None:
+    if fit and oracle.skill is not None and await oracle.skill.needs_fit():
         await oracle.skill.fit()  # the whole history at once: its order does not count
     summary.seconds = time.perf_counter() - started
     summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0

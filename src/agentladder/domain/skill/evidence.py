@@ -6,7 +6,8 @@
 - ``ScoreEvidence``: an Oracle judgment of one agent's task (not one the orchestrator
   derived from a deliberation, whose scores the deliberation's evaluations already carry),
   with the ``judge`` that scored it: every source of scores is an evaluator, whose noise
-  and leniency are learned.
+  and leniency are learned. A judgment of past work (``history``: every imported one) is
+  ``deferred``: no filter step moves a state for it; the next fit places it.
 - ``VerdictEvidence``: a Sentinel's validation verdict.
 - ``ModelChange``: a heartbeat changed the agent's ``model_name`` or ``provider_id``.
 
@@ -124,10 +125,16 @@ class ScoreEvidence(BaseModel):
     score: Score | None = None
     success: bool = True
     judge: str = Field(default=DEFAULT_JUDGE, pattern=JUDGE_PATTERN)
+    deferred: bool = False
+    """Left to the next fit: no state is read or changed when it is applied. A judgment of
+    past work's (``history``: an import's, fitted as a whole at its end), whoever applies
+    it: a filter step moves an estimate forward from now, and history is not now. Not
+    part of what was observed: the fingerprint leaves it out, and the stored text holds
+    it only when set."""
 
     def touched(self) -> tuple[str, ...]:
-        """The judged agent."""
-        return (self.agent_id,)
+        """The judged agent; none when ``deferred``."""
+        return () if self.deferred else (self.agent_id,)
 
 
 class VerdictEvidence(BaseModel):

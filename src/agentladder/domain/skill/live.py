@@ -69,8 +69,11 @@ def prior_at(skill: AgentSkill, fleet: FleetSkill, task_type: str, rules: SkillR
 def apply_evidence(
     states: Mapping[str, AgentSkill], fleet: FleetSkill, evidence: Evidence, rules: SkillRules
 ) -> SkillUpdate:
-    """The new states of every agent the evidence touches (absent ones start new)."""
+    """The new states of every agent the evidence touches (absent ones start new); none
+    for a deferred judgment (its fit places it)."""
     current = {a: states.get(a) or new_skill(a, rules) for a in evidence.touched()}
+    if not current:
+        return SkillUpdate({})
     if isinstance(evidence, ModelChange):
         skill = current[evidence.agent_id]
         return SkillUpdate({evidence.agent_id: _model_change(skill, evidence.at, rules)})

@@ -35,7 +35,7 @@ from agentladder.errors import AgentladderError, InvalidInput, PayloadConflict
 from agentladder.services.clock import iso
 from agentladder.services.oracle.known import known_ids, refusal, unknown_among
 from agentladder.services.oracle.models import JudgmentRequest, fingerprint, same_judgment
-from agentladder.services.oracle.service import Oracle, judgment_key
+from agentladder.services.oracle.service import Oracle, judgment_key, stored_history
 from agentladder.services.skill.evidence import judgment_evidence
 from agentladder.store.base import OracleApplied, OracleItem, SkillItem
 from agentladder.store.records import OracleEvent
@@ -230,10 +230,11 @@ def _at(oracle: Oracle, request: JudgmentRequest, source: EvidenceSource) -> flo
 def _evidence_of(
     judgment: Judgment, request: JudgmentRequest, at: float, source: EvidenceSource
 ) -> ScoreEvidence:
-    """The skill evidence of a judgment whose event is created now."""
+    """The skill evidence of a judgment whose event is created now (history's deferred)."""
     return judgment_evidence(
         judgment.agent_id, judgment.contract_id, judgment.task_type, judgment.score,
         request.success, at, judge=request.judge or source.judge or DEFAULT_JUDGE,
+        deferred=judgment.history,
     )  # fmt: skip
 
 
@@ -241,9 +242,11 @@ def _evidence(
     event: OracleEvent, request: JudgmentRequest, at: float, source: EvidenceSource
 ) -> ScoreEvidence:
     """The skill evidence of a stored judgment (its first result, as ``submit_for_judgment``
-    gives it for a repeat too), by the request's judge (else the source's), at ``at``."""
+    gives it for a repeat too), by the request's judge (else the source's), at ``at``;
+    deferred when the stored judgment is history, whoever repeats it."""
     result = event.result
     return judgment_evidence(
         result["agent_id"], result["contract_id"], result["task_type"], result["score"],
         request.success, at, judge=request.judge or source.judge or DEFAULT_JUDGE,
+        deferred=stored_history(event),
     )  # fmt: skip

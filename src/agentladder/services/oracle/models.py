@@ -212,7 +212,9 @@ class VerifyReport(BaseModel):
         " `agentladder skill rebuild` makes them current",
     )
     skill_fit_pending: int = Field(
-        default=0, description="skill events applied since the last fit (folded on by filter steps)"
+        default=0,
+        description="skill events applied since the last fit (folded on by filter steps,"
+        " but for an import's, which wait for the fit)",
     )
 
     @property

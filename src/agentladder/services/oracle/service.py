@@ -65,7 +65,7 @@ from agentladder.store.base import OracleApplied, OracleFold, Store
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent, OracleEventKind
 
-__all__ = ["Oracle", "judgment_key", "repeated_result"]
+__all__ = ["Oracle", "judgment_key", "repeated_result", "stored_history"]
 
 CLOCK_SKEW_S = 300.0
 """How far ahead of this server's clock a judgment's ``observed_at`` may be (another
@@ -77,6 +77,12 @@ _EVENT_NAME = re.compile(r"[a-z0-9_.:-]{1,64}")
 def judgment_key(contract_id: str) -> str:
     """The idempotency key of a judgment."""
     return f"judgment:{contract_id}"
+
+
+def stored_history(event: OracleEvent) -> bool:
+    """Whether a stored judgment is history (past work), whose skill evidence is deferred
+    to the next fit: the stored payload decides, whoever repeats the judgment."""
+    return event.payload.get("history") is True
 
 
 def check_task_type(task_type: str | None) -> str | None:
@@ -156,17 +162,20 @@ class Oracle:
         evidence for the skill model, once per contract (a repeat applies it if a crash
         left it out)."""
         skill = self.skill if evidence else None
-        result, observed = await self._judged(request, skill)
+        result, observed, history = await self._judged(request, skill)
         if skill is not None and not observed:
-            await skill.observe(self._evidence(request, result))
+            await skill.observe(self._evidence(request, result, history))
         return result
 
-    def _evidence(self, request: JudgmentRequest, result: JudgmentResult) -> ScoreEvidence:
-        """The skill evidence of a judgment, from its result (a repeat's: the first)."""
+    def _evidence(
+        self, request: JudgmentRequest, result: JudgmentResult, history: bool
+    ) -> ScoreEvidence:
+        """The skill evidence of a judgment, from its result (a repeat's: the first),
+        deferred when the stored judgment is history."""
         return judgment_evidence(
             result.agent_id, result.contract_id, result.task_type, result.score,
             request.success, self.observed(request),
-            judge=request.judge or result.judged_by or DEFAULT_JUDGE,
+            judge=request.judge or result.judged_by or DEFAULT_JUDGE, deferred=history,
         )  # fmt: skip
 
     def observed(self, request: JudgmentRequest) -> float:
@@ -182,9 +191,10 @@ class Oracle:
 
     async def _judged(
         self, request: JudgmentRequest, skill: SkillService | None
-    ) -> tuple[JudgmentResult, bool]:
-        """The result, and whether its skill evidence was applied with a new event (one
-        store write: ``Store.apply_oracle_then_skill``); a repeat's is left to the caller."""
+    ) -> tuple[JudgmentResult, bool, bool]:
+        """The result; whether its skill evidence was applied with a new event (one
+        store write: ``Store.apply_oracle_then_skill``), a repeat's being left to the
+        caller; and whether the stored judgment is history."""
         self.observed(request)  # refused before anything is stored
         digest = fingerprint(request)
         key = judgment_key(request.contract_id)
@@ -192,7 +202,7 @@ class Oracle:
             existing = await self.store.get_event(request.agent_id, key)
             if existing is not None:  # answer a repeat without judging it again
                 profile = await self.get_profile(request.agent_id)
-                return self._repeat(existing, profile, digest), False
+                return self._repeat(existing, profile, digest), False, stored_history(existing)
         judgment, judged_by = await self._resolve(request)
         await self.task_types.admit([judgment.task_type])
         fold, folded = self.judgment_fold(judgment, judged_by, digest, iso(self.clock.now()))
@@ -204,7 +214,7 @@ class Oracle:
             evidence = judgment_evidence(
                 judgment.agent_id, judgment.contract_id, judgment.task_type, judgment.score,
                 request.success, self.observed(request),
-                judge=request.judge or judged_by or DEFAULT_JUDGE,
+                judge=request.judge or judged_by or DEFAULT_JUDGE, deferred=judgment.history,
             )  # fmt: skip
             item = skill.item(evidence)
             applied, observed = await self.store.apply_oracle_then_skill(
@@ -213,11 +223,12 @@ class Oracle:
         if applied is None:
             raise TypeError(f"the fold of {judgment.agent_id}/{key} wrote nothing")
         if not applied.created:
-            return self._repeat(applied.event, applied.profile, digest), False
+            repeat = self._repeat(applied.event, applied.profile, digest)
+            return repeat, False, stored_history(applied.event)
         self.awards["judgment"] += 1
         if observed is not None:
             checked(observed, evidence)
-        return folded[-1](), observed is not None  # the fold that was committed
+        return folded[-1](), observed is not None, judgment.history  # the committed fold
 
     def judgment_fold(
         self, judgment: Judgment, judged_by: str | None, digest: str, at: str

@@ -69,9 +69,12 @@ def judgment_evidence(
     success: bool,
     at: float,
     judge: str = DEFAULT_JUDGE,
+    *,
+    deferred: bool = False,
 ) -> ScoreEvidence:
     """An Oracle judgment of a task that no deliberation here already scored, by ``judge``
-    (the source whose noise and leniency are learned), observed at ``at``."""
+    (the source whose noise and leniency are learned), observed at ``at``; ``deferred``:
+    left to the next fit (``ScoreEvidence.deferred``)."""
     return ScoreEvidence(
         key=f"judgment:{agent_id}:{contract_id}",
         at=at,
@@ -80,6 +83,7 @@ def judgment_evidence(
         score=score,
         success=success,
         judge=judge,
+        deferred=deferred,
     )
 
 

@@ -30,7 +30,15 @@ from agentladder.services.skill.fitting import fitted_commit, read_log, stamped
 from agentladder.store.base import SkillItem, Store
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
-__all__ = ["EVIDENCE", "FitReport", "SkillService", "checked", "evidence_hash", "payload_of"]
+__all__ = [
+    "EVIDENCE",
+    "FitReport",
+    "SkillService",
+    "checked",
+    "evidence_hash",
+    "evidence_json",
+    "payload_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +47,24 @@ EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
 
 
 def evidence_hash(evidence: Evidence) -> str:
-    """The fingerprint of the evidence without its time (a retry later is the same): the
-    SHA-256 of its JSON, whose fields pydantic writes in their declared order (a judgment
-    by the default judge without the field, as before judges were named)."""
+    """The fingerprint of the evidence without its time (a retry later is the same) or
+    whether it was deferred: the SHA-256 of its JSON, whose fields pydantic writes in their
+    declared order (a judgment by the default judge without the field, as before judges
+    were named)."""
     leave = {"at"}
-    if isinstance(evidence, ScoreEvidence) and evidence.judge == DEFAULT_JUDGE:
-        leave.add("judge")
+    if isinstance(evidence, ScoreEvidence):
+        leave.add("deferred")
+        if evidence.judge == DEFAULT_JUDGE:
+            leave.add("judge")
     return hashlib.sha256(evidence.model_dump_json(exclude=leave).encode()).hexdigest()
+
+
+def evidence_json(evidence: Evidence) -> str:
+    """The stored text of the evidence: a judgment's ``deferred`` only when set (the text
+    of every other evidence as before the field existed)."""
+    if isinstance(evidence, ScoreEvidence) and not evidence.deferred:
+        return evidence.model_dump_json(exclude={"deferred"})
+    return evidence.model_dump_json()
 
 
 def payload_of(event: SkillEvent) -> Evidence:
@@ -93,7 +112,7 @@ class SkillService:
             event = SkillEvent(
                 key=evidence.key,
                 kind=evidence.kind,
-                payload=evidence.model_dump_json(),
+                payload=evidence_json(evidence),
                 payload_hash=digest,
                 at=evidence.at,
             )
@@ -119,18 +138,23 @@ class SkillService:
         items = [(e.key, e.touched(), self._fold(e, evidence_hash(e))) for e in evidence]
         return await self.store.apply_skill_many(items)
 
+    async def needs_fit(self) -> bool:
+        """Whether ``fit`` has something to do: the log has events, and no fit read it to
+        its end with these rules."""
+        done = (await self.store.get_fleet_skill()).fit
+        if done is None:
+            return bool(await self.store.skill_events(after=0, limit=1))
+        return done.rules != self.rules.digest() or bool(
+            await self.store.skill_events(after=done.seq, limit=1)
+        )
+
     async def fit(self, *, force: bool = False) -> FitReport:
         """Fit the whole log and replace every state (off the event loop); nothing to do
         when the last fit read the log to its end with the same rules, unless ``force``."""
         async with self._fitting:
             fleet = await self.store.get_fleet_skill()
             done = fleet.fit
-            if (
-                done is not None
-                and done.rules == self.rules.digest()
-                and not force
-                and not await self.store.skill_events(after=done.seq, limit=1)
-            ):
+            if done is not None and not force and not await self.needs_fit():
                 return FitReport(done.seq, done.events, ran=False)
             log = await read_log(self.store)
             at = self.now()
