@@ -371,14 +371,17 @@ class SkillKv:
             await publish_expected(self.nc, message, timeout=REQUEST_TIMEOUT)
         return len(todo)
 
-    async def apply_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+    async def apply_many(
+        self, items: Sequence[SkillItem], *, look_up: bool = True
+    ) -> list[SkillApplied]:
         """Read, fold and commit the events of ``items`` (one of ``chunks``) in one atomic
         batch, each its own event (expected absent), the states they touch written once
         each on the revision read; ``RevisionConflict`` when an event touching one of them
-        committed meanwhile (the caller retries the whole chunk)."""
+        committed meanwhile, or (``look_up`` false: keys taken as new without asking)
+        when one of the keys was there (the caller retries the whole chunk)."""
         keys = list(dict.fromkeys(key for key, _, _ in items))
-        found = await asyncio.gather(*(self.get_event(key) for key in keys))
-        known = {key: event for key, event in zip(keys, found, strict=True) if event is not None}
+        found = await asyncio.gather(*(self.get_event(key) for key in keys if look_up))
+        known = {key: event for key, event in zip(keys, found, strict=False) if event is not None}
         touched = list(dict.fromkeys(agent for _, agents, _ in items for agent in agents))
         read, fleet = await asyncio.gather(self.read(touched), self.fleet())
         await self.pending.write(read.pending.values())

@@ -48,7 +48,12 @@ from agentladder.store.codec import decode
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import AgentListingCache, listing_from_reads
-from agentladder.store.many import apply_in_flight, oracle_many_then_skill, oracle_then_skill
+from agentladder.store.many import (
+    apply_in_flight,
+    created_at,
+    oracle_then_skill,
+    paired,
+)
 from agentladder.store.nats.changes import ChangeFeed
 from agentladder.store.nats.checks import KvChecks
 from agentladder.store.nats.config import (
@@ -347,8 +352,14 @@ class NatsStore:
     async def apply_oracle_many_then_skill(
         self, pairs: Sequence[tuple[OracleItem, SkillItem]]
     ) -> list[tuple[OracleApplied | None, SkillApplied | None]]:
-        """The Oracle events, then the skill events of those created (``store.many``)."""
-        return await oracle_many_then_skill(self, pairs)
+        """The Oracle events, then the skill events of those created (``store.many``), whose
+        keys are taken as new: an event created now cannot have had its evidence applied
+        before, and one a repeat applies meanwhile refuses the chunk (expected absent),
+        which is then retried with every key looked up. One request a judgment fewer."""
+        applied = await self.apply_oracle_many([oracle for oracle, _ in pairs])
+        created = created_at(applied)
+        observed = await self._skill_many([pairs[i][1] for i in created], fresh=True)
+        return paired(applied, created, observed)
 
     async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
         """Several agents' events in flight at once, each agent's in order (``store.many``)."""
@@ -356,15 +367,30 @@ class NatsStore:
 
     async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
         """Few atomic batches (``skills.chunks``), each retried on conflict."""
+        return await self._skill_many(items, fresh=False)
+
+    async def _skill_many(self, items: Sequence[SkillItem], fresh: bool) -> list[SkillApplied]:
+        """``apply_skill_many``; with ``fresh``, each chunk's first attempt takes its keys as
+        new without looking them up (its retries look them up)."""
         out: list[SkillApplied] = []
         for chunk in chunks(items):
-
-            async def attempt(chunk: Sequence[SkillItem] = chunk) -> list[SkillApplied]:
-                with self._guard("apply_skill_many"):
-                    return await self._skills.apply_many(chunk)
-
+            attempt = self._chunk_attempts(chunk, fresh)
             out.extend(await retry_on_conflict(attempt, op="skill", tally=self.conflicts))
         return out
+
+    def _chunk_attempts(
+        self, chunk: Sequence[SkillItem], fresh: bool
+    ) -> Callable[[], Awaitable[list[SkillApplied]]]:
+        """One chunk's attempts: the first without looking its keys up when ``fresh``."""
+        tries = 0
+
+        async def attempt() -> list[SkillApplied]:
+            nonlocal tries
+            tries += 1
+            with self._guard("apply_skill_many"):
+                return await self._skills.apply_many(chunk, look_up=not fresh or tries > 1)
+
+        return attempt
 
     async def apply_skill(self, key: str, agents: Sequence[str], fold: SkillFold) -> SkillApplied:
         """One atomic batch on the event's key and its agents' states, retried on conflict."""
