@@ -214,7 +214,7 @@ class VerifyReport(BaseModel):
     skill_fit_pending: int = Field(
         default=0,
         description="skill events applied since the last fit (folded on by filter steps,"
-        " but for an import's, which wait for the fit)",
+        " but for history's, which wait for the fit)",
     )
 
     @property

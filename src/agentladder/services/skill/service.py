@@ -22,7 +22,7 @@ from agentladder.domain.skill.board import SkillEntry, skill_board, skill_view
 from agentladder.domain.skill.evidence import DEFAULT_JUDGE, Evidence, ScoreEvidence
 from agentladder.domain.skill.live import apply_evidence
 from agentladder.domain.skill.rules import SkillRules
-from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
+from agentladder.domain.skill.state import AgentSkill, FitInfo, FleetSkill, new_skill
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.offload import off_loop
@@ -141,7 +141,10 @@ class SkillService:
     async def needs_fit(self) -> bool:
         """Whether ``fit`` has something to do: the log has events, and no fit read it to
         its end with these rules."""
-        done = (await self.store.get_fleet_skill()).fit
+        return await self._stale((await self.store.get_fleet_skill()).fit)
+
+    async def _stale(self, done: FitInfo | None) -> bool:
+        """``needs_fit`` after the last fit ``done``."""
         if done is None:
             return bool(await self.store.skill_events(after=0, limit=1))
         return done.rules != self.rules.digest() or bool(
@@ -154,7 +157,7 @@ class SkillService:
         async with self._fitting:
             fleet = await self.store.get_fleet_skill()
             done = fleet.fit
-            if done is not None and not force and not await self.needs_fit():
+            if done is not None and not force and not await self._stale(done):
                 return FitReport(done.seq, done.events, ran=False)
             log = await read_log(self.store)
             at = self.now()
