@@ -145,6 +145,8 @@ def test_who_to_use_marks_the_frontier_and_health() -> None:
             JudgmentRequest(agent_id="imported", contract_id="h1", task_type="audit",
                             score=7.0, history=True, new_agent=True)
         )  # fmt: skip
+        assert services.skill is not None
+        await services.skill.fit()  # as an import ends: history's evidence waits for a fit
         page = await client.get("/dashboard/routing")
         assert page.status_code == 200
         audit = page.text[page.text.index('data-task-type="audit"') :]
