@@ -12,7 +12,7 @@ Every judgment that says no time (``observed_at``, an Inspect run's ``created``)
 evidence of one moment, the import's start: history has no order, and the order of a file
 is not when its lines happened.
 
-Every imported judgment is ``history`` (past work: XP and skill as usual, no probation)
+Every imported judgment is ``history`` (past work: XP as usual, no probation)
 and may name a new agent (``new_agent``: an import is how a team brings agents in); the
 summary lists the agents it created.
 

@@ -71,15 +71,24 @@ async def oracle_then_skill(
     return applied, await store.apply_skill(skill_key, agents, skill_fold)
 
 
+SkillsWriter = Callable[[list[SkillItem]], Awaitable[list[SkillApplied]]]
+"""Writes skill items; returns their outcomes in order."""
+
+
 async def oracle_many_then_skill(
-    store: Store, pairs: Sequence[tuple[OracleItem, SkillItem]]
+    store: Store,
+    pairs: Sequence[tuple[OracleItem, SkillItem]],
+    created_skills: SkillsWriter | None = None,
 ) -> list[tuple[OracleApplied | None, SkillApplied | None]]:
     """``Store.apply_oracle_many_then_skill`` as two writes: the Oracle events, then the
-    skill items of those created. A failure between them leaves events without their
-    evidence, which a repeat of the judgment applies (``services.oracle.batch``)."""
+    skill items of those created (by ``created_skills``, a store's writer for evidence
+    it knows to be new; else ``apply_skill_many``). A failure between them leaves events
+    without their evidence, which a repeat of the judgment applies
+    (``services.oracle.batch``)."""
     applied = await store.apply_oracle_many([oracle for oracle, _ in pairs])
     created = created_at(applied)
-    observed = await store.apply_skill_many([pairs[i][1] for i in created])
+    write = created_skills or store.apply_skill_many
+    observed = await write([pairs[i][1] for i in created])
     return paired(applied, created, observed)
 
 

@@ -380,8 +380,10 @@ class SkillKv:
         committed meanwhile, or (``look_up`` false: keys taken as new without asking)
         when one of the keys was there (the caller retries the whole chunk)."""
         keys = list(dict.fromkeys(key for key, _, _ in items))
-        found = await asyncio.gather(*(self.get_event(key) for key in keys if look_up))
-        known = {key: event for key, event in zip(keys, found, strict=False) if event is not None}
+        known: dict[str, SkillEvent] = {}
+        if look_up:
+            found = await asyncio.gather(*(self.get_event(key) for key in keys))
+            known = {k: event for k, event in zip(keys, found, strict=True) if event is not None}
         touched = list(dict.fromkeys(agent for _, agents, _ in items for agent in agents))
         read, fleet = await asyncio.gather(self.read(touched), self.fleet())
         await self.pending.write(read.pending.values())

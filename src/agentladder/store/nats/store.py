@@ -48,12 +48,7 @@ from agentladder.store.codec import decode
 from agentladder.store.directory import directory_from_reads
 from agentladder.store.leaderboard import check_limit
 from agentladder.store.listing import AgentListingCache, listing_from_reads
-from agentladder.store.many import (
-    apply_in_flight,
-    created_at,
-    oracle_then_skill,
-    paired,
-)
+from agentladder.store.many import apply_in_flight, oracle_many_then_skill, oracle_then_skill
 from agentladder.store.nats.changes import ChangeFeed
 from agentladder.store.nats.checks import KvChecks
 from agentladder.store.nats.config import (
@@ -356,10 +351,9 @@ class NatsStore:
         keys are taken as new: an event created now cannot have had its evidence applied
         before, and one a repeat applies meanwhile refuses the chunk (expected absent),
         which is then retried with every key looked up. One request a judgment fewer."""
-        applied = await self.apply_oracle_many([oracle for oracle, _ in pairs])
-        created = created_at(applied)
-        observed = await self._skill_many([pairs[i][1] for i in created], fresh=True)
-        return paired(applied, created, observed)
+        return await oracle_many_then_skill(
+            self, pairs, lambda items: self._skill_many(items, fresh=True)
+        )
 
     async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
         """Several agents' events in flight at once, each agent's in order (``store.many``)."""
