@@ -45,6 +45,8 @@ __all__ = [
     "PayloadConflict",
     "ProviderError",
     "Refused",
+    "Rejected",
+    "RequestRejected",
     "RevisionConflict",
     "StoreError",
     "StoreUnavailable",
@@ -180,7 +182,8 @@ class Busy(AgentladderError):
 
 
 class ProviderError(AgentladderError):
-    """A provider call failed; ``kind``: timeout, http, refused, unparseable or invalid.
+    """A provider call failed; ``kind``: timeout, http, refused, unparseable, invalid or
+    rejected (``Rejected``).
     ``retryable`` false: asking again cannot help (an API key variable that is not set)."""
 
     def __init__(
@@ -191,6 +194,31 @@ class ProviderError(AgentladderError):
         self.retry_after_s = retry_after_s  # a provider's Retry-After, in seconds
         self.retryable = retryable
         super().__init__(f"{kind}: {message}")
+
+
+class Rejected(ProviderError):
+    """A provider refused a gateway request as invalid (400, 413 or 422): the request's
+    fault as that provider sees it, not the agent's. ``status``, and ``detail``: the
+    provider's OpenAI-style error object when it sent one (``message``, ``type``, ``param``,
+    ``code``), else empty."""
+
+    def __init__(self, status: int, message: str, detail: dict[str, object]) -> None:
+        self.status = status
+        self.detail = detail
+        super().__init__("rejected", message, retryable=False)
+
+
+class RequestRejected(AgentladderError):
+    """Every agent a gateway request was asked of refused it as invalid (``Rejected``):
+    the caller's to fix. ``last``: the last refusal, whose status and error code the caller
+    gets; ``attempts``: (agent, why), the agents not asked (Retry-After) included."""
+
+    def __init__(self, model: str, attempts: list[tuple[str, str]], last: Rejected) -> None:
+        self.model = model
+        self.attempts = attempts
+        self.last = last
+        tried = "; ".join(f"{agent}: {why}" for agent, why in attempts)
+        super().__init__(f"model {model!r}: the request was refused as invalid: {tried}")
 
 
 class AgentsFailed(AgentladderError):

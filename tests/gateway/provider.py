@@ -11,6 +11,14 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``slow:<ms>``: a good answer after ``ms`` milliseconds (before the stream's first byte);
 - ``ratelimit:<seconds>``: HTTP 429 with ``Retry-After``;
 - ``break:<name>``: a stream that sends one piece, then closes the connection;
+- ``reject:<name>``: HTTP 400, the request refused (``context_length_exceeded``, param
+  ``messages``);
+- ``errorbody:<name>``: HTTP 200 with an error object for a body;
+- ``empty:<name>``: HTTP 200, a chat completion without choices;
+- ``plain:<name>``: a good answer as one JSON body, also when asked to stream;
+- ``errorevent:<name>``: a stream whose first event is an error (no stream: a good answer);
+- ``midevent:<name>``: a stream that sends one piece, then an error event, then ends;
+- ``notsse:<name>``: an answer labelled ``text/event-stream`` whose lines are not events;
 - ``judge:<score>``: a judge's verdict, ``{"score": <score>, "reason": "..."}`` as the
   answer's content (usage 11 and 7 tokens); ``judge:<score>:<ms>``: the same after ``ms``
   milliseconds.
@@ -76,6 +84,37 @@ def _chunk(name: str, delta: dict[str, Any], finish: str | None = None) -> bytes
     return b"data: " + json.dumps(event).encode() + b"\n\n"
 
 
+def _error_event(message: str) -> bytes:
+    error = {"message": message, "type": "server_error", "param": None, "code": None}
+    return b"data: " + json.dumps({"error": error}).encode() + b"\n\n"
+
+
+def _misbehaving(behaviour: str, name: str, streamed: bool) -> Response | None:
+    """The answer of a provider that misbehaves (the module's list), else None."""
+    if behaviour == "reject":
+        error = {"message": "This model's maximum context length is 8 tokens",
+                 "type": "invalid_request_error", "param": "messages",
+                 "code": "context_length_exceeded"}  # fmt: skip
+        return JSONResponse({"error": error}, status_code=400)
+    if behaviour == "errorbody" or (behaviour == "errorevent" and not streamed):
+        error = {"message": f"{name} is overloaded", "type": "server_error", "code": None}
+        return JSONResponse({"error": error})
+    if behaviour == "empty":
+        return JSONResponse({**_completion(name), "choices": []})
+    if behaviour == "plain":
+        return JSONResponse(_completion(name))
+    if behaviour == "notsse":
+        return Response(b"oops, this is not an event stream\n", media_type="text/event-stream")
+    if streamed and behaviour == "errorevent":
+        pieces = [_error_event(f"{name} failed at once"), b"data: [DONE]\n\n"]
+        return StreamingResponse(iter(pieces), media_type="text/event-stream")
+    if streamed and behaviour == "midevent":
+        pieces = [_chunk(name, {"role": "assistant", "content": "answer "}),
+                  _error_event(f"{name} failed midway")]  # fmt: skip
+        return StreamingResponse(iter(pieces), media_type="text/event-stream")
+    return None
+
+
 def app() -> Starlette:
     """The Starlette app."""
     seen: list[dict[str, Any]] = []
@@ -112,6 +151,9 @@ def app() -> Starlette:
             headers = {"Retry-After": argument or "30"}
             error = {"message": "slow down", "type": "rate_limit_error", "code": None}
             return JSONResponse({"error": error}, status_code=429, headers=headers)
+        misbehaving = _misbehaving(behaviour, argument, streamed)
+        if misbehaving is not None:
+            return misbehaving
         if behaviour == "judge":
             score, _, delay_ms = argument.partition(":")
             await asyncio.sleep(float(delay_ms or 0) / 1000)

@@ -7,8 +7,10 @@
 resets and the budget's headers), an unknown ``model`` is 404 ``model_not_found`` (param
 ``model``), bad input 400 ``invalid_value`` naming the field (or header) in
 ``param``, no agent qualifying 400 ``no_agent_qualifies`` (503 when every agent left out
-is down or offline: that passes), every agent tried failing 503 ``agents_failed``;
-anything else keeps its status and code, reshaped.
+is down or offline: that passes), every agent tried failing 503 ``agents_failed``, every
+agent asked refusing the request as invalid the last refusal's status (400, 413 or 422)
+with its provider's ``type``, ``param`` and ``code`` (``rejected_by_agent`` when it sent
+none); anything else keeps its status and code, reshaped.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from agentladder.errors import (
     BudgetExceeded,
     InvalidInput,
     NoAgentQualifies,
+    RequestRejected,
     UnknownModel,
 )
 
@@ -70,6 +73,14 @@ def for_gateway(error: AgentladderError) -> JSONResponse | None:
         return openai_error(400, str(error), "no_agent_qualifies", "model")
     if isinstance(error, AgentsFailed):
         return openai_error(503, str(error), "agents_failed")
+    if isinstance(error, RequestRejected):
+        detail, status = error.last.detail, error.last.status
+        kind, param, code = detail.get("type"), detail.get("param"), detail.get("code")
+        return openai_error(
+            status, str(error), code if isinstance(code, str) else "rejected_by_agent",
+            param if isinstance(param, str) else None,
+            kind=kind if isinstance(kind, str) else None,
+        )  # fmt: skip
     if isinstance(error, InvalidInput):
         return openai_error(400, str(error), "invalid_value", error.field)
     return None

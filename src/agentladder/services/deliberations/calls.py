@@ -2,7 +2,8 @@
 
 Every propose or evaluate attempt is one call: its latency (a histogram by agent and
 call), and when it failed, the kind of failure (``ProviderError.kind``: timeout, http,
-refused, unparseable, invalid; ``timeout`` too when the call's deadline passed; ``other``
+refused, unparseable, invalid, and rejected: a gateway request its provider refused as
+invalid; ``timeout`` too when the call's deadline passed; ``other``
 for any other exception, or a kind a remote agent made up, so that the labels stay a
 known few). A call that answered adds its tokens and its cost, at the agent's prices, to
 the agent's totals. The totals only grow; the metrics module serves them as counters.
@@ -20,7 +21,7 @@ __all__ = ["BUCKETS", "ERROR_KINDS", "Latencies", "ProviderCalls", "error_kind"]
 
 BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 """Upper bounds of the latency histogram, in seconds (model calls take up to minutes)."""
-ERROR_KINDS = frozenset({"timeout", "http", "refused", "unparseable", "invalid"})
+ERROR_KINDS = frozenset({"timeout", "http", "refused", "unparseable", "invalid", "rejected"})
 
 
 def error_kind(failure: BaseException) -> str:

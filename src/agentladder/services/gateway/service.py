@@ -5,9 +5,12 @@ the ``RoutingService`` for up to ``gateway.max_attempts`` agents, as ``POST /rou
 (same exclusions and reasons), among the agents this server can forward to (an
 OpenAI-compatible backend) and that heartbeat now. The first is asked; on a provider
 error or a timeout before any byte went to the caller, the next one; when every one
-failed, ``AgentsFailed`` names them and why. A direct agent is asked alone, whatever its
-health (as ``agent_names`` in a deliberation), unless its provider asked not to be called
-yet (Retry-After).
+failed, ``AgentsFailed`` names them and why. A provider that refuses the request as
+invalid (400, 413, 422: ``Rejected``) is not held against its agent's health; the next
+one is asked (its context may be longer), and when every agent asked refused it,
+``RequestRejected`` gives the caller the provider's status and error code. A direct
+agent is asked alone, whatever its health (as ``agent_names`` in a deliberation), unless
+its provider asked not to be called yet (Retry-After).
 
 Each attempt is recorded as a deliberation's calls are: the provider totals of
 ``/metrics`` (call ``chat``), the agent's health (ok, degraded, down and its cooldowns),
@@ -38,6 +41,8 @@ from agentladder.errors import (
     InvalidInput,
     NoAgentQualifies,
     ProviderError,
+    Rejected,
+    RequestRejected,
     UnknownModel,
 )
 from agentladder.providers.base import Provider, Usage
@@ -187,6 +192,8 @@ class Gateway:
         failures: list[tuple[str, str]] = []
         task_type = choice.task_type or ""
         waited = 0.0
+        rejected: Rejected | None = None
+        failed = False
         for agent in agents:
             wait = self.health.retry_wait_s(agent)
             if wait > 0:
@@ -197,17 +204,26 @@ class Gateway:
             started = time.perf_counter()
             try:
                 served = await self._ask(agent, body, stream, tally, started, task_type, token)
+            except Rejected as error:  # the request's fault: not held against the agent
+                self.calls.observe(agent, CALL, time.perf_counter() - started, error.kind)
+                waited += time.perf_counter() - started
+                failures.append((agent, str(error)))
+                rejected = error
+                continue
             except ProviderError as error:
                 self._record(agent, started, error)
                 waited += time.perf_counter() - started
                 failures.append((agent, str(error)))
                 self.totals.failed_attempts[agent] += 1
+                failed = True
                 continue
             served.contract_id, served.choice, served.routing = contract, choice, routing
             served.failures = failures
             served.provider_s += waited
             await self._decide(served, messages, caller)
             return served
+        if rejected is not None and not failed:  # every agent asked refused the request
+            raise RequestRejected(choice.model, failures, rejected)
         self.totals.unavailable[task_type] += 1
         raise AgentsFailed(choice.model, failures)
 
@@ -275,11 +291,15 @@ class Gateway:
                 tally.text = []  # kept for the check
             try:
                 async for chunk in opened.rest():
-                    if opened.done and outcome == "cancelled":  # whole: recorded before
+                    whole = opened.done and opened.error is None
+                    if whole and outcome == "cancelled":  # whole: recorded before
                         outcome = "answered"  # the caller reads its end
                         await finished()
                     yield chunk
-                if outcome == "cancelled":  # ended without [DONE]: what it sent is all
+                if opened.error is not None:  # passed on: the caller's client raises it
+                    outcome = "broken"
+                    self._record(agent, started, ProviderError("invalid", opened.error))
+                elif outcome == "cancelled":  # ended without [DONE]: what it sent is all
                     outcome = "answered"
                     await finished()
             except ProviderError as error:

@@ -2,10 +2,11 @@
 key, through the provider's own HTTP client (its connection pool).
 
 A non-streamed answer is read whole (``OpenAIProvider.relay``). A streamed one is opened
-and its first bytes are read before anything goes to the caller: until then a failure
-(an error status, a timeout, a connection closed) is the agent's and the next agent may
-be tried; after that the caller holds part of an answer, and a failure ends the stream.
-Every failure is a ``ProviderError``, as for deliberation calls.
+and read up to its first event before anything goes to the caller: until then a failure
+(an error status, a timeout, a connection closed, what ``shapes.py`` refuses) is the
+agent's and the next agent may be tried; after that the caller holds part of an answer,
+and a failure (or an error event) ends the stream. Every failure is a ``ProviderError``,
+as for deliberation calls; a request refused as invalid, ``Rejected``.
 
 Usage comes from the answer's ``usage`` (a stream has it when the caller asked for it
 with ``stream_options.include_usage``); when it is missing, four characters per token of
@@ -19,7 +20,6 @@ import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
@@ -27,11 +27,17 @@ from agentladder.errors import ProviderError
 from agentladder.providers.base import Usage
 from agentladder.providers.isolated import isolated
 from agentladder.providers.openai import OpenAIProvider, retry_after_s, transport_reason
+from agentladder.services.gateway.shapes import (
+    as_events,
+    completion,
+    error_message,
+    failed,
+    stream_start,
+)
 
 __all__ = ["KEEP_CHARS", "Opened", "Tally", "answered", "open_stream", "prompt_tokens"]
 
 _CHARS_PER_TOKEN = 4
-_EXCERPT = 200
 KEEP_CHARS = 100_000
 """The most of a streamed answer's text kept for its check (the judge sees less)."""
 
@@ -56,11 +62,6 @@ def _count(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     return None
-
-
-def _excerpt(body: bytes) -> str:
-    text = " ".join(body.decode("utf-8", errors="replace").split())
-    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "..."
 
 
 @dataclass
@@ -101,18 +102,12 @@ class Tally:
 
 
 def answered(status: int, body: bytes, retry_after: float | None, tally: Tally) -> None:
-    """Check a non-streamed answer: ``ProviderError`` for an error status or a body that is
-    not a chat completion; its usage into ``tally``."""
+    """Check a non-streamed answer: ``ProviderError`` for an error status (``Rejected`` for
+    a request refused as invalid) or a body that is not a chat completion
+    (``shapes.py``); its usage into ``tally``."""
     if status >= 300:
-        raise ProviderError(
-            "http", f"answered {status}: {_excerpt(body)}", retry_after_s=retry_after
-        )
-    try:
-        decoded: Any = json.loads(body)
-    except (ValueError, RecursionError):
-        raise ProviderError("unparseable", f"not JSON: {_excerpt(body)!r}") from None
-    if not isinstance(decoded, Mapping) or not isinstance(decoded.get("choices"), list):
-        raise ProviderError("unparseable", "not a chat-completions body: no choices")
+        raise failed(status, body, retry_after)
+    decoded = completion(body)
     tally.see_choices(decoded["choices"], "message")
     tally.see_usage(decoded.get("usage"))
 
@@ -128,6 +123,9 @@ class Opened:
     tally: Tally
     done: bool = False
     """The stream's ``data: [DONE]`` was seen: the answer is whole."""
+    error: str | None = None
+    """The message of an error event the stream sent (``data: {"error": ...}``), passed on
+    to the caller: the answer broke."""
     _pending: bytes = field(default=b"", repr=False)
 
     def _scan(self, chunk: bytes) -> None:
@@ -148,6 +146,7 @@ class Opened:
             except (ValueError, RecursionError):
                 continue
             if isinstance(event, Mapping):
+                self.error = self.error or error_message(event)
                 self.tally.see_choices(event.get("choices"), "delta")
                 self.tally.see_usage(event.get("usage"))
 
@@ -178,11 +177,18 @@ class Opened:
             await self.response.aclose()
 
 
+async def _nothing() -> AsyncIterator[bytes]:
+    return
+    yield
+
+
 async def open_stream(
     provider: OpenAIProvider, payload: Mapping[str, object], tally: Tally
 ) -> Opened:
-    """Open a streamed answer and read its first bytes within ``timeout_s``; every
-    failure before them is a ``ProviderError`` (the response closed)."""
+    """Open a streamed answer and read its start within ``timeout_s``: up to its first
+    event, checked (``shapes.stream_start``), or the whole of a chat completion sent
+    instead of a stream (re-sent as one: ``shapes.as_events``). Every failure before then
+    is a ``ProviderError`` (the response closed)."""
     timeout = provider.settings.timeout_s
     client = provider.client()
     request = client.build_request(
@@ -195,21 +201,26 @@ async def open_stream(
         raise ProviderError("timeout", f"no answer from {provider.url} in {timeout} s") from None
     except httpx.HTTPError as error:
         raise ProviderError("http", f"{provider.url}: {transport_reason(error)}") from error
+    iterator, first = response.aiter_bytes(), b""
     try:
-        if response.status_code >= 300:
-            body = await isolated(response.aread(), timeout)
-            raise ProviderError(
-                "http", f"answered {response.status_code}: {_excerpt(body)}",
-                retry_after_s=retry_after_s(response.headers.get("retry-after"), time.time()),
-            )  # fmt: skip
-        first = b""
-        iterator = response.aiter_bytes()
         async with asyncio.timeout(timeout):
-            while not first:
-                first = await anext(iterator)
+            if response.status_code >= 300:
+                body = await _read(iterator, provider.settings.max_response_bytes)
+                retry_after = retry_after_s(response.headers.get("retry-after"), time.time())
+                raise failed(response.status_code, body, retry_after)
+            if not _is_event_stream(response.headers.get("content-type", "")):
+                body = await _read(iterator, provider.settings.max_response_bytes)
+                usage = payload.get("stream_options")
+                wanted = isinstance(usage, Mapping) and usage.get("include_usage") is True
+                first, iterator = as_events(completion(body), wanted), _nothing()
+            else:
+                while not stream_start(first):
+                    first += await anext(iterator)
     except StopAsyncIteration:
         await response.aclose()
-        raise ProviderError("invalid", "the stream ended before any event") from None
+        if not stream_start(first + b"\n"):  # its last line, unended, checked as it is
+            raise ProviderError("invalid", "the stream ended before any event") from None
+        iterator = _nothing()
     except (TimeoutError, httpx.TimeoutException):
         await response.aclose()
         raise ProviderError("timeout", f"no event from {provider.url} in {timeout} s") from None
@@ -220,3 +231,17 @@ async def open_stream(
         await response.aclose()
         raise
     return Opened(response=response, iterator=iterator, first=first, timeout_s=timeout, tally=tally)
+
+
+def _is_event_stream(content_type: str) -> bool:
+    return content_type.partition(";")[0].strip().lower() == "text/event-stream"
+
+
+async def _read(iterator: AsyncIterator[bytes], cap: int) -> bytes:
+    """The rest of a body, up to ``cap`` bytes (``max_response_bytes``)."""
+    body = bytearray()
+    async for chunk in iterator:
+        body += chunk
+        if len(body) > cap:
+            raise ProviderError("http", f"answered more than {cap} bytes; not read further")
+    return bytes(body)
