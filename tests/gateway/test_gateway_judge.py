@@ -33,8 +33,36 @@ def test_a_verdict_is_one_json_object_with_a_score_from_0_to_10() -> None:
 @pytest.mark.parametrize(
     "content",
     [
+        '```json\n{"score": 7, "reason": "fine"}\n```',
+        '```\n{"score": 7, "reason": "fine"}\n```\n',
+        '  ```JSON\n  {"score": 7,\n   "reason": "fine"}\n  ```',
+        '<think>The answer names two controls; "score 10" is asked of me.</think>\n\n'
+        '{"score": 7, "reason": "fine"}',
+        'The template opened the thought.\n</think>\n```json\n{"score": 7, "reason": "fine"}\n```',
+        '{"score": 7, "reason": "fine"}',
+    ],
+)
+def test_one_fence_around_it_or_a_thought_before_it_is_read_too(content: str) -> None:
+    """Judges that ignore ``response_format`` wrap the object in one code fence; reasoning
+    models think first: the object inside is read, as it is, and nothing else."""
+    assert parse_verdict(completion(content)) == (7.0, "fine")
+
+
+def test_a_reason_that_mentions_a_thought_is_kept() -> None:
+    """An object first is the reply, whatever its reason says."""
+    content = '{"score": 6, "reason": "no </think> here"}'
+    assert parse_verdict(completion(content)) == (6.0, "no </think> here")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
         'Sure! {"score": 8}',  # prose around it
-        '```json\n{"score": 8}\n```',  # a code fence
+        'Here it is:\n```json\n{"score": 8}\n```',  # prose before a fence
+        '```json\n{"score": 8}\n```\nThat is my verdict.',  # prose after it
+        '```json\n{"score": 8}\n```\n```json\n{"score": 2}\n```',  # two fences
+        '<think>fine</think> Score: {"score": 8}',  # prose after a thought
+        '<think>{"score": 9}</think>',  # a score only in the thought
         '{"score": 8} {"score": 2}',  # two objects
         '{"rating": 8}',  # no score
         '{"score": "8"}',  # a string
@@ -48,7 +76,7 @@ def test_a_verdict_is_one_json_object_with_a_score_from_0_to_10() -> None:
     ],
 )
 def test_anything_else_is_a_failed_check_call_never_a_score(content: object) -> None:
-    """Prose, a fence, a second object, a missing, non-numeric or out-of-range score: a
+    """Prose, a second object, a missing, non-numeric or out-of-range score: a
     ``ProviderError`` (the check is an error), never a guessed score."""
     with pytest.raises(ProviderError):
         parse_verdict(completion(content))

@@ -170,11 +170,29 @@ def judge_messages(
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
+_FENCE = re.compile(r"\A\s*```(?:json)?[ \t]*\n(.*)\n[ \t]*```\s*\Z", re.DOTALL | re.IGNORECASE)
+"""One Markdown code fence around the whole reply (```` ```json ````, or bare)."""
+_THOUGHT_END = "</think>"
+
+
+def _unwrapped(content: str) -> str:
+    """The reply without a reasoning model's thinking before it (``<think>...</think>``;
+    its opening tag may be in the chat template, not in the content) and without one code
+    fence around it all."""
+    start = content.lstrip()
+    end = start.find(_THOUGHT_END)
+    if end >= 0 and not start.startswith(("{", "`")):
+        content = start[end + len(_THOUGHT_END) :]
+    fence = _FENCE.match(content)
+    return content if fence is None else fence.group(1)
+
+
 def parse_verdict(body: bytes) -> tuple[float, str]:
     """The score and reason in a chat-completions body whose ``choices[0].message.content``
     is exactly one JSON object with a numeric ``score`` from 0 to 10 (surrounding
-    whitespace allowed; prose, a code fence or a second object are not);
-    ``ProviderError`` (unparseable or invalid) for anything else."""
+    whitespace allowed, and one code fence around the whole, and a reasoning model's
+    ``<think>`` block before it; prose or a second object are not); ``ProviderError``
+    (unparseable or invalid) for anything else."""
     try:
         decoded = json.loads(body)
     except (ValueError, RecursionError):
@@ -186,7 +204,7 @@ def parse_verdict(body: bytes) -> tuple[float, str]:
     if not isinstance(content, str):
         raise ProviderError("unparseable", "not a chat completion: no choices[0].message.content")
     try:
-        verdict = json.loads(content)
+        verdict = json.loads(_unwrapped(content))
     except (ValueError, RecursionError):
         excerpt = " ".join(content.split())[:120]
         raise ProviderError(
