@@ -138,6 +138,23 @@ def test_http_error_status_is_an_http_error_with_status_and_excerpt(
     assert "overloaded" in str(error)
 
 
+@pytest.mark.parametrize(
+    ("status", "retryable"),
+    [(400, False), (401, False), (403, False), (404, False), (413, False), (422, False),
+     (301, False), (408, True), (409, True), (425, True), (429, True), (500, True),
+     (502, True), (503, True)],
+)  # fmt: skip
+def test_a_status_that_answers_the_same_request_alike_is_not_retried(
+    chat_server: ChatServer, status: int, retryable: bool
+) -> None:
+    """A context too long (400), a bad key (401), an unknown model (404) answer a
+    deliberation's retry the same: not retryable, so the rounds ask once; a timeout,
+    conflict, too early, too many requests and every 5xx may pass: retried."""
+    chat_server.replies.append(Reply('{"error": {"message": "no"}}', status=status))
+    error = failure(chat_server.url)
+    assert (error.kind, error.retryable) == ("http", retryable)
+
+
 def test_a_retry_after_header_is_carried_by_the_error(chat_server: ChatServer) -> None:
     """A 429 with Retry-After: 30 is ProviderError('http') with retry_after_s 30 (health
     cooldowns honour it); without the header, None."""

@@ -57,6 +57,10 @@ from agentladder.providers.settings import OpenAISettings
 __all__ = ["OpenAIProvider", "call_cost", "transport_reason"]
 
 _EXCERPT_CHARS = 200
+TRANSIENT = frozenset({408, 409, 425, 429})
+"""The statuses under 500 that asking again may change (a timeout, a conflict, too early,
+too many requests); any other 3xx or 4xx answers the same request the same way (a context
+too long, a bad key, an unknown model), so it is not retried."""
 
 POOL = httpx.Limits(max_connections=256, max_keepalive_connections=128, keepalive_expiry=4)
 """The connections one agent's client keeps: the gateway streams many requests to one
@@ -242,6 +246,7 @@ class OpenAIProvider:
                 "http",
                 f"{self.url} answered {response.status}: {_excerpt(response.text)}",
                 retry_after_s=retry_after_s(response.retry_after, time.time()),
+                retryable=response.status >= 500 or response.status in TRANSIENT,
             )
         try:
             body: object = json.loads(response.body)

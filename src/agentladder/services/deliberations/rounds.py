@@ -3,7 +3,8 @@
 Every propose or evaluate call has a timeout and is one submission for the stats
 (latency, ok or failed). A failed call is retried up to the agent's ``max_retries`` at its
 level for the task type (unlimited is capped by ``max_attempts``), unless asking again
-cannot help (``ProviderError.retryable`` false: a missing API key). A failed proposal of an
+cannot help (``ProviderError.retryable`` false: a missing API key, or a status that
+answers the same request the same way, such as 400 for a context too long). A failed proposal of an
 agent allowed to self-correct (trusted and above) gets one more try with the error shown;
 in the next round, such an agent is also shown its low score. Provider errors, timeouts and
 even provider bugs are recorded as failures, never raised.
