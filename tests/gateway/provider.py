@@ -19,6 +19,8 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``errorevent:<name>``: a stream whose first event is an error (no stream: a good answer);
 - ``midevent:<name>``: a stream that sends one piece, then an error event, then ends;
 - ``notsse:<name>``: an answer labelled ``text/event-stream`` whose lines are not events;
+- ``mislabelled:<name>``: a good stream labelled ``application/json``, and a good
+  non-streamed answer labelled ``text/event-stream``;
 - ``judge:<score>``: a judge's verdict, ``{"score": <score>, "reason": "..."}`` as the
   answer's content (usage 11 and 7 tokens); ``judge:<score>:<ms>``: the same after ``ms``
   milliseconds.
@@ -103,6 +105,8 @@ def _misbehaving(behaviour: str, name: str, streamed: bool) -> Response | None:
         return JSONResponse({**_completion(name), "choices": []})
     if behaviour == "plain":
         return JSONResponse(_completion(name))
+    if behaviour == "mislabelled" and not streamed:
+        return Response(json.dumps(_completion(name)), media_type="text/event-stream")
     if behaviour == "notsse":
         return Response(b"oops, this is not an event stream\n", media_type="text/event-stream")
     if streamed and behaviour == "errorevent":
@@ -166,8 +170,9 @@ def app() -> Starlette:
             argument = "slow"
         if streamed:
             include = bool((body.get("stream_options") or {}).get("include_usage"))
+            kind = "application/json" if behaviour == "mislabelled" else "text/event-stream"
             return StreamingResponse(
-                stream(argument, include, behaviour == "break"), media_type="text/event-stream"
+                stream(argument, include, behaviour == "break"), media_type=kind
             )
         return JSONResponse(_completion(argument))
 

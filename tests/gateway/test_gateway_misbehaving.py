@@ -30,6 +30,7 @@ AGENTS = {  # name: (provider behaviour, tags, score at audit)
     "errorevent": ("errorevent:errorevent", "[]", 5.0),
     "midevent": ("midevent:midevent", "[]", 5.0),
     "notsse": ("notsse:notsse", "[]", 5.0),
+    "mislabelled": ("mislabelled:mislabelled", "[]", 5.0),
 }
 
 
@@ -225,6 +226,21 @@ def test_a_whole_completion_to_a_stream_request_reaches_the_caller_as_a_stream(
     without = list(client.chat.completions.create(model="plain", messages=ASK, stream=True))
     assert [c.usage for c in without] == [None]
     assert _health(gateway, "plain")["failed"] == 0
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_answer_labelled_as_the_other_kind_is_read_by_what_it_is(
+    client: openai.OpenAI, stream: bool
+) -> None:
+    """A stream labelled ``application/json`` is relayed as a stream; a whole answer
+    labelled ``text/event-stream`` is read as one: both reach the caller whole."""
+    if stream:
+        chunks = client.chat.completions.create(model="mislabelled", messages=ASK, stream=True)
+        text = "".join(c.delta.content or "" for chunk in chunks for c in chunk.choices)
+    else:
+        answer = client.chat.completions.create(model="mislabelled", messages=ASK)
+        text = answer.choices[0].message.content or ""
+    assert text == "answer from mislabelled"
 
 
 def test_the_served_log_has_no_traceback(gateway: Server) -> None:

@@ -208,8 +208,11 @@ async def open_stream(
                 body = await _read(iterator, provider.settings.max_response_bytes)
                 retry_after = retry_after_s(response.headers.get("retry-after"), time.time())
                 raise failed(response.status_code, body, retry_after)
-            if not _is_event_stream(response.headers.get("content-type", "")):
-                body = await _read(iterator, provider.settings.max_response_bytes)
+            while not first.strip():
+                first += await anext(iterator)
+            if _is_json(first):
+                cap = provider.settings.max_response_bytes - len(first)
+                body = first + await _read(iterator, cap)
                 usage = payload.get("stream_options")
                 wanted = isinstance(usage, Mapping) and usage.get("include_usage") is True
                 first, iterator = as_events(completion(body), wanted), _nothing()
@@ -233,8 +236,12 @@ async def open_stream(
     return Opened(response=response, iterator=iterator, first=first, timeout_s=timeout, tally=tally)
 
 
-def _is_event_stream(content_type: str) -> bool:
-    return content_type.partition(";")[0].strip().lower() == "text/event-stream"
+def _is_json(first: bytes) -> bool:
+    """Whether an answer to a stream request is one JSON body, not events: by its first
+    byte, whatever its content type says (an event stream's lines begin with a field's
+    name or a colon, never a brace), so that a server or a proxy that labels either as the
+    other is still read right."""
+    return first.lstrip()[:1] in (b"{", b"[")
 
 
 async def _read(iterator: AsyncIterator[bytes], cap: int) -> bytes:
