@@ -65,6 +65,14 @@ def test_a_chat_completion_is_returned_decoded() -> None:
     assert completion(body)["choices"][0]["message"]["content"] == "x"
 
 
+@pytest.mark.parametrize("empty", [b"null", b"{}", b'""'])
+def test_an_empty_error_beside_an_answer_is_no_error(empty: bytes) -> None:
+    """Some servers send ``"error": null`` in every answer and event: not an error."""
+    body = b'{"error": ' + empty + b', "choices": [{"message": {"content": "x"}}]}'
+    assert completion(body)["choices"][0]["message"]["content"] == "x"
+    assert stream_start(b'data: {"error": ' + empty + b', "choices": []}\n') is True
+
+
 @pytest.mark.parametrize(
     "start",
     [

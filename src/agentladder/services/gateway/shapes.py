@@ -61,10 +61,11 @@ def failed(status: int, body: bytes, retry_after: float | None) -> ProviderError
 
 
 def error_message(event: Mapping[str, Any]) -> str | None:
-    """The message of an error event or body (``{"error": ...}``), else None."""
-    if "error" not in event:
+    """The message of an error event or body (``{"error": ...}``), else None (also for
+    an empty ``error``, ``null`` or ``{}``, which some servers send beside an answer)."""
+    inner = event.get("error")
+    if not inner:
         return None
-    inner = event["error"]
     message = inner.get("message") if isinstance(inner, Mapping) else inner
     return _excerpt(str(message).encode())
 
