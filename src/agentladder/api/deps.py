@@ -31,6 +31,7 @@ __all__ = [
     "ServicesDep",
     "caller_of_request",
     "check_json",
+    "is_json",
 ]
 
 MAX_OFFSET = 1_000_000_000
@@ -116,7 +117,7 @@ def check_json(value: Any) -> None:
             raise InvalidInput(_field(path), item, "must be at most 2**53 in magnitude")
 
 
-def _is_json(content_type: str | None) -> bool:
+def is_json(content_type: str | None) -> bool:
     """Whether FastAPI parsed the body as JSON (it does for these content types only)."""
     if not content_type:
         return False
@@ -126,7 +127,7 @@ def _is_json(content_type: str | None) -> bool:
 
 
 async def _checked_json(request: Request) -> None:
-    if request.method not in _WRITES or not _is_json(request.headers.get("content-type")):
+    if request.method not in _WRITES or not is_json(request.headers.get("content-type")):
         return
     if not await request.body():
         return

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.requests import ClientDisconnect
 
-from agentladder.api.deps import MAX_OFFSET, CheckedJson, Role, ServicesDep
+from agentladder.api.deps import (
+    MAX_OFFSET,
+    CheckedJson,
+    Role,
+    ServicesDep,
+    caller_of_request,
+    check_json,
+    is_json,
+)
+from agentladder.api.direct import DirectRoute
+from agentladder.api.errors import ApiError
 from agentladder.api.paging import PageOut, page_of
 from agentladder.api.schemas import ValidationRateOut
 from agentladder.domain.agents import AgentName
@@ -15,6 +27,7 @@ from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.privileges import Privileges, SamplingDecision
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.text import Visible
+from agentladder.services.container import Services
 from agentladder.services.oracle.models import JudgmentRequest, JudgmentResult, ValidationResult
 from agentladder.store.base import LedgerEntry
 from agentladder.store.records import LeaderboardRow
@@ -68,10 +81,48 @@ class ValidationIn(BaseModel):
     notes: str = Field(default="", max_length=10_000)
 
 
-@router.post("/judgments", response_model=JudgmentResult, dependencies=ORCHESTRATOR_WRITE)
+async def _judge_directly(request: Request) -> Response | None:
+    """``POST /oracle/judgments`` answered without FastAPI's per-request work
+    (``api/direct.py``): for an orchestrator (or admin) whose JSON body passes the body's
+    checks and validates, the award, encoded once; None for any other request, which
+    ``judge`` then answers (its refusal or its error, as declared)."""
+    caller = caller_of_request(request)
+    if caller.role not in _JUDGES or not is_json(request.headers.get("content-type")):
+        return None
+    try:
+        raw = await request.body()
+    except ClientDisconnect:  # the body cut short: the declared route's 400, as before
+        return None
+    try:
+        body = json.loads(raw)
+        check_json(body)
+        judgment = JudgmentRequest.model_validate(body)
+    except (ValueError, RecursionError, ApiError):  # ValidationError is a ValueError
+        return None
+    services: Services = request.app.state.services
+    result = await services.oracle.submit_for_judgment(judgment)
+    return Response(result.model_dump_json(by_alias=True), media_type="application/json")
+
+
+class JudgmentRoute(DirectRoute):
+    """``POST /oracle/judgments``: ``judge`` declared, ``_judge_directly`` first."""
+
+    direct = staticmethod(_judge_directly)
+
+
+_JUDGES = frozenset({"orchestrator", "admin"})
+
+
 async def judge(services: ServicesDep, request: JudgmentRequest) -> JudgmentResult:
-    """The award process for one judged task; the same contract again returns the first."""
+    """The award process for one judged task; the same contract again returns the first.
+    Its valid requests are answered by ``_judge_directly``, the same award."""
     return await services.oracle.submit_for_judgment(request)
+
+
+router.add_api_route(
+    "/judgments", judge, methods=["POST"], response_model=JudgmentResult,
+    dependencies=ORCHESTRATOR_WRITE, route_class_override=JudgmentRoute,
+)  # fmt: skip
 
 
 @router.get("/profiles/{agent_id}", response_model=AgentProfile)
