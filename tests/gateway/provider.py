@@ -87,7 +87,12 @@ def _chunk(name: str, delta: dict[str, Any], finish: str | None = None) -> bytes
 
 
 def _error_event(message: str) -> bytes:
-    error = {"message": message, "type": "server_error", "param": None, "code": None}
+    error: dict[str, str | None] = {
+        "message": message,
+        "type": "server_error",
+        "param": None,
+        "code": None,
+    }
     return b"data: " + json.dumps({"error": error}).encode() + b"\n\n"
 
 
@@ -99,8 +104,8 @@ def _misbehaving(behaviour: str, name: str, streamed: bool) -> Response | None:
                  "code": "context_length_exceeded"}  # fmt: skip
         return JSONResponse({"error": error}, status_code=400)
     if behaviour == "errorbody" or (behaviour == "errorevent" and not streamed):
-        error = {"message": f"{name} is overloaded", "type": "server_error", "code": None}
-        return JSONResponse({"error": error})
+        overloaded = {"message": f"{name} is overloaded", "type": "server_error", "code": None}
+        return JSONResponse({"error": overloaded})
     if behaviour == "empty":
         return JSONResponse({**_completion(name), "choices": []})
     if behaviour == "plain":
