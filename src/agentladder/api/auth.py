@@ -62,13 +62,17 @@ class Caller:
     agent_id: str | None = None
     token: TokenSettings | None = None
 
+    def may(self, *roles: str) -> bool:
+        """Whether the caller has one of ``roles`` (admin always)."""
+        return self.role is not None and (self.role == "admin" or self.role in roles)
+
     def require(self, *roles: str) -> Caller:
         """The caller if it has one of ``roles`` (admin always), else 401 or 403."""
         if self.role is None:
             raise CallRefused(
                 401, "unauthorized", "a bearer token is required", reason="unauthenticated"
             )
-        if self.role != "admin" and self.role not in roles:
+        if not self.may(*roles):
             raise CallRefused(
                 403, "forbidden", f"the {self.role} role may not do this", reason="forbidden_role"
             )

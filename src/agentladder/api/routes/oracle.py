@@ -87,7 +87,7 @@ async def _judge_directly(request: Request) -> Response | None:
     checks and validates, the award, encoded once; None for any other request, which
     ``judge`` then answers (its refusal or its error, as declared)."""
     caller = caller_of_request(request)
-    if caller.role not in _JUDGES or not is_json(request.headers.get("content-type")):
+    if not caller.may("orchestrator") or not is_json(request.headers.get("content-type")):
         return None
     try:
         raw = await request.body()
@@ -108,9 +108,6 @@ class JudgmentRoute(DirectRoute):
     """``POST /oracle/judgments``: ``judge`` declared, ``_judge_directly`` first."""
 
     direct = staticmethod(_judge_directly)
-
-
-_JUDGES = frozenset({"orchestrator", "admin"})
 
 
 async def judge(services: ServicesDep, request: JudgmentRequest) -> JudgmentResult:

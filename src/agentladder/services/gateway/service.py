@@ -204,18 +204,16 @@ class Gateway:
             started = time.perf_counter()
             try:
                 served = await self._ask(agent, body, stream, tally, started, task_type, token)
-            except Rejected as error:  # the request's fault: not held against the agent
-                self.calls.observe(agent, CALL, time.perf_counter() - started, error.kind)
-                waited += time.perf_counter() - started
-                failures.append((agent, str(error)))
-                rejected = error
-                continue
             except ProviderError as error:
-                self._record(agent, started, error)
+                if isinstance(error, Rejected):  # the request's fault, not the agent's
+                    self.calls.observe(agent, CALL, time.perf_counter() - started, error.kind)
+                    rejected = error
+                else:
+                    self._record(agent, started, error)
+                    self.totals.failed_attempts[agent] += 1
+                    failed = True
                 waited += time.perf_counter() - started
                 failures.append((agent, str(error)))
-                self.totals.failed_attempts[agent] += 1
-                failed = True
                 continue
             served.contract_id, served.choice, served.routing = contract, choice, routing
             served.failures = failures

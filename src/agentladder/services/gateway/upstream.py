@@ -210,7 +210,7 @@ async def open_stream(
                 raise failed(response.status_code, body, retry_after)
             while not first.strip():
                 first += await anext(iterator)
-            if _is_json(first):
+            if _whole_json(first):
                 cap = provider.settings.max_response_bytes - len(first)
                 body = first + await _read(iterator, cap)
                 usage = payload.get("stream_options")
@@ -236,7 +236,7 @@ async def open_stream(
     return Opened(response=response, iterator=iterator, first=first, timeout_s=timeout, tally=tally)
 
 
-def _is_json(first: bytes) -> bool:
+def _whole_json(first: bytes) -> bool:
     """Whether an answer to a stream request is one JSON body, not events: by its first
     byte, whatever its content type says (an event stream's lines begin with a field's
     name or a colon, never a brace), so that a server or a proxy that labels either as the
