@@ -3,6 +3,8 @@ with OpenAI's async client (``test_gateway_checks.run``)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import httpx
@@ -12,6 +14,7 @@ import pytest
 from agentladder.api.app import create_app
 from agentladder.services.container import Services
 from agentladder.services.oracle.service import judgment_key
+from agentladder.store.skills import SkillEvent
 from tests.gateway.judging import Judging, gateway_config
 from tests.gateway.provider import Providers
 from tests.gateway.test_gateway_checks import ask, run, trusted
@@ -46,15 +49,22 @@ async def give(services: Services, token: str, body: object) -> httpx.Response:
         )
 
 
-def test_thumbs_and_scores_become_judgments_by_feedback_of_the_token(
+async def skill_event(services: Services, key: str) -> SkillEvent | None:
+    """The stored skill event of ``key``, if any."""
+    found = [e for e in await services.store.skill_events(after=0, limit=100_000) if e.key == key]
+    return found[0] if found else None
+
+
+def test_thumbs_and_scores_become_skill_evidence_by_feedback_of_the_token(
     providers: Providers,
 ) -> None:
-    """Thumbs up is a judgment of 10 by ``feedback:team-a`` of the agent that answered, at
-    the request's task type, under ``<contract>:feedback``; a score is kept as given; a
-    thumbs down (0) is a failed judgment: the agent is on probation."""
+    """Thumbs up is a score of 10 by ``feedback:team-a`` of the agent that answered, at the
+    request's task type, keyed by ``<contract>:feedback`` and deferred to the next fit; a
+    score is kept as given; no Oracle event is written (no XP), and a thumbs down starts
+    no probation."""
 
     async def body(client: openai.AsyncOpenAI, services: Services, _: Judging) -> None:
-        await trusted(services, "bravo")  # past rookie: a failure puts it on probation
+        await trusted(services, "bravo")  # past rookie: a failed judgment would be probation
         first = (await ask(client))["x-agentladder-contract"]
         answer = await give(services, TEAM_A, {"contract_id": first, "thumbs": "up",
                                              "comment": "spot on"})  # fmt: skip
@@ -63,21 +73,70 @@ def test_thumbs_and_scores_become_judgments_by_feedback_of_the_token(
         assert found["agent_id"] == "alpha"
         assert found["judge"] == "feedback:team-a"
         assert (found["score"], found["task_type"], found["duplicate"]) == (10.0, "audit", False)
-        event = await services.store.get_event("alpha", judgment_key(f"{first}:feedback"))
+        assert (found["xp_awarded"], found["counts_as"]) == (0, "skill evidence")
+        assert await services.store.get_event("alpha", judgment_key(f"{first}:feedback")) is None
+        event = await skill_event(services, f"judgment:alpha:{first}:feedback")
         assert event is not None
-        assert event.payload["judge"] == "feedback:team-a"
-        assert event.payload["score"] == 10.0
+        stored = json.loads(event.payload)
+        assert (stored["judge"], stored["score"], stored["deferred"]) == (
+            "feedback:team-a", 10.0, True,
+        )  # fmt: skip
         second = (await ask(client, "bravo"))["x-agentladder-contract"]
         scored = await give(services, TEAM_A, {"contract_id": second, "score": 6.5})
         assert scored.status_code == 200, scored.text
         assert (scored.json()["agent_id"], scored.json()["score"]) == ("bravo", 6.5)
+        before = await services.oracle.get_profile("bravo")
         third = (await ask(client, "bravo"))["x-agentladder-contract"]
         down = await give(services, TEAM_A, {"contract_id": third, "thumbs": "down"})
         assert down.json()["score"] == 0.0
         rate = await services.oracle.get_effective_rate("bravo", "audit")
-        assert rate.reason.value == "probation"
+        assert rate.reason.value != "probation"
+        assert (await services.oracle.get_profile("bravo")).xp == before.xp
 
     run(config(providers.base_url), body, Judging(), key=TEAM_A)
+
+
+def test_forty_thumbs_up_buy_no_xp_level_or_rate_and_move_skill_within_its_interval(
+    providers: Providers,
+) -> None:
+    """An agent whose checks fail (the judge scores 3) given 40 thumbs up by one client:
+    its XP, level and Sentinel rate are what its checks alone made them, every answer is
+    still checked, and its fitted skill stays within the 95% interval it had without the
+    feedback."""
+
+    async def body(client: openai.AsyncOpenAI, services: Services, _: Judging) -> None:
+        contracts = []
+        for _ in range(40):
+            headers = await ask(client)
+            assert headers["x-agentladder-check"] == "yes"  # a rookie: every answer checked
+            contracts.append(headers["x-agentladder-contract"])
+        checks = services.gateway.checks
+        assert checks is not None
+        assert checks.queue is not None
+        for _ in range(500):
+            if not checks.queue.outstanding:
+                break
+            await asyncio.sleep(0.02)
+        assert not checks.queue.outstanding
+        await services.skill.fit(force=True)
+        alone = await services.skill.of_agent("alpha")
+        profile = await services.oracle.get_profile("alpha")
+        rate = await services.oracle.get_effective_rate("alpha", "audit")
+        for contract in contracts:
+            answer = await give(services, TEAM_A, {"contract_id": contract, "thumbs": "up"})
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["xp_awarded"] == 0
+        after = await services.oracle.get_profile("alpha")
+        assert (after.xp, after.level) == (profile.xp, profile.level)
+        assert await services.oracle.get_effective_rate("alpha", "audit") == rate
+        assert (await ask(client))["x-agentladder-check"] == "yes"
+        await services.skill.fit(force=True)
+        moved = await services.skill.of_agent("alpha")
+        before = {e.task_type: e for e in alone[1]}["audit"]
+        now = {e.task_type: e for e in moved[1]}["audit"]
+        assert before.low <= now.skill <= before.high, (before, now)
+
+    run(config(providers.base_url), body, Judging(score=3.0), key=TEAM_A)
 
 
 @pytest.mark.parametrize(
@@ -97,7 +156,7 @@ def test_bad_feedback_is_422_naming_the_field_and_nothing_is_stored(
     providers: Providers, given: dict[str, Any], field: str
 ) -> None:
     """Each bad field is refused with 422, its name in ``param`` and its value in the
-    message, and no judgment is stored."""
+    message, and nothing is stored."""
 
     async def body(client: openai.AsyncOpenAI, services: Services, _: Judging) -> None:
         contract = (await ask(client))["x-agentladder-contract"]
@@ -107,13 +166,14 @@ def test_bad_feedback_is_422_naming_the_field_and_nothing_is_stored(
         assert error["param"] == field
         assert error["message"].startswith(f"{field}: ")
         assert await services.store.get_event("alpha", judgment_key(f"{contract}:feedback")) is None
+        assert await skill_event(services, f"judgment:alpha:{contract}:feedback") is None
 
     run(config(providers.base_url), body, Judging(), key=TEAM_A)
 
 
 def test_feedback_is_404_unknown_403_anothers_and_409_changed(providers: Providers) -> None:
     """An unknown contract is 404; another client's contract 403; the same feedback again
-    a duplicate (200), another score for it 409, as the Oracle treats a repeated judgment."""
+    a duplicate (200), another score for it 409."""
 
     async def body(client: openai.AsyncOpenAI, services: Services, _: Judging) -> None:
         contract = (await ask(client))["x-agentladder-contract"]

@@ -36,6 +36,7 @@ from starlette.types import Message, Receive, Scope, Send
 from agentladder.api.protocol import ProtocolLimits, guarded_protocol
 from agentladder.config import Settings
 from agentladder.errors import AgentladderError
+from agentladder.services.gateway.feedback import FEEDBACK_LOG
 
 __all__ = ["STOP_MARGIN_S", "OneLineStartup", "SignalledServer", "StopWatchdog", "run_server"]
 
@@ -120,6 +121,18 @@ class OneLineStartup:
         await self.app(scope, receive, told)
 
 
+def _show_feedback() -> None:
+    """Callers' feedback and its comments (``FEEDBACK_LOG``, at INFO) go to the standard
+    error, as uvicorn's own lines do; the rest of agentladder logs warnings only."""
+    logger = logging.getLogger(FEEDBACK_LOG)
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
 def run_server(
     app: FastAPI, settings: Settings, sock: socket.socket, *, debug: bool = False
 ) -> None:
@@ -139,5 +152,6 @@ def run_server(
         "forwarded_allow_ips": trusted or None,
         "http": guarded_protocol(limits),
     }
+    _show_feedback()
     watchdog = StopWatchdog(api.shutdown_grace_s + STOP_MARGIN_S)
     SignalledServer(uvicorn.Config(wrapped, **options), app, watchdog).run(sockets=[sock])

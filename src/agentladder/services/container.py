@@ -287,7 +287,7 @@ async def build_services(
     sentinel = Sentinel(oracle, seed=seed)
     gateway = await _gateway(
         settings, store, agents=agents, providers=providers, routing=routing, health=health,
-        orchestrator=orchestrator, sentinel=sentinel, oracle=oracle, clock=clock,
+        orchestrator=orchestrator, sentinel=sentinel, skill=skill, clock=clock,
     )  # fmt: skip
     lease = Lease(store, orchestrator.instance_id, clock, settings.orchestrator.lease_s)
     await lease.start()
@@ -305,7 +305,7 @@ async def build_services(
 async def _gateway(
     settings: Settings, store: Store, *, agents: Mapping[str, AgentConfig],
     providers: Mapping[str, Provider], routing: RoutingService, health: HealthMonitor,
-    orchestrator: Orchestrator, sentinel: Sentinel, oracle: Oracle, clock: Clock,
+    orchestrator: Orchestrator, sentinel: Sentinel, skill: SkillService, clock: Clock,
 ) -> Gateway:  # fmt: skip
     """The gateway with its checks, feedback and budgets; the clients' spend stored before
     this start read before the first request is checked."""
@@ -320,7 +320,7 @@ async def _gateway(
         health=health, calls=orchestrator.calls, stats=StatsRecorder(store),
         budgets=Budgets(store, settings.api.tokens, clock), checks=checks,
         feedback=Feedback(
-            ServedBook(store, settings.gateway.feedback_days * 86_400.0), oracle,
+            ServedBook(store, settings.gateway.feedback_days * 86_400.0), skill,
             settings.gateway.judge,
         ),
     )  # fmt: skip

@@ -119,28 +119,28 @@ async def models(services: ServicesDep) -> JSONResponse:
 @router.post("/v1/feedback", response_model=None)
 async def feedback(request: Request, services: ServicesDep, caller: ClientDep) -> Response:
     """The caller's feedback on an answer it was given (``{"contract_id", "score" (0-10) |
-    "thumbs": "up"|"down", "comment"}``), a judgment by ``feedback:<token name>`` of the
-    agent that answered (services/gateway/feedback.py). 404 for a contract unknown (or
+    "thumbs": "up"|"down", "comment"}``): skill evidence by ``feedback:<token name>`` about
+    the agent that answered, never XP, a level or a checking rate
+    (services/gateway/feedback.py). 404 for a contract unknown (or
     past ``gateway.feedback_days``), 403 for another client's, 409 for another score of
     the same contract, 422 naming a bad field."""
     body = await _body(request)
-    given = services.gateway.feedback
-    assert given is not None
+    feedback = services.gateway.feedback
+    assert feedback is not None
     try:
-        result, record, comment = await given.give(
-            body, caller_name(caller), admin=caller.role == "admin"
-        )
+        given = await feedback.give(body, caller_name(caller), admin=caller.role == "admin")
     except InvalidInput as error:  # 422 (the chat route's 400 is OpenAI's own choice)
         return openai_error(422, str(error), "invalid_value", error.field)
     return JSONResponse(
         {
-            "contract_id": record.contract_id,
-            "agent_id": record.agent_id,
-            "task_type": result.task_type,
-            "judge": f"feedback:{caller_name(caller)}",
-            "score": result.score,
-            "comment": comment,
-            "xp_awarded": result.xp_awarded,
-            "duplicate": result.duplicate,
+            "contract_id": given.record.contract_id,
+            "agent_id": given.record.agent_id,
+            "task_type": given.task_type,
+            "judge": given.judge,
+            "score": given.score,
+            "comment": given.comment,
+            "xp_awarded": 0,
+            "counts_as": "skill evidence",
+            "duplicate": given.duplicate,
         }
     )

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agentladder.domain.skill.capped import capped
 from agentladder.domain.skill.chain import Run
 from agentladder.domain.skill.dynamics import (
     MessageLayout,
@@ -139,7 +140,10 @@ def _weights(obs: Observations, lay: Layout, st: State, sol: Solution | None,
 
 
 def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
-    """Re-weight and solve until no unknown moves more than ``fit_tolerance``."""
+    """Re-weight and solve until no unknown moves more than ``fit_tolerance`` (callers'
+    feedback counted at most ``feedback_scores`` times per agent and task type:
+    ``capped.py``)."""
+    obs = capped(obs, rules.feedback_scores)
     lay = layout_of(obs)
     msg = message_layout(obs, lay, rules)
     st = State(obs, lay, rules)

@@ -61,6 +61,11 @@ class SkillRules(BaseModel):
     hyper_weight: float = Field(
         default=4.0, gt=0.0, description="how many observations a learned spread's prior is worth"
     )
+    feedback_scores: int = Field(
+        default=5, ge=1, le=10_000,
+        description="the most scores one client's feedback on one agent at one task type"
+        " counts as (docs/skill.md, 'Feedback')",
+    )  # fmt: skip
     pass_threshold: float = Field(
         default=5.0, ge=0.0, le=10.0,
         description="the skill at which a validation passes half the time",

@@ -7,16 +7,19 @@ request path, once a second for all the requests of that second, and kept
 instance. A process killed between two writes loses at most that second's records
 (feedback on them is 404, as for an unknown contract).
 
-``Feedback.give`` turns ``{"contract_id", "score" | "thumbs", "comment"}`` into an Oracle
-judgment of the agent that answered, by the judge ``feedback:<caller>`` (its own learned
-noise and leniency), at the request's task type (``general`` when it had none), under
-the contract id ``<contract_id>:feedback`` (the request's own contract id holds its
-check's judgment). ``thumbs`` up is 10, down 0 (a two-valued source, as the skill model
-reads one); ``success`` when the score reaches the task type's pass score
-(``gateway.judge``, else 5), so a thumbs down starts probation as a failed check does.
-Only the caller that made the request may give it (an admin too); the same feedback
-again is a duplicate, another score for the same contract a conflict (409), as the
-Oracle treats a repeated judgment.
+``Feedback.give`` turns ``{"contract_id", "score" | "thumbs", "comment"}`` into skill
+evidence about the agent that answered, and nothing else (docs/gateway.md, "Feedback"):
+a score by the source ``feedback:<caller>`` at the request's task type (``general`` when
+it had none), keyed ``judgment:<agent>:<contract_id>:feedback``, observed when the answer
+was given. It is a **source, not a lever**: it pays no XP, sets no level, starts no
+probation and changes no Sentinel rate (no Oracle event is written), and it is
+``deferred``: no filter step moves an estimate for it; the next fit places it, where the
+skill model learns the client's noise, leniency and honesty against the other sources
+(the gateway's checks among them), and counts at most ``skill.feedback_scores`` of one
+client's scores of one agent at one task type (``domain/skill/table.py``). ``thumbs`` up
+is 10, down 0 (a two-valued source, as the skill model reads one). Only the caller that
+made the request may rate it (an admin too); the same feedback again is a duplicate,
+another score for the same contract a conflict (409).
 """
 
 from __future__ import annotations
@@ -24,20 +27,22 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import Any
 
 from agentladder.errors import InvalidInput, NotFound, Refused, StoreUnavailable
 from agentladder.services.gateway.flushing import FlushLoop
 from agentladder.services.gateway.judge import JudgeSettings
-from agentladder.services.oracle.models import JudgmentRequest, JudgmentResult
-from agentladder.services.oracle.service import Oracle
+from agentladder.services.skill.evidence import judgment_evidence
+from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.served import ServedRequest
 
-__all__ = ["FEEDBACK_PREFIX", "THUMBS", "Feedback", "ServedBook"]
+__all__ = ["FEEDBACK_LOG", "FEEDBACK_PREFIX", "THUMBS", "Feedback", "Given", "ServedBook"]
 
 log = logging.getLogger(__name__)
+FEEDBACK_LOG = "agentladder.feedback"
+"""The logger of callers' feedback and its comments (at INFO: ``serve`` shows it)."""
 
 FEEDBACK_PREFIX = "feedback:"
 THUMBS = {"up": 10.0, "down": 0.0}
@@ -112,23 +117,34 @@ def _score(body: Mapping[str, Any]) -> float:
     return float(score)
 
 
-class Feedback:
-    """Callers' feedback, as judgments."""
+@dataclass(frozen=True, slots=True)
+class Given:
+    """Feedback taken: the request it rates, the score, the comment, and whether it was
+    given before (a duplicate)."""
 
-    def __init__(self, book: ServedBook, oracle: Oracle, judge: JudgeSettings | None) -> None:
+    record: ServedRequest
+    task_type: str
+    judge: str
+    score: float
+    comment: str
+    duplicate: bool
+
+
+class Feedback:
+    """Callers' feedback, as skill evidence."""
+
+    def __init__(self, book: ServedBook, skill: SkillService, judge: JudgeSettings | None) -> None:
         self.book = book
-        self.oracle = oracle
+        self.skill = skill
         self.judge = judge
 
     def pass_score(self, task_type: str) -> float:
         """The score a judgment needs to be a success at ``task_type``."""
         return DEFAULT_PASS_SCORE if self.judge is None else self.judge.pass_score_for(task_type)
 
-    async def give(
-        self, body: Mapping[str, Any], caller: str, admin: bool
-    ) -> tuple[JudgmentResult, ServedRequest, str]:
-        """The judgment of ``body``'s feedback by ``caller`` (the module says how), the
-        request's record, and the comment."""
+    async def give(self, body: Mapping[str, Any], caller: str, admin: bool) -> Given:
+        """The evidence of ``body``'s feedback by ``caller``, applied once (the module
+        says how); ``PayloadConflict`` for another score of the same contract."""
         for name in body:
             if name not in _FIELDS:
                 raise InvalidInput(name, body[name], "is not a field of feedback")
@@ -148,15 +164,16 @@ class Feedback:
         if record.caller != caller and not admin:
             raise Refused(f"contract {contract!r} is another client's: only its caller may rate it")
         task_type = record.task_type or "general"
-        request = JudgmentRequest(
-            agent_id=record.agent_id, contract_id=f"{contract}:feedback", task_type=task_type,
-            score=score, success=score >= self.pass_score(task_type),
-            judge=f"{FEEDBACK_PREFIX}{caller}", observed_at=datetime.fromtimestamp(record.at, UTC),
+        judge = f"{FEEDBACK_PREFIX}{caller}"
+        evidence = judgment_evidence(
+            record.agent_id, f"{contract}:feedback", task_type, score,
+            score >= self.pass_score(task_type), record.at, judge=judge, deferred=True,
         )  # fmt: skip
-        result = await self.oracle.submit_for_judgment(request)
-        if comment and not result.duplicate:
-            log.info(
-                "feedback on %s (%s) by %s: %g: %s", contract, record.agent_id, caller, score,
-                comment,
+        applied = await self.skill.observe(evidence)
+        duplicate = not applied.created
+        if not duplicate:
+            logging.getLogger(FEEDBACK_LOG).info(
+                "feedback on %s (%s) by %s: %g%s", contract, record.agent_id, caller, score,
+                f": {comment}" if comment else "",
             )  # fmt: skip
-        return result, record, comment
+        return Given(record, task_type, judge, score, comment, duplicate)
