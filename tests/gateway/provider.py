@@ -21,6 +21,8 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``notsse:<name>``: an answer labelled ``text/event-stream`` whose lines are not events;
 - ``mislabelled:<name>``: a good stream labelled ``application/json``, and a good
   non-streamed answer labelled ``text/event-stream``;
+- ``linger:<name>``: a good answer; streamed, 3 s pass between the chunk with
+  ``finish_reason`` and the rest (usage, ``[DONE]``);
 - ``judge:<score>``: a judge's verdict, ``{"score": <score>, "reason": "..."}`` as the
   answer's content (usage 11 and 7 tokens); ``judge:<score>:<ms>``: the same after ``ms``
   milliseconds.
@@ -128,7 +130,9 @@ def app() -> Starlette:
     """The Starlette app."""
     seen: list[dict[str, Any]] = []
 
-    async def stream(name: str, usage: bool, broken: bool) -> AsyncIterator[bytes]:
+    async def stream(
+        name: str, usage: bool, broken: bool, linger: bool = False
+    ) -> AsyncIterator[bytes]:
         yield _chunk(name, {"role": "assistant", "content": ""})
         for piece in ("answer ", "from ", name):
             yield _chunk(name, {"content": piece})
@@ -136,6 +140,8 @@ def app() -> Starlette:
                 raise RuntimeError("the stream breaks here")  # uvicorn closes the connection
             await asyncio.sleep(0.01)
         yield _chunk(name, {}, "stop")
+        if linger:  # a caller that stops at finish_reason leaves before the end
+            await asyncio.sleep(3)
         if usage:
             totals = {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS,
                       "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}  # fmt: skip
@@ -177,7 +183,8 @@ def app() -> Starlette:
             include = bool((body.get("stream_options") or {}).get("include_usage"))
             kind = "application/json" if behaviour == "mislabelled" else "text/event-stream"
             return StreamingResponse(
-                stream(argument, include, behaviour == "break"), media_type=kind
+                stream(argument, include, behaviour == "break", behaviour == "linger"),
+                media_type=kind,
             )
         return JSONResponse(_completion(argument))
 

@@ -52,8 +52,8 @@ def test_a_check_lands_and_feedback_outlives_a_restart(
 ) -> None:
     """A rookie's answer at ``support`` is checked (``yes``): the local judge's 8 lands as
     alpha's judgment there (XP, a task judged) and in /metrics; after the server is stopped
-    and started again on its database, the caller's thumbs up on that contract is a
-    judgment by ``feedback:team-a`` of alpha."""
+    and started again on its database, the caller's thumbs up on that contract is skill
+    evidence by ``feedback:team-a`` about alpha (no judged task, no XP)."""
     monkeypatch.setenv("GW_KEY_ALPHA", "sk-alpha-secret")
     text = config(providers.base_url)
     server = start_server(tmp_path, text)
@@ -95,6 +95,7 @@ def test_a_check_lands_and_feedback_outlives_a_restart(
         assert answer.status_code == 200, answer.text
         assert answer.json()["agent_id"] == "alpha"
         assert answer.json()["judge"] == "feedback:team-a"
-        assert profile(again)["specializations"]["support"]["tasks_judged"] == 2
+        assert answer.json()["xp_awarded"] == 0
+        assert profile(again)["specializations"]["support"]["tasks_judged"] == 1  # no XP lever
     finally:
         again.stop()

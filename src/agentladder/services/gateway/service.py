@@ -24,11 +24,12 @@ attaches to. Once the agent that answers is known, the answer is recorded for fe
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +67,11 @@ CALL = "chat"
 """The ``call`` label of the gateway's provider calls in ``/metrics``."""
 
 
+CUT_NOTE = "the stream ended here"
+"""What the judge is told after the text of a stream that did not come whole."""
+CUT_WHY = {"cancelled": "the caller stopped reading", "broken": "the provider's stream broke"}
+
+
 def new_contract_id() -> str:
     """A fresh contract id for one request."""
     return f"gw-{uuid.uuid4().hex}"
@@ -89,8 +95,9 @@ class Served:
     whole: Callable[[Tally], Awaitable[None]] | None = None
     """For a stream: awaited once it came whole, before its end goes to the caller (its
     check is stored and queued then)."""
-    lost: Callable[[], None] | None = None
-    """For a stream: called when it broke or its caller went away (its check is dropped)."""
+    cut: Callable[[Tally, str], None] | None = None
+    """For a stream: called when it broke or its caller went away, with the reason: its
+    check is stored and queued in the background, on the text that went out."""
     provider_s: float = 0.0
     """Seconds spent waiting for providers before the answer (a stream: its first
     bytes) was ready, every attempt's (``traffic.py``)."""
@@ -133,6 +140,7 @@ class Gateway:
         self.checks = checks
         self.feedback = feedback
         self.traffic = Traffic()
+        self._tasks: set[asyncio.Task[None]] = set()
         self.forwarded: dict[str, OpenAIProvider] = {
             name: p for name, p in providers.items() if isinstance(p, OpenAIProvider)
         }
@@ -252,12 +260,15 @@ class Gateway:
             await checks.submit(checks.pending(contract, agent, task_type, messages, at, answer))
             return
 
-        async def whole(tally: Tally) -> None:
-            text = "".join(tally.text or ())
+        async def whole(tally: Tally, note: str = "") -> None:
+            text = "".join(tally.text or ()) + note
             await checks.submit(checks.pending(contract, agent, task_type, messages, at, text))
 
+        def cut(tally: Tally, why: str) -> None:  # what went out is checked all the same
+            self._background(whole(tally, f"\n\n[{CUT_NOTE}: {why}]"))
+
         served.whole = whole
-        served.lost = lambda: checks.dropped(agent, task_type)
+        served.cut = cut
 
     async def _ask(
         self, agent: str, body: Mapping[str, Any], stream: bool, tally: Tally, started: float,
@@ -296,18 +307,21 @@ class Gateway:
                     yield chunk
                 if opened.error is not None:  # passed on: the caller's client raises it
                     outcome = "broken"
-                    self._record(agent, started, ProviderError("invalid", opened.error))
+                    error = ProviderError("invalid", opened.error)
+                    self._record(agent, started, error, tally.usage(), token)
                 elif outcome == "cancelled":  # ended without [DONE]: what it sent is all
                     outcome = "answered"
                     await finished()
             except ProviderError as error:
                 outcome = "broken"
-                self._record(agent, started, error)
+                self._record(agent, started, error, tally.usage(), token)
                 yield _error_event(str(error))
             finally:
                 self.totals.requests[agent, task_type, outcome] += 1
-                if outcome != "answered" and served.lost is not None:
-                    served.lost()
+                if outcome == "cancelled":  # what was relayed is charged all the same
+                    self._charge(agent, tally.usage(), token)
+                if outcome != "answered" and served.cut is not None:
+                    served.cut(tally, CUT_WHY[outcome])
 
         served.stream = relayed()
         return served
@@ -324,9 +338,21 @@ class Gateway:
         )  # fmt: skip
         self.stats.add(Submission(agent_id=agent, latency_ms=seconds * 1000, ok=error is None))
         if usage is not None:
-            cost = call_cost(self.agents[agent], usage)
-            self.calls.spend(agent, usage.input_tokens, usage.output_tokens, cost)
-            self.budgets.charge(token, cost)
+            self._charge(agent, usage, token)
+
+    def _charge(self, agent: str, usage: Usage, token: TokenSettings | None) -> None:
+        """What an answer used, at the agent's prices: its provider's spend in
+        ``/metrics``, and the caller's budget."""
+        cost = call_cost(self.agents[agent], usage)
+        self.calls.spend(agent, usage.input_tokens, usage.output_tokens, cost)
+        self.budgets.charge(token, cost)
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` apart from the request (a stream's check after its caller went
+        away: the request's own task is being cancelled), held until it ends."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
 
 def _judge_named(excluded: dict[str, Any], judge: str | None) -> dict[str, Any]:
