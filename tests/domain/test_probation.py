@@ -25,7 +25,9 @@ from agentladder.domain.rules import OracleRules
 from agentladder.domain.run_bound import run_clearance
 
 RULES = OracleRules()
-ADAPTIVE = SentinelSettings()
+ADAPTIVE = SentinelSettings(evidence=False)
+"""CSP-1 alone: these profiles are made by hand, their success counts not kept in step
+(the evidence floor has its own tests, ``test_sentinel_evidence.py``)."""
 # the default per-run clearances (horizon 1000, confidence 0.95; tests/domain/test_run_bound.py)
 TRUSTED = run_clearance(0.05, ADAPTIVE.aoql, ADAPTIVE.horizon, ADAPTIVE.confidence)
 AUDITED = run_clearance(0.02, ADAPTIVE.aoql, ADAPTIVE.horizon, ADAPTIVE.confidence)

@@ -48,6 +48,8 @@ __all__ = [
     "aoq",
     "clearance_for",
     "effective_rate",
+    "evidence_rate",
+    "failures",
     "on_failure",
     "on_judgment",
     "on_model_change",
@@ -69,6 +71,7 @@ class RateReason(StrEnum):
     AUDIT = "audit"  # an expert's audit rate under the adaptive policy
     PROBATION = "probation"  # every output, after a failure
     MODEL_CHANGE = "model_change"  # every output, after a model change
+    EVIDENCE = "evidence"  # what the agent's failure share needs to keep the AOQL bound
 
 
 class SentinelSettings(BaseModel):
@@ -109,6 +112,11 @@ class SentinelSettings(BaseModel):
         lt=1.0,
         description="share of runs of `horizon` tasks that must keep the bound",
     )
+    evidence: bool = Field(
+        default=True,
+        description="adaptive policy: never validate below the rate the agent's failure share"
+        " (its judged tasks, history included) needs to keep `aoql` (docs/oracle.md)",
+    )
     expert_audit_rate: float = Field(
         default=0.0,
         ge=0.0,
@@ -127,6 +135,12 @@ class EffectiveRate(BaseModel):
     reason: RateReason
     clearance: int | None = Field(description="passes that end a probation at this level")
     clearance_left: int | None = Field(description="passes still needed, while on probation")
+    judged: int | None = Field(
+        default=None, description="the tasks judged in this stream (the failure share's basis)"
+    )
+    failure_share: float | None = Field(
+        default=None, description="the share of them that failed (a judgment or a validation)"
+    )
 
 
 def aoq(p: float, f: float, i: int) -> float:
@@ -234,6 +248,29 @@ def on_model_change(profile: AgentProfile) -> AgentProfile:
     return profile.model_copy(update={"probation": {**profile.probation, **started}})
 
 
+def failures(profile: AgentProfile | None, task_type: str | None) -> tuple[int, int]:
+    """The tasks judged in the stream and how many of them failed (a failed judgment, or a
+    failed validation of a successful one), history included."""
+    if profile is None:
+        return 0, 0
+    if task_type is None:
+        stats = profile.stats
+        return stats.total_tasks, stats.total_tasks - stats.successful_tasks
+    spec = profile.specializations.get(task_type)
+    if spec is None:
+        return 0, 0
+    return spec.tasks_judged, spec.tasks_judged - spec.tasks_completed
+
+
+def evidence_rate(failure_share: float, aoql: float, miss: float = 0.0) -> float:
+    """The least sampling rate ``r`` that keeps the share of outputs that fail and go
+    unvalidated at most ``aoql``, for a failure share ``p`` and a validator that misses a
+    share ``miss`` of failures: ``p (1 - r (1 - miss)) <= aoql``."""
+    if failure_share <= aoql:
+        return 0.0
+    return min(1.0, (1.0 - aoql / failure_share) / (1.0 - miss))
+
+
 def _clearance(f: float, settings: SentinelSettings) -> int:
     """The clearance at sampling fraction ``f``: per run of ``horizon`` tasks
     (``run_bound.run_clearance``), or CSP-1's long-run AOQL when ``horizon`` is 0."""
@@ -257,7 +294,9 @@ def effective_rate(
     settings: SentinelSettings,
     fallback_rate: float,
 ) -> EffectiveRate:
-    """The rate to validate at: the level's, an expert's audit rate, or 1.0 on probation.
+    """The rate to validate at: the level's, an expert's audit rate, or 1.0 on probation;
+    under the adaptive policy never below what the stream's failure share needs
+    (``evidence_rate``).
 
     ``fallback_rate`` is the sampling fraction a clearance is derived from when the
     agent's own is 0 (an expert sampled on request only): the smallest positive rate of
@@ -283,9 +322,15 @@ def effective_rate(
             level_rate=level_rate, effective_rate=1.0, reason=why, clearance=clearance,
             clearance_left=clearance - state.passes,
         )  # fmt: skip
+    judged, failed = failures(profile, task_type)
+    share = failed / judged if judged else None
+    if settings.evidence and share is not None:
+        needed = evidence_rate(share, settings.aoql, settings.validator_miss_rate)
+        if needed > f:
+            f, reason = needed, RateReason.EVIDENCE
     return EffectiveRate(
         level_rate=level_rate, effective_rate=f, reason=reason, clearance=clearance,
-        clearance_left=None,
+        clearance_left=None, judged=judged, failure_share=share,
     )  # fmt: skip
 
 
