@@ -109,7 +109,8 @@ def test_profile_history_leaderboard_rates_and_privileges(api: Any) -> None:
         rate = (await client.get("/oracle/agents/gemini-2.0-flash/validation-rate")).json()
         assert rate == {"agent_id": "gemini-2.0-flash", "task_type": None, "level": "reliable",
                         "validation_rate": 0.2, "effective_rate": 0.2, "reason": "level",
-                        "clearance_left": None}  # fmt: skip
+                        "clearance_left": None, "judged": 3,
+                        "failure_share": 0.0}  # fmt: skip
         privileges = (await client.get("/oracle/agents/nobody/privileges")).json()
         assert privileges["level"] == "rookie"
         assert privileges["max_retries"] == 3

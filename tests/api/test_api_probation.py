@@ -62,6 +62,7 @@ def test_probation_shows_on_every_surface(api: Any) -> None:
         assert rate == {
             "agent_id": AGENT, "task_type": None, "level": "trusted", "validation_rate": 0.05,
             "effective_rate": 1.0, "reason": "probation", "clearance_left": TRUSTED,
+            "judged": 1, "failure_share": 1.0,
         }  # fmt: skip
         typed = (await client.get(url, params={"task_type": "sql"})).json()
         assert typed["reason"] == "level"  # a rookie in sql: validated every time anyway

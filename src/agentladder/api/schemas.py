@@ -85,9 +85,17 @@ class ValidationRateOut(BaseModel):
     level: Level
     validation_rate: float
     effective_rate: float
-    reason: str = Field(description="level, audit, probation or model_change")
+    reason: str = Field(description="level, audit, probation, model_change or evidence")
     clearance_left: int | None = Field(
         default=None, description="passed validations still needed, while on probation"
+    )
+    judged: int | None = Field(
+        default=None, description="tasks judged in this stream, history included"
+    )
+    failure_share: float | None = Field(
+        default=None,
+        description="the share of them that failed: under the adaptive policy the rate is at"
+        " least what it needs to keep sentinel.aoql (reason evidence)",
     )
 
 

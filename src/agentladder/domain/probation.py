@@ -311,6 +311,8 @@ def effective_rate(
     basis = f if f > 0.0 else fallback_rate
     clearance = _clearance(basis, settings)
     reason = RateReason.AUDIT if f != level_rate else RateReason.LEVEL
+    judged, failed = failures(profile, task_type)
+    share = failed / judged if judged else None
     state = None if profile is None else profile.probation.get(task_type or OVERALL)
     if state is not None and state.passes < clearance and f < 1.0:
         why = (
@@ -320,10 +322,8 @@ def effective_rate(
         )
         return EffectiveRate(
             level_rate=level_rate, effective_rate=1.0, reason=why, clearance=clearance,
-            clearance_left=clearance - state.passes,
+            clearance_left=clearance - state.passes, judged=judged, failure_share=share,
         )  # fmt: skip
-    judged, failed = failures(profile, task_type)
-    share = failed / judged if judged else None
     if settings.evidence and share is not None:
         needed = evidence_rate(share, settings.aoql, settings.validator_miss_rate)
         if needed > f:

@@ -168,13 +168,16 @@ async def validation_rate(
     services: ServicesDep, agent_id: str, task_type: TaskType = None
 ) -> ValidationRateOut:
     """How often the Sentinels check this agent's work (for a task type: at its level there):
-    the level's rate, and the effective rate (1.0 on probation) with its reason."""
+    the level's rate, and the effective rate (1.0 on probation; at least what its failure
+    share needs) with its reason, and the share and its basis."""
     privileges = await services.oracle.get_privileges(agent_id, task_type)
+    rate = await services.oracle.get_effective_rate(agent_id, task_type)
     return ValidationRateOut(
         agent_id=agent_id, task_type=task_type, level=privileges.level,
         validation_rate=privileges.validation_rate,
         effective_rate=privileges.effective_rate or 0.0, reason=privileges.rate_reason or "level",
-        clearance_left=privileges.clearance_left,
+        clearance_left=privileges.clearance_left, judged=rate.judged,
+        failure_share=rate.failure_share,
     )  # fmt: skip
 
 
