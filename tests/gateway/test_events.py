@@ -3,7 +3,9 @@ bounds, and its usage-only chunk taken out when the gateway asked for it alone."
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterable
 
 import pytest
 from hypothesis import given, seed, settings
@@ -46,7 +48,14 @@ def _read(chunks: list[bytes], strip: bool) -> tuple[bytes, EventReader]:
 
 def _cut(data: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
-    return [data[a:b] for a, b in zip(points, points[1:], strict=False)]
+    return [data[a:b] for a, b in itertools.pairwise(points)]
+
+
+def _feed(reader: EventReader, chunks: Iterable[bytes], passed: list[bytes]) -> None:
+    """Feed ``chunks`` one by one, keeping what each passes on in ``passed`` (until one
+    raises)."""
+    for chunk in chunks:
+        passed.append(reader.feed(chunk))
 
 
 @seed(20261207)
@@ -69,7 +78,9 @@ def test_any_chunking_reads_the_same_events(
     assert chunked.tally.text == once.tally.text == ["", *pieces]
     assert chunked.tally.chars == once.tally.chars == sum(map(len, pieces)) + len('f{"a": 1}')
     assert chunked.tally.reported == once.tally.reported == Usage(input_tokens=30, output_tokens=12)
-    assert chunked.done and once.done and chunked.started
+    assert chunked.done
+    assert once.done
+    assert chunked.started
     assert out == (data.replace(USAGE_EVENT, b"") if strip else data)
 
 
@@ -94,12 +105,10 @@ def test_a_long_line_dripping_byte_by_byte_is_cut_at_its_bound() -> None:
     passed nothing of it on (stripping holds an unended line)."""
     reader = EventReader(Tally(), BOUNDS, strip_usage=True)
     assert reader.feed(_event(_delta(content="a"))) != b""
-    fed = 0
+    passed: list[bytes] = []
     with pytest.raises(ProviderError) as cut:
-        for _ in range(BOUNDS.max_line_bytes + 10):
-            assert reader.feed(b"x") == b""
-            fed += 1
-    assert fed == BOUNDS.max_line_bytes
+        _feed(reader, itertools.repeat(b"x", BOUNDS.max_line_bytes + 10), passed)
+    assert passed == [b""] * BOUNDS.max_line_bytes
     assert cut.value.kind == "limit"
     assert str(cut.value) == "limit: a line of the stream passed max_line_bytes (4096 bytes): cut"
 
@@ -126,11 +135,10 @@ def test_a_stream_is_cut_past_its_total_bytes() -> None:
     bounds = Bounds(max_line_bytes=4096, max_start_bytes=1024, max_stream_bytes=10_000)
     reader = EventReader(Tally(), bounds)
     event = _event(_delta(content="more"))
-    fed = 0
+    passed: list[bytes] = []
     with pytest.raises(ProviderError) as cut:
-        for _ in range(10_000):
-            reader.feed(event)
-            fed += len(event)
+        _feed(reader, itertools.repeat(event, 10_000), passed)
+    fed = len(passed) * len(event)
     assert fed <= 10_000 < fed + len(event)
     assert str(cut.value) == "limit: the stream passed max_stream_bytes (10000 bytes): cut"
 
@@ -143,9 +151,9 @@ def test_too_much_before_the_first_event_is_the_agents_failure(start: bytes) -> 
     """Comments, blank lines, other fields or an unended comment past
     ``max_start_bytes`` (1024 here) before any ``data:`` line: a ``limit`` failure."""
     reader = EventReader(Tally(), BOUNDS)
+    pieces = (start[at : at + 7] for at in range(0, len(start), 7))
     with pytest.raises(ProviderError) as failed:
-        for byte in range(0, len(start), 7):
-            reader.feed(start[byte : byte + 7])
+        _feed(reader, pieces, [])
     assert str(failed.value) == (
         "limit: more than max_start_bytes (1024 bytes) before the stream's first event"
     )

@@ -256,7 +256,8 @@ def test_the_provider_is_asked_for_usage_and_its_chunk_reaches_only_a_caller_tha
         )
     )
     usage = asked[-1].usage
-    assert usage is not None and asked[-1].choices == []
+    assert usage is not None
+    assert asked[-1].choices == []
     assert (usage.prompt_tokens, usage.completion_tokens) == (PROMPT_TOKENS, COMPLETION_TOKENS)
     assert providers.seen()[-1]["stream_options"] == {"include_usage": True}
     options = {"include_usage": False, "continuous_usage_stats": True}
