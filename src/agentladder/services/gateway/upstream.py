@@ -85,36 +85,38 @@ class Opened:
         ``ProviderError`` when the stream fails, stalls for ``timeout_s``, passes a bound
         or runs past ``max_stream_s``. The response is closed at the end, also when the
         caller goes away."""
-        iterator, reader = self.iterator, self.reader
         try:
             yield self.first
-            while True:
-                left = self.deadline - time.monotonic()
-                try:
-                    if left <= 0:
-                        raise TimeoutError
-                    async with asyncio.timeout(min(self.timeout_s, left)):
-                        chunk = await anext(iterator)
-                except StopAsyncIteration:
-                    break
-                except TimeoutError:
-                    if left <= self.timeout_s:
-                        raise ProviderError("limit", f"the stream ran past max_stream_s"
-                                            f" ({self.max_stream_s} s): cut") from None  # fmt: skip
-                    raise ProviderError(
-                        "timeout", f"the stream stalled for {self.timeout_s} s"
-                    ) from None
-                except httpx.HTTPError as error:
-                    broke = f"the stream broke: {transport_reason(error)}"
-                    raise ProviderError("http", broke) from error
-                passed = reader.feed(chunk)
+            while (chunk := await self._next()) is not None:
+                passed = self.reader.feed(chunk)
                 if passed:
                     yield passed
-            end = reader.close()
+            end = self.reader.close()
             if end:
                 yield end
         finally:
             await self.response.aclose()
+
+    async def _next(self) -> bytes | None:
+        """The next chunk within ``timeout_s`` and before the deadline; None at the end
+        (also when a stream already whole, its ``[DONE]`` read, is not closed in time)."""
+        left = self.deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            async with asyncio.timeout(min(self.timeout_s, left)):
+                return await anext(self.iterator)
+        except StopAsyncIteration:
+            return None
+        except TimeoutError:
+            if self.reader.done:
+                return None
+            if left <= self.timeout_s:
+                raise ProviderError("limit", f"the stream ran past max_stream_s"
+                                    f" ({self.max_stream_s} s): cut") from None  # fmt: skip
+            raise ProviderError("timeout", f"the stream stalled for {self.timeout_s} s") from None
+        except httpx.HTTPError as error:
+            raise ProviderError("http", f"the stream broke: {transport_reason(error)}") from error
 
 
 async def _nothing() -> AsyncIterator[bytes]:
