@@ -182,8 +182,8 @@ class Busy(AgentladderError):
 
 
 class ProviderError(AgentladderError):
-    """A provider call failed; ``kind``: timeout, http, refused, unparseable, invalid or
-    rejected (``Rejected``).
+    """A provider call failed; ``kind``: timeout, http, refused, unparseable, invalid,
+    limit (a gateway stream passed a bound of its backend) or rejected (``Rejected``).
     ``retryable`` false: asking again cannot help (an API key variable that is not set)."""
 
     def __init__(

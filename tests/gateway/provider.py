@@ -25,10 +25,22 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
   ``finish_reason`` and the rest (usage, ``[DONE]``);
 - ``judge:<score>``: a judge's verdict, ``{"score": <score>, "reason": "..."}`` as the
   answer's content (usage 11 and 7 tokens); ``judge:<score>:<ms>``: the same after ``ms``
-  milliseconds.
+  milliseconds;
+- ``streamline:<name>``: a stream that sends one piece, then one line without a newline,
+  1 KiB every 10 ms, without end;
+- ``streamspace:<name>``: a stream of whitespace (spaces and newlines), 64 KiB every
+  10 ms, without end and without an event;
+- ``streamendless:<name>``: a stream of valid pieces without end;
+- ``streamdrip:<name>``: a stream of one valid piece a second, without end;
+- ``streamoptions:<name>``: 400 naming ``stream_options`` when the request has it (as
+  older servers refuse it), else a good answer without usage;
+- ``streamtool:<name>``: a stream answering with a tool call of 200,000 characters of
+  arguments, without usage whatever the request asks.
 
-``GET /seen`` lists every request received: its model, Authorization header and stream
-flag. ``Providers`` starts it, reads ``/seen`` and stops it by its pid.
+The endless ones stop by themselves after 10 minutes or 64 MiB, whichever comes first.
+
+``GET /seen`` lists every request received: its model, Authorization header, stream
+flag and ``stream_options``. ``Providers`` starts it, reads ``/seen`` and stops it by its pid.
 """
 
 from __future__ import annotations
@@ -126,6 +138,52 @@ def _misbehaving(behaviour: str, name: str, streamed: bool) -> Response | None:
     return None
 
 
+_ENDLESS_S = 600.0
+_ENDLESS_BYTES = 64 * 1024 * 1024
+
+
+async def _endless(piece: bytes, pause_s: float, first: bytes = b"") -> AsyncIterator[bytes]:
+    """``first``, then ``piece`` every ``pause_s`` until 10 minutes or 64 MiB have gone."""
+    if first:
+        yield first
+    ends, sent = time.monotonic() + _ENDLESS_S, 0
+    while time.monotonic() < ends and sent < _ENDLESS_BYTES:
+        yield piece
+        sent += len(piece)
+        await asyncio.sleep(pause_s)
+
+
+def _stream_hostile(behaviour: str, name: str, body: dict[str, Any]) -> Response | None:
+    """The ``stream...`` behaviours of the module's list, else None."""
+    sse = "text/event-stream"
+    if behaviour == "streamline":
+        start = _chunk(name, {"role": "assistant", "content": "answer "})
+        line = b'data: {"choices": [{"index": 0, "delta": {"content": "'
+        return StreamingResponse(_endless(b"x" * 1024, 0.01, start + line), media_type=sse)
+    if behaviour == "streamspace":
+        return StreamingResponse(_endless(b" \n" * 32_768, 0.01), media_type=sse)
+    if behaviour == "streamendless":
+        piece = _chunk(name, {"content": "more "}) * 50
+        return StreamingResponse(_endless(piece, 0), media_type=sse)
+    if behaviour == "streamdrip":
+        return StreamingResponse(_endless(_chunk(name, {"content": "drop "}), 1.0), media_type=sse)
+    if behaviour == "streamoptions" and "stream_options" in body:
+        error = {"message": "Unrecognized request argument supplied: stream_options",
+                 "type": "invalid_request_error", "param": None, "code": None}  # fmt: skip
+        return JSONResponse({"error": error}, status_code=400)
+    if behaviour == "streamoptions":
+        pieces = [_chunk(name, {"role": "assistant", "content": f"answer from {name}"}),
+                  _chunk(name, {}, "stop"), b"data: [DONE]\n\n"]  # fmt: skip
+        return StreamingResponse(iter(pieces), media_type=sse)
+    if behaviour == "streamtool":
+        call = {"index": 0, "id": "call_1", "type": "function",
+                "function": {"name": "save", "arguments": "a" * 200_000}}  # fmt: skip
+        pieces = [_chunk(name, {"role": "assistant", "content": None, "tool_calls": [call]}),
+                  _chunk(name, {}, "tool_calls"), b"data: [DONE]\n\n"]  # fmt: skip
+        return StreamingResponse(iter(pieces), media_type=sse)
+    return None
+
+
 def app() -> Starlette:
     """The Starlette app."""
     seen: list[dict[str, Any]] = []
@@ -156,7 +214,8 @@ def app() -> Starlette:
         streamed = bool(body.get("stream", False))
         seen.append(
             {"model": model, "authorization": request.headers.get("authorization"),
-             "stream": streamed, "messages": body.get("messages"), "extra": body.get("user")}
+             "stream": streamed, "messages": body.get("messages"), "extra": body.get("user"),
+             "stream_options": body.get("stream_options")}
         )  # fmt: skip
         behaviour, _, argument = model.partition(":")
         if behaviour == "fail":
@@ -169,6 +228,9 @@ def app() -> Starlette:
         misbehaving = _misbehaving(behaviour, argument, streamed)
         if misbehaving is not None:
             return misbehaving
+        hostile = _stream_hostile(behaviour, argument, body)
+        if hostile is not None:
+            return hostile
         if behaviour == "judge":
             score, _, delay_ms = argument.partition(":")
             await asyncio.sleep(float(delay_ms or 0) / 1000)

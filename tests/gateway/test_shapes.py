@@ -7,9 +7,20 @@ import json
 import pytest
 
 from agentladder.errors import ProviderError, Rejected
-from agentladder.services.gateway.shapes import as_events, completion, failed, stream_start
+from agentladder.services.gateway.estimate import Tally
+from agentladder.services.gateway.events import Bounds, EventReader
+from agentladder.services.gateway.shapes import as_events, completion, failed
 
 CHUNK = b'data: {"choices": [{"index": 0, "delta": {"content": "hi"}}]}\n\n'
+BOUNDS = Bounds(max_line_bytes=65_536, max_start_bytes=65_536, max_stream_bytes=1 << 20)
+
+
+def stream_start(start: bytes) -> bool:
+    """Whether a stream's first bytes hold its first event, read as the gateway does
+    (``events.py``, whose start's lines ``shapes.start_line`` checks)."""
+    reader = EventReader(Tally(), BOUNDS)
+    reader.feed(start)
+    return reader.started
 
 
 @pytest.mark.parametrize("status", [400, 413, 422])
@@ -93,8 +104,11 @@ def test_a_stream_without_a_whole_data_line_needs_more(start: bytes) -> None:
     assert stream_start(start) is False
 
 
-def test_a_stream_start_past_the_cap_passes_unchecked() -> None:
-    assert stream_start(b": " + b"x" * 70_000) is True
+def test_a_stream_start_past_the_cap_is_the_agents_failure() -> None:
+    """More than ``max_start_bytes`` before the first event: a failure naming the bound
+    (it was passed on unchecked before)."""
+    with pytest.raises(ProviderError, match=r"^limit: more than max_start_bytes \(65536"):
+        stream_start(b": " + b"x" * 70_000)
 
 
 @pytest.mark.parametrize(

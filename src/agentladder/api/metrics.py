@@ -186,7 +186,7 @@ def _provider_calls(services: Services) -> Iterator[Metric]:
     errors = CounterMetricFamily(
         "agentladder_provider_call_errors",
         "failed calls to an agent's provider by agent, call and kind (timeout, http,"
-        " refused, unparseable, invalid, rejected, other)",
+        " refused, unparseable, invalid, rejected, limit, other)",
         labels=["agent", "call", "kind"],
     )
     for (agent, call, kind), count in sorted(calls.errors.items()):

@@ -186,6 +186,9 @@ class OpenAIProvider:
         self._environ = environ
         self._client = client
         self._owns_client = client is None
+        self.stream_usage = True
+        """Whether the gateway asks this endpoint for a stream's usage (``stream_options``);
+        false once it refused the field (docs/gateway.md, "Usage asked of the provider")."""
         if self._owns_client:
             _tls_context()  # paid now, when the services are built, not during a call
 

@@ -13,6 +13,10 @@ agents:
       timeout_s: 60
       max_tokens: 1024
       max_response_bytes: 4194304   # the most of an answer read (decoded)
+      max_line_bytes: 1048576       # through the gateway, a stream's longest line
+      max_start_bytes: 65536        # ... the most before its first event
+      max_stream_bytes: 67108864    # ... the most of the whole stream
+      max_stream_s: 1800            # ... the longest it may run
   - name: sim_a
     backend: {kind: simulated, quality: 7.5, noise: 0.5, latency_ms: 20, seed: 1}
 """
@@ -43,6 +47,22 @@ class OpenAISettings(BaseModel):
     max_response_bytes: int = Field(
         default=4 * 1024 * 1024, ge=1024, description="a longer answer is a failed call"
     )
+    # A stream relayed by the gateway (docs/gateway.md, "Bounded streams"): past a bound
+    # it is cut, the agent's failure. A line holds one chunk: 1 MiB is 250,000 tokens of
+    # text, more than any model emits in one answer. Before the first event only comments
+    # and blank lines come (a keep-alive a second is under 2 KB a minute). 128,000 tokens
+    # (today's longest answers) stream as about 32 MB of chunk events, and at a slow
+    # reasoning model's 40 tokens a second 64,000 take 27 minutes.
+    max_line_bytes: int = Field(
+        default=1024 * 1024, ge=1024, description="a longer line of a stream cuts it"
+    )
+    max_start_bytes: int = Field(
+        default=64 * 1024, ge=1024, description="more before a stream's first event fails it"
+    )
+    max_stream_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=1024, description="a longer stream is cut"
+    )
+    max_stream_s: float = Field(default=1800.0, gt=0, description="a stream running longer is cut")
 
 
 class SimulatedSettings(BaseModel):

@@ -21,7 +21,9 @@ __all__ = ["BUCKETS", "ERROR_KINDS", "Latencies", "ProviderCalls", "error_kind"]
 
 BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 """Upper bounds of the latency histogram, in seconds (model calls take up to minutes)."""
-ERROR_KINDS = frozenset({"timeout", "http", "refused", "unparseable", "invalid", "rejected"})
+ERROR_KINDS = frozenset(
+    {"timeout", "http", "refused", "unparseable", "invalid", "rejected", "limit"}
+)
 
 
 def error_kind(failure: BaseException) -> str:

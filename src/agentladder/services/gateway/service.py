@@ -56,7 +56,7 @@ from agentladder.services.gateway.feedback import Feedback
 from agentladder.services.gateway.settings import GatewaySettings
 from agentladder.services.gateway.stats import StatsRecorder
 from agentladder.services.gateway.traffic import Traffic
-from agentladder.services.gateway.upstream import Tally, answered, open_stream, prompt_tokens
+from agentladder.services.gateway.upstream import Tally, answered, open_stream, request_tokens
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.service import RoutingService
 from agentladder.store.served import ServedRequest
@@ -208,7 +208,7 @@ class Gateway:
                 failures.append((agent, f"not asked: its provider asked not to be called"
                                  f" for {wait:.0f} s more (Retry-After)"))  # fmt: skip
                 continue
-            tally = Tally(prompt=prompt_tokens(messages))
+            tally = Tally(prompt=request_tokens(body))
             started = time.perf_counter()
             try:
                 served = await self._ask(agent, body, stream, tally, started, task_type, token)

@@ -9,7 +9,8 @@ is when it is not.
   choice. An error object sent with status 200, or a body that is not JSON, is a failure.
 - A streamed answer must be an event stream. Its start is checked before anything goes to
   the caller: lines that are not server-sent events, or a first event that is an error
-  (``data: {"error": ...}``), are the agent's failure, and the next agent may be tried.
+  (``data: {"error": ...}``), are the agent's failure, and the next agent may be tried
+  (``start_line``, read line by line by ``events.py``).
 - A provider that answers a stream request with one whole chat completion (a server that
   does not stream) is passed on as the stream the caller asked for: one chunk holding
   every choice, the usage chunk when the caller asked for it, then ``data: [DONE]``.
@@ -23,16 +24,13 @@ from typing import Any
 
 from agentladder.errors import ProviderError, Rejected
 
-__all__ = ["REJECTING", "as_events", "completion", "error_message", "failed", "stream_start"]
+__all__ = ["REJECTING", "as_events", "completion", "error_message", "failed", "start_line"]
 
 REJECTING = frozenset({400, 413, 422})
 """The statuses that refuse a request as invalid."""
 _EXCERPT = 200
 _FIELDS = frozenset({b"data", b"event", b"id", b"retry", b""})
 """The fields of a server-sent event's lines (an empty name: a comment, ``: ping``)."""
-_START_CAP = 65_536
-"""The most of a stream's start read while looking for its first event; past it the
-stream is passed on unchecked."""
 
 
 def _excerpt(body: bytes) -> str:
@@ -88,30 +86,28 @@ def completion(body: bytes) -> Mapping[str, Any]:
     return decoded
 
 
-def stream_start(start: bytes) -> bool:
-    """Whether ``start``, the first bytes of an event stream, can be passed on: True once
-    its first ``data:`` line is whole (or past ``_START_CAP``), False while more is needed;
-    ``ProviderError`` when a line is not a server-sent event's or the first event is an
-    error."""
-    lines = start.split(b"\n")
-    for whole in lines[:-1]:  # the last is not whole yet
-        line = whole.rstrip(b"\r")
-        if not line:
-            continue
-        name, _, value = line.partition(b":")
-        if name not in _FIELDS:
-            raise ProviderError("unparseable", f"not an event stream: {_excerpt(start)!r}")
-        if name != b"data":
-            continue
-        try:
-            event: Any = json.loads(value)
-        except (ValueError, RecursionError):
-            return True  # ``[DONE]``, or a payload for the caller to read
-        error = error_message(event) if isinstance(event, Mapping) else None
-        if error is not None:
-            raise ProviderError("invalid", f"the stream's first event is an error: {error}")
-        return True
-    return len(start) > _START_CAP
+def start_line(line: bytes, head: bytes) -> bool:
+    """Whether ``line``, a line of an event stream read before its first event, is that
+    event's: True for a ``data:`` line (its event checked), False for a line before it (a
+    blank line, a comment such as ``: ping``, another field); ``ProviderError`` when it is
+    no server-sent event's line (``head``, the stream's first bytes, quoted) or the first
+    event is an error."""
+    stripped = line.strip()
+    if not stripped:
+        return False
+    name, _, value = stripped.partition(b":")
+    if name not in _FIELDS:
+        raise ProviderError("unparseable", f"not an event stream: {_excerpt(head)!r}")
+    if name != b"data":
+        return False
+    try:
+        event: Any = json.loads(value)
+    except (ValueError, RecursionError):
+        return True  # ``[DONE]``, or a payload for the caller to read
+    error = error_message(event) if isinstance(event, Mapping) else None
+    if error is not None:
+        raise ProviderError("invalid", f"the stream's first event is an error: {error}")
+    return True
 
 
 def as_events(answer: Mapping[str, Any], include_usage: bool) -> bytes:
