@@ -302,8 +302,8 @@ def test_the_judges_agent_is_never_routed(providers: Providers) -> None:
 def test_checks_left_at_shutdown_are_counted_deferred(providers: Providers) -> None:
     """Checks still queued or being judged when the service stops, after the grace
     (``api.shutdown_grace_s``), are counted ``deferred`` (left in the store for the next
-    start); past ``queue_size`` checks outstanding, a check is dropped without touching the
-    request."""
+    start); past ``queue_size`` checks outstanding, a check is backlogged in the store, and
+    still promised."""
     totals: dict[str, Any] = {}
 
     async def body(client: openai.AsyncOpenAI, services: Services, judging: Judging) -> None:
@@ -311,13 +311,43 @@ def test_checks_left_at_shutdown_are_counted_deferred(providers: Providers) -> N
         for _ in range(5):
             assert (await ask(client))["x-agentladder-check"] == "yes"
         totals["checks"] = services.gateway.totals.checks
+        totals["stored"] = len(await services.store.list_checks(100))
 
     config = gateway_config(providers.base_url, workers=1, queue_size=2)
     run(config, body, Judging())
     checks = totals["checks"]
     assert checks["alpha", "audit", "started"] == 1
-    assert checks["alpha", "audit", "dropped"] == 3  # past the 2 outstanding
+    assert checks["alpha", "audit", "backlogged"] == 3  # past the 2 outstanding
+    assert checks["alpha", "audit", "dropped"] == 0
     assert checks["alpha", "audit", "deferred"] == 2  # one being judged, one queued
+    assert totals["stored"] == 5
+
+
+def test_a_check_promised_is_kept_and_run_and_past_the_backlog_none_is_promised(
+    providers: Providers,
+) -> None:
+    """With one check outstanding at most and the judge held: the first 11 answers are
+    promised a check (1 queued, 10 backlogged in the store), the next ones are told ``no``
+    (counted ``dropped``); once the judge answers, every promised check is judged."""
+
+    async def body(client: openai.AsyncOpenAI, services: Services, judging: Judging) -> None:
+        judging.release.clear()
+        told = [(await ask(client))["x-agentladder-check"] for _ in range(13)]
+        assert told == ["yes"] * 11 + ["no"] * 2
+        checks = services.gateway.totals.checks
+        assert (checks["alpha", "audit", "backlogged"], checks["alpha", "audit", "dropped"]) == (
+            10, 2,
+        )  # fmt: skip
+        judging.release.set()
+        for _ in range(1000):
+            if checks["alpha", "audit", "passed"] == 11:
+                break
+            await asyncio.sleep(0.02)
+        assert checks["alpha", "audit", "passed"] == 11
+        assert await services.store.list_checks(100) == []
+
+    config = gateway_config(providers.base_url, workers=1, queue_size=1)
+    run(config, body, Judging())
 
 
 def test_after_a_fallback_the_header_speaks_of_the_agent_that_answered(

@@ -79,7 +79,8 @@ def _seen(services: Services) -> Iterator[Metric]:
         "gateway checks by the agent checked, task type and outcome (started; passed or"
         " failed: the judge's score against the pass score; retried: an attempt failed;"
         " error: given up after its attempts; recovered: taken over from the store;"
-        " deferred: left in the store at a stop; dropped: decided but never run;"
+        " deferred: left in the store at a stop; backlogged: stored only, the queue full;"
+        " dropped: decided, not promised (nowhere to keep it);"
         " own_agent: the judge's agent answered)",
         labels=["agent", "task_type", "outcome"],
     )

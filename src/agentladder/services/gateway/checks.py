@@ -8,8 +8,9 @@ checked at ``gateway.judge.default_task_type`` (none: not checked); an answer by
 judge's own agent is never checked (a judge never judges its own agent).
 
 ``submit`` stores the check (``pending``: what the judge is shown) and queues it
-(``queue.py``: kept in the store until done, retried, taken over after a crash); a full
-queue drops the check (counted ``dropped``), never the request. ``run`` judges one: it
+(``queue.py``: kept in the store until done, retried, taken over after a crash; past
+``queue_size``, backlogged in the store); a check that cannot be kept is not promised
+(``x-agentladder-check: no``, counted ``dropped``), never the request failed. ``run`` judges one: it
 asks the judge, then posts its score as an Oracle judgment under the request's contract
 id, by ``gateway-judge:<name>``, with the task type, ``success`` when the score reaches
 the task type's pass score; then the Sentinel's verdict on it (passed when successful).
@@ -21,7 +22,8 @@ ends it; a judgment stored is not asked of the judge again, only its verdict is 
 ``GatewayTotals.checks`` counts, by (agent, task type, outcome): ``started``, then
 ``passed``, ``failed`` or ``error`` (given up: ``queue.py``); ``retried`` (an attempt
 failed), ``recovered`` (taken over from the store), ``deferred`` (left in the store at a
-stop), ``dropped`` (the queue was full, the answer never came whole) and ``own_agent``
+stop), ``backlogged`` (written to the store only, the queue full), ``dropped`` (decided,
+and not promised: nowhere to keep it) and ``own_agent``
 (the judge's agent answered: no check). ``judge_cost_usd`` adds each judge call's cost at
 the judge's prices, by judge name.
 """
@@ -130,10 +132,21 @@ class Checks:
             owner=self.queue.holder if self.queue is not None else "local", due=at,
         )  # fmt: skip
 
-    async def submit(self, check: PendingCheck) -> None:
-        """Store and queue ``check`` for the judge; a full queue drops it (counted)."""
-        if self.queue is None or not await self.queue.add(check):
+    async def submit(self, check: PendingCheck, promised: bool = False) -> bool:
+        """Store and queue ``check`` for the judge (``queue.py``); whether it will run: a
+        check that cannot be kept is dropped (counted), unless it was ``promised``."""
+        if self.queue is None or not await self.queue.add(check, promised):
             self.dropped(check.agent_id, check.task_type)
+            return False
+        return True
+
+    def promise(self, agent_id: str, task_type: str) -> bool:
+        """Hold a place for a stream's check, stored at its end; False (counted
+        ``dropped``) when none can be kept: the caller is then told ``no``."""
+        if self.queue is not None and self.queue.promise():
+            return True
+        self.dropped(agent_id, task_type)
+        return False
 
     def dropped(self, agent_id: str, task_type: str) -> None:
         """A check that was decided and will not run."""

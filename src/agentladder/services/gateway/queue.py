@@ -3,10 +3,15 @@
 
 ``add`` writes a decided check to the store (``store/checks.py``), owned by this instance,
 before the answer goes on, then queues it; ``workers`` tasks run the queued checks (the
-``run`` given: judge, judgment, verdict). A check is bounded as the queue was: at most
-``queue_size`` checks are outstanding here (queued, being judged or waiting for a retry);
-past that a check is dropped (counted ``dropped``) and nothing is stored. A store that
-cannot be written then keeps the check in memory only (a crash loses it; said in the log).
+``run`` given: judge, judgment, verdict). At most ``queue_size`` checks are outstanding
+here (queued, being judged or waiting for a retry); past that a check is **backlogged**:
+written to the store only, for a later ``pickup`` to take when there is room (counted
+``backlogged``), up to ``BACKLOG`` times ``queue_size`` of them. A check is promised to
+the caller only when it can be kept: ``room`` says whether one more can, and a stream's
+check, stored at its end, holds its place from the promise (``promise``) to its ``add``.
+Past both bounds no check is promised (the caller is told ``no``; counted ``dropped``). A
+store that cannot be written keeps a promised check in memory only (a crash loses it; said
+in the log).
 
 Once its judgment and verdict are stored, the check is deleted (``passed`` or ``failed``).
 A failed attempt (the judge down or answering no verdict, the store unavailable, a verdict
@@ -48,6 +53,8 @@ MAX_BACKOFF = 64
 """The longest wait between two attempts, in multiples of ``retry_s``."""
 LISTED = 10
 """A pickup reads up to this many times ``queue_size`` stored checks, earliest first."""
+BACKLOG = LISTED
+"""How many times ``queue_size`` checks may wait in the store only (a pickup sees them)."""
 
 
 @dataclass(eq=False)
@@ -76,6 +83,10 @@ class CheckQueue:
         self.sweep_s = sweep_s
         self.clock = clock
         self.outstanding: dict[str, Entry] = {}
+        self.backlogged = 0
+        """Checks this instance wrote to the store only, not yet taken by a pickup."""
+        self.promised = 0
+        """Streams' checks promised and not added yet (each holds a place)."""
         self._queue: asyncio.Queue[Entry] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -103,17 +114,53 @@ class CheckQueue:
         if self._sweeper is None:
             self._sweeper = asyncio.ensure_future(sweep())
 
-    async def add(self, check: PendingCheck) -> bool:
-        """Store ``check`` and queue it; False (nothing stored) when ``queue_size`` checks
-        are outstanding here already."""
-        if len(self.outstanding) >= self.settings.queue_size:
+    def room(self) -> bool:
+        """Whether one more check can be kept (queued here, or backlogged in the store)."""
+        held = len(self.outstanding) + self.backlogged + self.promised
+        return held < self.settings.queue_size * (1 + BACKLOG)
+
+    def promise(self) -> bool:
+        """Hold a place for a check that will be added later (a stream's, at its end);
+        False when there is none (the check is not promised)."""
+        if not self.room():
             return False
+        self.promised += 1
+        return True
+
+    async def add(self, check: PendingCheck, promised: bool = False) -> bool:
+        """Store ``check`` and queue it, or backlog it in the store when ``queue_size``
+        checks are outstanding here; False (nothing stored) when it cannot be kept. A
+        ``promised`` check (``promise``) is kept whatever the bounds."""
+        if promised:
+            self.promised = max(0, self.promised - 1)
+        elif not self.room():
+            return False
+        if len(self.outstanding) >= self.settings.queue_size:
+            if await asyncio.shield(self._backlog(check)):
+                return True
+            if not promised:
+                return False
         entry = Entry(check, None)
         self.outstanding[check.contract_id] = entry  # its place taken before the write
         # stored and queued whole, also when the request is cancelled meanwhile (its
         # caller went away after the answer): else it would hold its place for ever
         await asyncio.shield(self._store_and_queue(entry))
         return True
+
+    async def _backlog(self, check: PendingCheck) -> bool:
+        """Write ``check`` to the store only, for a pickup; False when the write failed."""
+        try:
+            await self.store.put_check(check, 0)
+        except Exception as error:  # the request is never the check's to fail
+            log.warning("gateway check %s not backlogged: %s", check.contract_id, error)
+            return False
+        self.backlogged += 1
+        self._count(check, "backlogged")
+        return True
+
+    def release(self) -> None:
+        """A promised place given back unused."""
+        self.promised = max(0, self.promised - 1)
 
     async def _store_and_queue(self, entry: Entry) -> None:
         try:
@@ -140,6 +187,9 @@ class CheckQueue:
                     await self._failed(entry, error)
                 else:
                     await self._done(entry, "passed" if passed else "failed")
+                if self.backlogged and self._queue.empty():  # room now: take the backlog
+                    with contextlib.suppress(Exception):
+                        await self.pickup()
             finally:
                 self._queue.task_done()
 
@@ -236,6 +286,8 @@ class CheckQueue:
             except RevisionConflict:  # another instance took it first
                 continue
             entry = Entry(mine, revision, recovered=True)
+            if check.owner == self.holder and self.backlogged > 0:
+                self.backlogged -= 1  # one of its own backlog, most likely
             self.outstanding[check.contract_id] = entry
             self._count(check, "recovered")
             taken += 1

@@ -252,17 +252,21 @@ class Gateway:
             )  # fmt: skip
         if checks is None or task_type is None:
             return
-        served.check = await checks.decide(agent, task_type)
-        if not served.check:
+        if not await checks.decide(agent, task_type):
             return
         if served.stream is None:
             answer = answer_of(served.body)
-            await checks.submit(checks.pending(contract, agent, task_type, messages, at, answer))
+            pending = checks.pending(contract, agent, task_type, messages, at, answer)
+            served.check = await checks.submit(pending)  # promised only once it is kept
+            return
+        served.check = checks.promise(agent, task_type)  # a place held until its end
+        if not served.check:
             return
 
         async def whole(tally: Tally, note: str = "") -> None:
             text = "".join(tally.text or ()) + note
-            await checks.submit(checks.pending(contract, agent, task_type, messages, at, text))
+            pending = checks.pending(contract, agent, task_type, messages, at, text)
+            await checks.submit(pending, promised=True)
 
         def cut(tally: Tally, why: str) -> None:  # what went out is checked all the same
             self._background(whole(tally, f"\n\n[{CUT_NOTE}: {why}]"))
