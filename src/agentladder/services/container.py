@@ -35,8 +35,9 @@ from agentladder.services.deliberations.recovery import recover
 from agentladder.services.gateway.budgets import Budgets
 from agentladder.services.gateway.checks import Checks, judge_of
 from agentladder.services.gateway.feedback import Feedback, ServedBook
-from agentladder.services.gateway.service import Gateway, GatewayTotals
+from agentladder.services.gateway.service import Gateway
 from agentladder.services.gateway.stats import StatsRecorder
+from agentladder.services.gateway.totals import GatewayTotals
 from agentladder.services.lease import Lease
 from agentladder.services.oracle.sentinel import Sentinel
 from agentladder.services.oracle.service import Oracle

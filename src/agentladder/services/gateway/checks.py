@@ -34,7 +34,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentladder.domain.agents import AgentConfig
 from agentladder.errors import InvalidInput
@@ -47,14 +47,12 @@ from agentladder.services.gateway.judge import (
     parse_verdict,
 )
 from agentladder.services.gateway.queue import CheckQueue, Entry
+from agentladder.services.gateway.totals import GatewayTotals
 from agentladder.services.gateway.upstream import Tally, answered, prompt_tokens
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.sentinel import Sentinel
 from agentladder.services.oracle.service import judgment_key
 from agentladder.store.checks import PendingCheck
-
-if TYPE_CHECKING:
-    from agentladder.services.gateway.service import GatewayTotals
 
 __all__ = ["Checks", "answer_of", "judge_of"]
 

@@ -28,7 +28,6 @@ import asyncio
 import json
 import time
 import uuid
-from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,13 +54,14 @@ from agentladder.services.gateway.choice import ROUTE_PREFIX, Choice, choose
 from agentladder.services.gateway.feedback import Feedback
 from agentladder.services.gateway.settings import GatewaySettings
 from agentladder.services.gateway.stats import StatsRecorder
+from agentladder.services.gateway.totals import GatewayTotals
 from agentladder.services.gateway.traffic import Traffic
 from agentladder.services.gateway.upstream import Tally, answered, open_stream, request_tokens
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.service import RoutingService
 from agentladder.store.served import ServedRequest
 
-__all__ = ["CALL", "Gateway", "GatewayTotals", "Served", "new_contract_id"]
+__all__ = ["CALL", "Gateway", "Served", "new_contract_id"]
 
 CALL = "chat"
 """The ``call`` label of the gateway's provider calls in ``/metrics``."""
@@ -101,23 +101,6 @@ class Served:
     provider_s: float = 0.0
     """Seconds spent waiting for providers before the answer (a stream: its first
     bytes) was ready, every attempt's (``traffic.py``)."""
-
-
-@dataclass
-class GatewayTotals:
-    """The gateway's counters for ``/metrics`` and the traffic page.
-
-    ``checks`` counts checks by (agent, task type, outcome): ``started``, then ``passed``,
-    ``failed`` (the judge's score below the pass score) or ``error`` (the judge failed);
-    ``dropped`` (decided, never run) and ``own_agent`` (the judge's agent answered:
-    no check); ``judge_cost_usd`` is the judges' spend on checks, by judge name
-    (``checks.py``)."""
-
-    requests: Counter[tuple[str, str, str]] = field(default_factory=Counter)
-    failed_attempts: Counter[str] = field(default_factory=Counter)
-    unavailable: Counter[str] = field(default_factory=Counter)
-    checks: Counter[tuple[str, str, str]] = field(default_factory=Counter)
-    judge_cost_usd: dict[str, float] = field(default_factory=dict)
 
 
 class Gateway:
