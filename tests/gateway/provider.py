@@ -23,7 +23,9 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
   non-streamed answer labelled ``text/event-stream``;
 - ``judge:<score>``: a judge's verdict, ``{"score": <score>, "reason": "..."}`` as the
   answer's content (usage 11 and 7 tokens); ``judge:<score>:<ms>``: the same after ``ms``
-  milliseconds.
+  milliseconds;
+- ``sharehold:<seconds>``: a stream that sends its first piece at once, then holds the
+  response open for ``seconds`` (at most 60) before it ends (no stream: a good answer).
 
 ``GET /seen`` lists every request received: its model, Authorization header and stream
 flag. ``Providers`` starts it, reads ``/seen`` and stops it by its pid.
@@ -124,6 +126,14 @@ def _misbehaving(behaviour: str, name: str, streamed: bool) -> Response | None:
     return None
 
 
+async def _held(seconds: float) -> AsyncIterator[bytes]:
+    """A stream held open: its first piece, ``seconds`` (at most 60) of nothing, its end."""
+    yield _chunk("sharehold", {"role": "assistant", "content": "held "})
+    await asyncio.sleep(min(seconds, 60.0))
+    yield _chunk("sharehold", {}, "stop")
+    yield b"data: [DONE]\n\n"
+
+
 def app() -> Starlette:
     """The Starlette app."""
     seen: list[dict[str, Any]] = []
@@ -170,6 +180,8 @@ def app() -> Starlette:
             completion = _completion("judge")
             completion["choices"][0]["message"]["content"] = json.dumps(verdict)
             return JSONResponse(completion)
+        if behaviour == "sharehold" and streamed:
+            return StreamingResponse(_held(float(argument)), media_type="text/event-stream")
         if behaviour == "slow":
             await asyncio.sleep(float(argument) / 1000)
             argument = "slow"
