@@ -25,8 +25,7 @@ def _client(token: str, **own: object) -> Caller:
 
 
 def test_a_client_past_its_in_flight_bound_is_refused_until_one_ends() -> None:
-    """With max_in_flight 2: two pass, the third is refused (Retry-After 1), another token
-    is let in meanwhile; once one ends, the next passes."""
+    """Past max_in_flight a token is refused (Retry-After 1); one ending frees a slot."""
     bounds = CallerBounds(ApiSettings(), Clock())
     one, other = _client("a" * 16, max_in_flight=2), _client("b" * 16, max_in_flight=2)
     first, second = bounds.enter(one), bounds.enter(one)
@@ -45,8 +44,7 @@ def test_a_client_past_its_in_flight_bound_is_refused_until_one_ends() -> None:
 
 
 def test_the_rate_refuses_past_the_burst_with_the_headers() -> None:
-    """At 1/s with a burst of 2: two pass (remaining 1 then 0), the third is refused with
-    Retry-After 1 and the reset spelled as OpenAI does; a second later one passes."""
+    """Past its burst a token is refused with Retry-After and the x-ratelimit headers."""
     clock = Clock()
     bounds = CallerBounds(ApiSettings(), clock)
     caller = _client("a" * 16, rate_per_s=1, burst=2)
@@ -69,7 +67,7 @@ def test_the_rate_refuses_past_the_burst_with_the_headers() -> None:
 
 
 def test_a_request_refused_for_its_rate_is_not_counted_in_flight() -> None:
-    """A refusal of the rate leaves the in-flight count as it was."""
+    """A request refused for its rate is not counted in flight."""
     bounds = CallerBounds(ApiSettings(), Clock())
     caller = _client("a" * 16, rate_per_s=1, burst=1)
     assert isinstance(bounds.enter(caller), Passage)
@@ -78,8 +76,7 @@ def test_a_request_refused_for_its_rate_is_not_counted_in_flight() -> None:
 
 
 def test_other_roles_have_no_bound_by_default() -> None:
-    """An orchestrator's 1000 requests at once all pass, uncounted; the open-loopback
-    admin's too."""
+    """Orchestrator and open-loopback requests pass uncounted by default."""
     bounds = CallerBounds(ApiSettings(), Clock())
     judge = Caller("orchestrator", None, TokenSettings(role="orchestrator", token="j" * 16))
     entries = [bounds.enter(judge) for _ in range(1000)] + [bounds.enter(Caller("admin"))]
@@ -88,8 +85,7 @@ def test_other_roles_have_no_bound_by_default() -> None:
 
 
 def test_the_shares_follow_the_settings() -> None:
-    """32 MiB buffered: 16 MiB a token, 24 MiB for clients, 16 MiB for agents, the total
-    for orchestrators and admins."""
+    """The byte shares are the settings' fractions of api.max_buffered_bytes."""
     shares = CallerBounds(ApiSettings(), Clock()).shares
     assert (shares.total, shares.per_token) == (32 * MIB, 16 * MIB)
     assert shares.per_role == {

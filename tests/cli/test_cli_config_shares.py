@@ -23,7 +23,7 @@ def _check(tmp_path: Path, text: str) -> tuple[int, list[str]]:
 
 
 def test_a_token_share_too_small_for_a_gateway_body_is_one_line(tmp_path: Path) -> None:
-    """A token's share under gateway.max_body_bytes: one line naming the key and value."""
+    """A token share under gateway.max_body_bytes is one error line naming key and value."""
     code, lines = _check(tmp_path, "api:\n  max_buffered_share_per_token: 0.25\n")
     assert code == 1
     assert lines == [
@@ -34,7 +34,7 @@ def test_a_token_share_too_small_for_a_gateway_body_is_one_line(tmp_path: Path) 
 
 
 def test_every_contradiction_is_listed(tmp_path: Path) -> None:
-    """Clients holding every byte, and a token's burst without a rate: two lines."""
+    """Every contradiction of the file is its own line."""
     text = f"""
 api:
   roles:
@@ -53,7 +53,7 @@ api:
 
 
 def test_bad_values_name_the_key(tmp_path: Path) -> None:
-    """A share over 1 and a rate of 0: each named by its path."""
+    """A share over 1, a rate of 0, an in-flight bound of 0: each named by its path."""
     text = f"""
 api:
   max_buffered_share_per_token: 1.5
@@ -72,7 +72,7 @@ api:
 
 
 def test_serve_refuses_the_first_contradiction() -> None:
-    """parse_settings (serve's) raises the first, naming its key."""
+    """serve's parse_settings raises the first contradiction, naming its key."""
     with pytest.raises(InvalidInput) as refused:
         parse_settings({"api": {"roles": {"agent": {"max_buffered_share": 0.01}}}})
     assert refused.value.field == "api.roles.agent.max_buffered_share"
@@ -80,7 +80,7 @@ def test_serve_refuses_the_first_contradiction() -> None:
 
 
 def test_the_default_and_a_tuned_configuration_are_accepted(tmp_path: Path) -> None:
-    """No settings, and a client token with its own rate and bound: no error."""
+    """No settings, and tuned roles and tokens, are accepted."""
     assert _check(tmp_path, "{}\n") == (0, [])
     text = f"""
 api:

@@ -15,7 +15,7 @@ def _shares() -> BufferShares:
 
 
 def test_share_bytes_rounds_down() -> None:
-    """Half of 32 MiB is 16 MiB; a third of 10 bytes is 3; 0 and 1 are the ends."""
+    """A share of a byte count is whole bytes, rounded down."""
     assert share_bytes(32 * MIB, 0.5) == 16 * MIB
     assert share_bytes(10, 1 / 3) == 3
     assert share_bytes(10, 0.0) == 0
@@ -30,7 +30,7 @@ def test_share_bytes_refuses_a_share_outside_0_to_1(share: float) -> None:
 
 
 def test_one_token_holds_its_share_and_no_more() -> None:
-    """A token's 16 MiB fit; one byte more passes its share, and is not counted."""
+    """A token's 16 MiB fit; one byte more passes its share and is not counted."""
     shares = _shares()
     assert shares.admit("a", "client", 16 * MIB) is None
     assert shares.admit("a", "client", 1) == "token"
@@ -38,8 +38,7 @@ def test_one_token_holds_its_share_and_no_more() -> None:
 
 
 def test_the_clients_together_hold_their_role_share() -> None:
-    """Two client tokens: 16 MiB then 8 MiB fit (24 MiB), one byte more passes the role's
-    share; a judge's write still fits in what is left."""
+    """Client tokens together hold 24 MiB and no more; a judge's write fits in the rest."""
     shares = _shares()
     assert shares.admit("a", "client", 16 * MIB) is None
     assert shares.admit("b", "client", 8 * MIB) is None
@@ -49,8 +48,7 @@ def test_the_clients_together_hold_their_role_share() -> None:
 
 
 def test_the_total_bounds_every_role() -> None:
-    """Orchestrators (no share of their own) fill what clients and agents leave; past the
-    total, the total is named."""
+    """Roles without a share of their own are bounded by the total, named past it."""
     shares = _shares()
     assert shares.admit("a", "client", 16 * MIB) is None
     assert shares.admit("o1", "orchestrator", 16 * MIB) is None
@@ -59,7 +57,7 @@ def test_the_total_bounds_every_role() -> None:
 
 
 def test_released_bytes_are_room_again() -> None:
-    """Bytes given back leave room for the same token and role; nothing is kept at 0."""
+    """Bytes given back are room again for the same token and role; nothing kept at 0."""
     shares = _shares()
     shares.admit("a", "client", 16 * MIB)
     shares.release("a", "client", 16 * MIB)

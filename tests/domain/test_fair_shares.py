@@ -28,8 +28,7 @@ class Token:
 
 
 def test_the_defaults_bound_clients_only() -> None:
-    """Clients: 32 in flight, 10/s with a burst of 20, 3/4 of the bytes; agents 256 in
-    flight and half; orchestrators and admins: no bound of their own."""
+    """By default clients are bounded in flight, rate and bytes; agents less; others not."""
     roles = RoleTable()
     assert caller_limits(roles.client) == CallerLimits(32, 10.0, 20)
     assert caller_limits(roles.agent) == CallerLimits(256, None, 1)
@@ -40,15 +39,14 @@ def test_the_defaults_bound_clients_only() -> None:
 
 
 def test_a_role_set_in_part_keeps_its_other_defaults() -> None:
-    """``api.roles.client: {max_in_flight: 4}`` keeps the client's rate, burst and share."""
+    """A role given one key keeps its other defaults (a client's rate, burst, share)."""
     roles = RoleTable.model_validate({"client": {"max_in_flight": 4}})
     assert caller_limits(roles.client) == CallerLimits(4, 10.0, 20)
     assert roles.client.max_buffered_share == 0.75
 
 
 def test_a_token_overrides_its_role() -> None:
-    """A token's own in-flight bound and rate win; its own rate without a burst gets one
-    second's worth (rounded up); a burst alone resizes the role's bucket."""
+    """A token's own in-flight bound, rate and burst win over its role's."""
     client = RoleTable().client
     assert caller_limits(client, Token(max_in_flight=2)) == CallerLimits(2, 10.0, 20)
     assert caller_limits(client, Token(rate_per_s=2.5)) == CallerLimits(32, 2.5, 3)
@@ -59,7 +57,7 @@ def test_a_token_overrides_its_role() -> None:
 
 
 def test_a_role_burst_without_a_rate_is_refused() -> None:
-    """``api.roles.admin.burst`` without ``rate_per_s``: refused, saying why."""
+    """A role's burst without rate_per_s is refused, saying why."""
     with pytest.raises(ValidationError, match="burst needs rate_per_s"):
         RoleTable.model_validate({"admin": {"burst": 5}})
 
@@ -73,19 +71,19 @@ def _problems(
 
 
 def test_the_defaults_hold_together() -> None:
-    """The default shares, rates and bodies contradict nothing."""
+    """The default shares, rates and body sizes contradict nothing."""
     assert _problems() == []
 
 
 def test_a_token_share_under_the_largest_body_is_refused() -> None:
-    """0.4 of 32 MiB is under a 16 MiB gateway body: the key and value are named."""
+    """A token's share under a gateway body is refused, naming the key and value."""
     assert _problems(per_token=0.4) == [("api.max_buffered_share_per_token", 0.4)]
     found = share_problems(32 * MIB, 0.4, RoleTable(), (), MIB, 16 * MIB)
     assert "13421772 of api.max_buffered_bytes (33554432)" in str(found[0])
 
 
 def test_a_role_share_under_its_largest_body_is_refused() -> None:
-    """Clients need a gateway body's room, agents an API body's."""
+    """A role's share under the largest body its tokens may send is refused."""
     roles = RoleTable.model_validate({"client": {"max_buffered_share": 0.25},
                                       "agent": {"max_buffered_share": 0.01}})  # fmt: skip
     assert _problems(roles=roles) == [
@@ -95,12 +93,12 @@ def test_a_role_share_under_its_largest_body_is_refused() -> None:
 
 
 def test_clients_must_leave_room_for_the_other_roles() -> None:
-    """A client share of all the bytes leaves no room for a judge's write: refused."""
+    """A client share leaving less than one API body to the other roles is refused."""
     roles = RoleTable.model_validate({"client": {"max_buffered_share": 1.0}})
     assert _problems(roles=roles) == [("api.roles.client.max_buffered_share", 1.0)]
 
 
 def test_a_token_burst_without_any_rate_is_refused() -> None:
-    """An orchestrator token's burst with no rate on it or its role: named by index."""
+    """A token's burst with no rate on it or its role is refused, named by index."""
     tokens = (Token(), Token("orchestrator", burst=5), Token("client", burst=5))
     assert _problems(tokens=tokens) == [("api.tokens[1].burst", 5)]

@@ -8,7 +8,7 @@ from agentladder.domain.token_bucket import TokenBucket, reset_text, retry_after
 
 
 def test_a_full_bucket_lets_its_burst_through_then_refuses() -> None:
-    """20 requests at once pass (19 left, ..., 0 left), the 21st is refused."""
+    """A full bucket passes its burst of 20 (19, 18, ... 0 left) and refuses the 21st."""
     bucket = TokenBucket(10.0, 20, now=100.0)
     taken = [bucket.take(100.0) for _ in range(21)]
     assert [t.allowed for t in taken] == [True] * 20 + [False]
@@ -18,7 +18,7 @@ def test_a_full_bucket_lets_its_burst_through_then_refuses() -> None:
 
 
 def test_a_refusal_says_when_the_next_token_comes_and_when_the_bucket_is_full() -> None:
-    """Empty at 10/s: the next token in 0.1 s, full again in 2 s (20 tokens)."""
+    """Empty at 10/s: the next token is 0.1 s away, a full bucket 2 s."""
     bucket = TokenBucket(10.0, 20, now=0.0)
     for _ in range(20):
         bucket.take(0.0)
@@ -29,8 +29,7 @@ def test_a_refusal_says_when_the_next_token_comes_and_when_the_bucket_is_full() 
 
 
 def test_the_bucket_refills_at_its_rate_up_to_its_burst() -> None:
-    """Emptied, 0.35 s later at 10/s it holds 3.5 tokens: 3 requests pass, the 4th waits
-    0.05 s; after an hour it holds its burst, not more."""
+    """0.35 s at 10/s refills 3.5 tokens (3 pass, the 4th waits 0.05 s); an hour, the burst only."""
     bucket = TokenBucket(10.0, 20, now=0.0)
     for _ in range(20):
         bucket.take(0.0)
@@ -42,7 +41,7 @@ def test_the_bucket_refills_at_its_rate_up_to_its_burst() -> None:
 
 
 def test_a_clock_stepping_back_refills_nothing() -> None:
-    """A take at an earlier time than the last neither refills nor breaks the bucket."""
+    """A take at an earlier time than the last refills nothing."""
     bucket = TokenBucket(1.0, 1, now=10.0)
     assert bucket.take(10.0).allowed
     assert not bucket.take(5.0).allowed
@@ -50,7 +49,7 @@ def test_a_clock_stepping_back_refills_nothing() -> None:
 
 
 def test_a_slow_rate_waits_whole_seconds() -> None:
-    """At 0.5/s, an empty bucket's next token is 2 s away: Retry-After 2."""
+    """At 0.5/s an empty bucket's next token is 2 s away: Retry-After 2."""
     bucket = TokenBucket(0.5, 1, now=0.0)
     bucket.take(0.0)
     refused = bucket.take(0.0)
@@ -62,7 +61,7 @@ def test_a_slow_rate_waits_whole_seconds() -> None:
     ("wait_s", "header"), [(0.0, 1), (0.1, 1), (1.0, 1), (1.0000001, 2), (2.5, 3), (30.0, 30)]
 )
 def test_retry_after_is_the_wait_rounded_up_at_least_one(wait_s: float, header: int) -> None:
-    """Retry-After is whole seconds, rounded up, never 0."""
+    """Retry-After is the wait in whole seconds, rounded up, never 0."""
     assert retry_after(wait_s) == header
 
 
@@ -72,7 +71,7 @@ def test_retry_after_is_the_wait_rounded_up_at_least_one(wait_s: float, header: 
      (2.0, "2s"), (59.999, "59.999s"), (60.0, "1m0s"), (360.0, "6m0s"), (61.25, "1m1.25s")],
 )  # fmt: skip
 def test_reset_is_spelled_as_openai_spells_it(seconds: float, text: str) -> None:
-    """Durations in OpenAI's reset header spelling, milliseconds rounded up."""
+    """Durations are spelled as OpenAI's reset headers spell them, milliseconds rounded up."""
     assert reset_text(seconds) == text
 
 

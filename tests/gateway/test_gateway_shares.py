@@ -112,9 +112,7 @@ def _share_reached(server: Server, token: str, code: str) -> bool:
 
 
 def test_held_gateway_bodies_leave_room_for_a_judges_writes(served: Server) -> None:
-    """Client A holds a 16 MiB body unfinished, its second 16 MiB body is refused 429 at
-    once; client B holds what is left of the client role's share, its next body 503; a
-    judge's 100 small judgments meanwhile all succeed, and the bodies are still held."""
+    """One client's held 16 MiB bodies leave room: a judge's 100 judgments all succeed."""
     first = _unfinished(served, CLIENT_A, 16 * MIB - 1)
     held = [first]
     try:
@@ -146,9 +144,7 @@ def test_held_gateway_bodies_leave_room_for_a_judges_writes(served: Server) -> N
 def test_a_client_past_its_requests_in_flight_is_429_while_another_is_served(
     served: Server,
 ) -> None:
-    """Client A (max_in_flight 2) holds two streams: its third request is 429 with
-    Retry-After in OpenAI's shape, client B is answered meanwhile; once A's streams are
-    closed, A is served again."""
+    """A client past its in-flight bound gets 429 with Retry-After; another is served."""
     chat = {"model": "held", "messages": [{"role": "user", "content": "hi"}], "stream": True}
     url = served.url("/v1/chat/completions")
     with httpx.Client(timeout=20, headers={"Authorization": f"Bearer {CLIENT_A}"}) as a:
@@ -180,8 +176,7 @@ def test_a_client_past_its_requests_in_flight_is_429_while_another_is_served(
 
 
 def test_a_client_past_its_rate_gets_openais_rate_limit_error(served: Server) -> None:
-    """A token allowed a burst of 3 at 0.2 a second: 3 chats pass with the rate's headers,
-    the 4th is a RateLimitError for OpenAI's client with Retry-After and the headers."""
+    """Past its rate a client gets 429 and the headers: OpenAI's client raises RateLimitError."""
     messages: list[openai.types.chat.ChatCompletionMessageParam] = [
         {"role": "user", "content": "hi"}
     ]
@@ -204,7 +199,7 @@ def test_a_client_past_its_rate_gets_openais_rate_limit_error(served: Server) ->
 
 
 def test_the_rate_answers_in_the_apis_shape_outside_the_gateway(served: Server) -> None:
-    """A client token's read of the API past its rate: 429 in agentladder's own shape."""
+    """Past its rate, a client's read of the API is 429 in agentladder's own shape."""
     with httpx.Client(timeout=10, headers={"Authorization": f"Bearer {SLOW}"}) as client:
         answers = [client.get(served.url("/agents")) for _ in range(4)]
     assert [a.status_code for a in answers] == [200, 200, 200, 429]
