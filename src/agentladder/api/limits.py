@@ -153,7 +153,7 @@ class RequestGuard:
             return
         gateway = scope["path"].startswith(GATEWAY_PREFIX)
         if caller is None:
-            await self._guarded(scope, receive, send, None, gateway)
+            await self._guarded(scope, headers, receive, send, None, gateway)
             return
         entry = self.bounds.enter(caller)
         if isinstance(entry, Excess):
@@ -164,16 +164,16 @@ class RequestGuard:
         if passage.headers:
             send = _with_headers(send, passage.headers)
         try:
-            await self._guarded(scope, receive, _leaving(send, self.bounds, passage), passage,
-                                gateway)  # fmt: skip
+            await self._guarded(scope, headers, receive, _leaving(send, self.bounds, passage),
+                                passage, gateway)  # fmt: skip
         finally:
             self.bounds.leave(passage)
 
     async def _guarded(
-        self, scope: Scope, receive: Receive, send: Send, passage: Passage | None, gateway: bool
-    ) -> None:
+        self, scope: Scope, headers: dict[bytes, bytes], receive: Receive, send: Send,
+        passage: Passage | None, gateway: bool,
+    ) -> None:  # fmt: skip
         """The body's checks, then the app."""
-        headers = dict(scope.get("headers") or [])
         limit = self.gateway_limit if gateway else self.limit
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
