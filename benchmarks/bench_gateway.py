@@ -81,7 +81,8 @@ def _config(base_url: str) -> str:
     return f"""{judge}
 api:
   tokens:
-    - {{role: client, token: {TOKEN}, name: bench, budget: {{limit_usd: 1000000, period: day}}}}
+    - {{role: client, token: {TOKEN}, name: bench, budget: {{limit_usd: 1000000, period: day}},
+       max_in_flight: 100000, rate_per_s: 1000000, burst: 1000000}}
 routing: {{projection_refresh_s: 60}}
 agents:
   - name: fast

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from agentladder.domain.agents import AgentConfig, AgentName, parse_agents
+from agentladder.domain.fair_shares import RoleTable, share_problems
 from agentladder.domain.probation import SentinelSettings
 from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.rules import OracleRules
@@ -45,6 +46,7 @@ __all__ = [
     "Settings",
     "TokenSettings",
     "check_judge",
+    "check_shares",
     "config_error",
     "config_errors",
     "load_settings",
@@ -148,6 +150,19 @@ class TokenSettings(BaseModel):
     agent_id: AgentName | None = None
     name: AgentName | None = None
     budget: Budget | None = None
+    max_in_flight: int | None = Field(
+        default=None, ge=1, le=1_000_000,
+        description="requests this token may have in flight; none: its role's (api.roles)",
+    )  # fmt: skip
+    rate_per_s: float | None = Field(
+        default=None, gt=0.0, le=1_000_000.0, allow_inf_nan=False,
+        description="requests a second this token may make; none: its role's (api.roles)",
+    )  # fmt: skip
+    burst: int | None = Field(
+        default=None, ge=1, le=1_000_000,
+        description="requests this token may make at once; none: its role's, or one second's"
+        " worth of its own rate_per_s",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _one_source(self) -> TokenSettings:
@@ -186,6 +201,16 @@ class ApiSettings(BaseModel):
         ge=1024,
         description="Bytes of request bodies being received by all requests together; the"
         " request past it is refused 503 busy.",
+    )
+    max_buffered_share_per_token: float = Field(
+        default=0.5, gt=0.0, le=1.0,
+        description="The share of max_buffered_bytes the bodies being received from one"
+        " token may hold together (429 past it).",
+    )  # fmt: skip
+    roles: RoleTable = Field(
+        default=RoleTable(),
+        description="Each role's share of max_buffered_bytes, and its tokens' requests in"
+        " flight and rate.",
     )
     body_timeout_s: float = Field(
         default=30.0, gt=0.0, le=3600.0, allow_inf_nan=False,
@@ -360,7 +385,19 @@ def parse_settings(data: object) -> Settings:
             " be received",
         )  # fmt: skip
     check_judge(settings)
+    problems = check_shares(settings)
+    if problems:
+        raise problems[0]
     return settings
+
+
+def check_shares(settings: Settings) -> list[InvalidInput]:
+    """The fair shares' contradictions (``domain/fair_shares.py``), each naming its key."""
+    api = settings.api
+    return share_problems(
+        api.max_buffered_bytes, api.max_buffered_share_per_token, api.roles, api.tokens,
+        api.max_body_bytes, settings.gateway.max_body_bytes,
+    )  # fmt: skip
 
 
 def check_judge(settings: Settings) -> None:

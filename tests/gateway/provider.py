@@ -35,7 +35,9 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``streamoptions:<name>``: 400 naming ``stream_options`` when the request has it (as
   older servers refuse it), else a good answer without usage;
 - ``streamtool:<name>``: a stream answering with a tool call of 200,000 characters of
-  arguments, without usage whatever the request asks.
+  arguments, without usage whatever the request asks;
+- ``sharehold:<seconds>``: a stream that sends its first piece at once, then holds the
+  response open for ``seconds`` (at most 60) before it ends (no stream: a good answer).
 
 The endless ones stop by themselves after 10 minutes or 64 MiB, whichever comes first.
 
@@ -184,6 +186,14 @@ def _stream_hostile(behaviour: str, name: str, body: dict[str, Any]) -> Response
     return None
 
 
+async def _held(seconds: float) -> AsyncIterator[bytes]:
+    """A stream held open: its first piece, ``seconds`` (at most 60) of nothing, its end."""
+    yield _chunk("sharehold", {"role": "assistant", "content": "held "})
+    await asyncio.sleep(min(seconds, 60.0))
+    yield _chunk("sharehold", {}, "stop")
+    yield b"data: [DONE]\n\n"
+
+
 def app() -> Starlette:
     """The Starlette app."""
     seen: list[dict[str, Any]] = []
@@ -238,6 +248,8 @@ def app() -> Starlette:
             completion = _completion("judge")
             completion["choices"][0]["message"]["content"] = json.dumps(verdict)
             return JSONResponse(completion)
+        if behaviour == "sharehold" and streamed:
+            return StreamingResponse(_held(float(argument)), media_type="text/event-stream")
         if behaviour == "slow":
             await asyncio.sleep(float(argument) / 1000)
             argument = "slow"

@@ -13,6 +13,7 @@ from starlette.types import ASGIApp
 
 from agentladder import __version__
 from agentladder.api.auth import TokenBook
+from agentladder.api.caller_bounds import CallerBounds
 from agentladder.api.deps import CheckedJson
 from agentladder.api.docs_ui import install_docs
 from agentladder.api.errors import install_error_handlers
@@ -71,7 +72,7 @@ def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> No
     api = settings.api
     app.add_middleware(
         RequestGuard, max_body_bytes=api.max_body_bytes, body_timeout_s=api.body_timeout_s,
-        max_buffered_bytes=api.max_buffered_bytes,
+        bounds=CallerBounds(api),
         gateway_max_body_bytes=settings.gateway.max_body_bytes,
     )  # fmt: skip
     app.add_middleware(HostGuard, allowed=AllowedHosts.of(api.allowed_hosts, bound))

@@ -4,11 +4,13 @@ Every operation lists only the statuses it can return (``docs/api.md``, "Errors"
 in the one error shape. What holds for every request is in all of them: 400 for two
 ``Authorization`` headers or a ``Host`` (a write's ``Origin``) not allowed. Every write
 (POST) is authenticated before its body is read (401), checked for its role (403),
-bounded (413), must be JSON (415) and is validated (422). The rest is per operation: 404
+bounded (413; 429 past its token's share of the bodies being received), must be JSON
+(415) and is validated (422). The rest is per operation: 404
 where something named can be unknown, 409 where an id can come again with another
 payload, 429 for the long poll, 503 where the store is read (and for ``busy``). Refusals
-of the connection itself (408, 431, 503 ``too_many_connections``) come before any route
-and are documented under "Limits".
+of the connection itself (408, 431, 503 ``too_many_connections``), and the 429 of a
+token's rate or requests in flight where its role or the token sets them, come before
+any route and are documented under "Limits".
 A test checks that every operation of the app is listed here.
 """
 
@@ -26,11 +28,13 @@ ERROR_STATUSES = {
     "413": "payload_too_large: a body over api.max_body_bytes",
     "415": "unsupported_media_type: a body whose Content-Type is not JSON",
     "422": "invalid_input (with field and value) or server_owned_field (with fields)",
-    "429": "too_many_polls: the agent holds api.max_polls_per_agent polls",
+    "429": "too_many_polls: the agent holds api.max_polls_per_agent polls;"
+    " rate_limit_exceeded (with Retry-After): the token's share of the bodies being"
+    " received, its requests in flight or its rate",
     "503": "store_unavailable (or busy, with Retry-After, where it applies)",
 }
 
-_WRITE = ("400", "401", "403", "413", "415", "422", "503")
+_WRITE = ("400", "401", "403", "413", "415", "422", "429", "503")
 _READ = ("400", "503")
 
 ERRORS: dict[tuple[str, str], tuple[str, ...]] = {

@@ -20,6 +20,7 @@ from agentladder.config import (
     AgentSettings,
     Settings,
     check_judge,
+    check_shares,
     config_errors,
     load_settings,
 )
@@ -91,4 +92,4 @@ def _problems(values: dict[str, object]) -> list[InvalidInput]:
         check_judge(settings)
     except InvalidInput as error:
         problems.append(error)
-    return problems
+    return problems + check_shares(settings)
