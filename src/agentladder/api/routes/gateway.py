@@ -25,6 +25,7 @@ from agentladder.api.auth import Caller
 from agentladder.api.deps import Role, ServicesDep, caller_of_request, check_json
 from agentladder.api.errors import ApiError
 from agentladder.api.gateway_errors import openai_error
+from agentladder.domain.text import reason_invisible
 from agentladder.errors import InvalidInput
 from agentladder.services.container import Services
 from agentladder.services.gateway.service import Served
@@ -116,6 +117,16 @@ async def models(services: ServicesDep) -> JSONResponse:
     return JSONResponse({"object": "list", "data": data})
 
 
+def _check_contract(contract: object) -> None:
+    """A feedback's ``contract_id`` with an invisible or confusable character is refused
+    naming it (``domain/text.py``), not looked up: a look-alike of a real contract is
+    never one, and the caller learns why."""
+    if isinstance(contract, str):
+        reason = reason_invisible(contract)
+        if reason is not None:
+            raise InvalidInput("contract_id", contract, reason)
+
+
 @router.post("/v1/feedback", response_model=None)
 async def feedback(request: Request, services: ServicesDep, caller: ClientDep) -> Response:
     """The caller's feedback on an answer it was given (``{"contract_id", "score" (0-10) |
@@ -127,6 +138,7 @@ async def feedback(request: Request, services: ServicesDep, caller: ClientDep) -
     given = services.gateway.feedback
     assert given is not None
     try:
+        _check_contract(body.get("contract_id"))
         result, record, comment = await given.give(
             body, caller_name(caller), admin=caller.role == "admin"
         )
