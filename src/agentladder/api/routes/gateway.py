@@ -45,8 +45,9 @@ ClientDep = Annotated[Caller, Depends(Role("client"))]
 
 
 def caller_name(caller: Caller) -> str:
-    """Who a client is for feedback: its token's name, else its role (``client``, or
-    ``admin``: also a loopback caller when no token is configured)."""
+    """Who a client is for feedback: its token's name (every client token has its own,
+    config.py), else its role (``admin``: an admin token without a name, or a loopback
+    caller when no token is configured)."""
     if caller.token is not None and caller.token.name is not None:
         return caller.token.name
     return caller.role or "client"
