@@ -47,15 +47,59 @@ def test_a_budget_is_for_client_tokens_only() -> None:
     assert "budget is for role client only" in refused.value.reason
 
 
-def test_a_budget_needs_the_tokens_name() -> None:
-    """A client token with a budget and no name is refused, naming the token: its spend is
-    kept under its name."""
+def test_a_client_token_needs_a_name() -> None:
+    """A client token without a name is refused, naming ``api.tokens[i].name``: its
+    feedback and spend are kept under its own name."""
     with pytest.raises(InvalidInput) as refused:
         parse_settings(
-            {"api": {"tokens": [{"role": "client", "token": TOKEN, "budget": {"limit_usd": 5}}]}}
+            {
+                "api": {
+                    "tokens": [
+                        {"role": "admin", "token": TOKEN},
+                        {"role": "client", "token": TOKEN, "budget": {"limit_usd": 5}},
+                    ]
+                }
+            }
         )
-    assert refused.value.field == "api.tokens[0]"
-    assert "a budget needs the token's name" in refused.value.reason
+    assert refused.value.field == "api.tokens[1].name"
+    assert refused.value.value is None
+    assert "is required for role client" in refused.value.reason
+    assert str(refused.value).count("\n") == 0
+
+
+@pytest.mark.parametrize("role", ["admin", "orchestrator", "client", "metrics"])
+def test_two_tokens_with_one_name_are_refused(role: str) -> None:
+    """A second token (of any role) named like an earlier one is refused at its own
+    ``name``, with the value and the first token's path."""
+    tokens = [
+        {"role": "client", "token": TOKEN, "name": "team-a"},
+        {"role": "client", "token": TOKEN, "name": "team-b"},
+        {"role": role, "token": TOKEN, "name": "team-a"},
+    ]
+    with pytest.raises(InvalidInput) as refused:
+        parse_settings({"api": {"tokens": tokens}})
+    assert refused.value.field == "api.tokens[2].name"
+    assert refused.value.value == "team-a"
+    assert "duplicates api.tokens[0].name" in refused.value.reason
+
+
+def test_tokens_of_other_roles_need_no_name() -> None:
+    """Admin, orchestrator, agent and metrics tokens without a name parse, and two of
+    them without names are not duplicates."""
+    settings = parse_settings(
+        {
+            "api": {
+                "tokens": [
+                    {"role": "admin", "token": TOKEN},
+                    {"role": "orchestrator", "token": TOKEN},
+                    {"role": "orchestrator", "token_env": "ORCH_TOKEN"},
+                    {"role": "agent", "token": TOKEN, "agent_id": "alpha"},
+                    {"role": "metrics", "token_env": "METRICS_TOKEN"},
+                ]
+            }
+        }
+    )
+    assert [t.name for t in settings.api.tokens] == [None] * 5
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,15 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import ErrorDetails
 
 from agentladder.domain.agents import AgentConfig, AgentName, parse_agents
@@ -42,6 +50,7 @@ from agentladder.services.gateway.settings import Budget, GatewaySettings
 __all__ = [
     "AgentSettings",
     "ApiSettings",
+    "Nested",
     "OrchestratorSettings",
     "Settings",
     "TokenSettings",
@@ -64,6 +73,18 @@ def _ip_literal(entry: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+class Nested(ValueError):
+    """A validator's refusal of a value inside the field it validates: ``loc`` is the
+    path under that field (``(3, "name")`` in ``api.tokens``), so the error names
+    ``api.tokens[3].name`` rather than the whole list."""
+
+    def __init__(self, loc: tuple[int | str, ...], value: object, reason: str) -> None:
+        super().__init__(reason)
+        self.loc = loc
+        self.value = value
+        self.reason = reason
 
 
 class OrchestratorSettings(BaseModel):
@@ -135,20 +156,24 @@ class AgentSettings(AgentConfig):
 
 
 class TokenSettings(BaseModel):
-    """A bearer token and what it may do: ``admin``, ``orchestrator``, ``agent`` or
-    ``client`` (the gateway's ``/v1`` endpoints, docs/gateway.md).
+    """A bearer token and what it may do: ``admin``, ``orchestrator``, ``agent``,
+    ``client`` (the gateway's ``/v1`` endpoints, docs/gateway.md) or ``metrics``
+    (``GET /metrics`` only: once one is configured, ``/metrics`` needs it or an admin's).
 
     The token is given inline (``token``) or, better, named by an environment variable
-    (``token_env``). An ``agent`` token acts for one agent only (``agent_id``).
+    (``token_env``). An ``agent`` token acts for one agent only (``agent_id``). A
+    ``client`` token needs a ``name``, its own: its feedback's judge and its spend are
+    kept under it, so two clients sharing one would rate each other's answers and share
+    a budget.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    role: Literal["admin", "orchestrator", "agent", "client"]
+    role: Literal["admin", "orchestrator", "agent", "client", "metrics"]
     token: str | None = Field(default=None, min_length=16)
     token_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     agent_id: AgentName | None = None
-    name: AgentName | None = None
+    name: AgentName | None = Field(default=None, validate_default=True)
     budget: Budget | None = None
     max_in_flight: int | None = Field(
         default=None, ge=1, le=1_000_000,
@@ -164,6 +189,16 @@ class TokenSettings(BaseModel):
         " worth of its own rate_per_s",
     )  # fmt: skip
 
+    @field_validator("name")
+    @classmethod
+    def _client_named(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and info.data.get("role") == "client":
+            raise ValueError(
+                "is required for role client: a client's feedback and spend are kept under"
+                " its own name (another client's token must have another one)"
+            )
+        return value
+
     @model_validator(mode="after")
     def _one_source(self) -> TokenSettings:
         if (self.token is None) == (self.token_env is None):
@@ -172,8 +207,6 @@ class TokenSettings(BaseModel):
             raise ValueError("agent_id is required for, and only for, role agent")
         if self.budget is not None and self.role != "client":
             raise ValueError("budget is for role client only")
-        if self.budget is not None and self.name is None:
-            raise ValueError("a budget needs the token's name: the spend is kept under it")
         return self
 
 
@@ -253,6 +286,22 @@ class ApiSettings(BaseModel):
         description="On SIGTERM, how long requests in flight may finish before they are"
         " cancelled (an agent's long poll, a client that stopped reading).",
     )
+
+    @field_validator("tokens")
+    @classmethod
+    def _names_unique(cls, value: tuple[TokenSettings, ...]) -> tuple[TokenSettings, ...]:
+        first: dict[str, int] = {}
+        for index, token in enumerate(value):
+            if token.name is None:
+                continue
+            if token.name in first:
+                raise Nested(
+                    (index, "name"), token.name,
+                    f"duplicates api.tokens[{first[token.name]}].name: each token has its own name"
+                    " (to rotate a token, change its value: the spend stays with the name)",
+                )  # fmt: skip
+            first[token.name] = index
+        return value
 
     @field_validator("allowed_hosts")
     @classmethod
@@ -354,6 +403,8 @@ def _detail_error(detail: ErrorDetails, model: type[BaseModel], prefix: str) -> 
         reason = f"unknown key (did you mean {close[0]}?)" if close else "unknown key"
         return InvalidInput(field, detail.get("input"), reason)
     cause = detail.get("ctx", {}).get("error")
+    if isinstance(cause, Nested):
+        return InvalidInput(_path(prefix, loc + cause.loc), cause.value, cause.reason)
     reason = cause.reason if isinstance(cause, InvalidInput) else str(cause or detail["msg"])
     return InvalidInput(field, detail.get("input"), reason.removeprefix("Value error, "))
 

@@ -20,7 +20,9 @@ class Clock:
 
 
 def _client(token: str, **own: object) -> Caller:
-    settings = TokenSettings.model_validate({"role": "client", "token": token, **own})
+    settings = TokenSettings.model_validate(
+        {"role": "client", "token": token, "name": f"c-{token[:4]}", **own}
+    )
     return Caller("client", None, settings)
 
 

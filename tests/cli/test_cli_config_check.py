@@ -48,3 +48,44 @@ def test_a_file_with_one_error_is_one_line_as_serve_tells_it(tmp_path: Path) -> 
     result = runner.invoke(app, ["config", "check", str(path)])
     assert result.exit_code == 1
     assert result.stderr == "error: orchestrator.timeout_s: Input should be greater than 0 (-1)\n"
+
+
+TOKENS = """
+api:
+  tokens:
+    - {role: client, token: client-token-0123456789, name: team-a}
+    - {role: client, token: client-token-9876543210}
+agents:
+  - name: a1
+    input_price_per_mtok: -3
+"""
+
+
+def test_a_client_token_without_a_name_is_listed(tmp_path: Path) -> None:
+    """``config check`` names a nameless client token's ``api.tokens[i].name`` beside the
+    file's other errors."""
+    path = tmp_path / "tokens.yaml"
+    path.write_text(TOKENS, encoding="utf-8")
+    result = runner.invoke(app, ["config", "check", str(path)])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == (
+        "error: agents[0].input_price_per_mtok: Input should be greater than or equal to 0 (-3)"
+    )
+    assert lines[1].startswith("error: api.tokens[1].name: is required for role client")
+    assert lines[1].endswith("(None)")
+    assert len(lines) == 2
+
+
+def test_two_tokens_with_one_name_are_one_line(tmp_path: Path) -> None:
+    """``config check`` on two tokens named alike: one line naming the second's path."""
+    path = tmp_path / "twice.yaml"
+    path.write_text(
+        "api:\n  tokens:\n    - {role: client, token: client-token-0123456789, name: a}\n"
+        "    - {role: admin, token: admin-token-0123456789, name: a}\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["config", "check", str(path)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: api.tokens[1].name: duplicates api.tokens[0].name")
+    assert result.stderr.count("\n") == 1

@@ -18,6 +18,7 @@ from tests.served import Server, free_port, start_server
 TEAM_A = "team-a-token-0123456789"
 TEAM_B = "team-b-token-0123456789"
 ORCH = "orchestrator-token-0123456789"
+ADMIN = "admin-token-0123456789"
 ASK = [{"role": "user", "content": "Which controls matter most?"}]
 
 
@@ -30,6 +31,7 @@ api:
     - {{role: client, token: {TEAM_A}, name: team-a, budget: {{limit_usd: 0.00006, period: day}}}}
     - {{role: client, token: {TEAM_B}, name: team-b}}
     - {{role: orchestrator, token: {ORCH}}}
+    - {{role: admin, token: {ADMIN}}}
 agents:
   - name: alpha
     input_price_per_mtok: 1.0
@@ -79,13 +81,15 @@ def ask(server: Server, token: str, model: str) -> int:
 
 def test_traffic_page_shows_requests_fallbacks_and_clients(gateway: Server, page: Page) -> None:
     """From the nav: alpha's requests by task type (one answered after beta failed: a
-    fallback), beta's failed attempt, team-a over its budget (spent, 0 left, the reset)
-    and team-b without one; the page says which figures are this instance's."""
+    fallback), beta's failed attempt, and to an admin's token team-a over its budget
+    (spent, 0 left, the reset) and team-b without one; the page says which figures are
+    this instance's."""
     assert ask(gateway, TEAM_A, "alpha") == 200
     assert ask(gateway, TEAM_A, "alpha") == 200
     assert ask(gateway, TEAM_A, "route:audit") == 200  # beta fails, alpha answers
     assert ask(gateway, TEAM_A, "alpha") == 429  # 0.000075 spent of 0.00006
     assert ask(gateway, TEAM_B, "alpha") == 200
+    page.set_extra_http_headers({"Authorization": f"Bearer {ADMIN}"})  # clients: admin only
     page.goto(gateway.url("/dashboard"))
     page.click("header nav >> text=Traffic")
     expect(page.locator("h1")).to_have_text("Traffic")

@@ -30,7 +30,7 @@ class Token:
 def test_the_defaults_bound_clients_only() -> None:
     """By default clients are bounded in flight, rate and bytes; agents less; others not."""
     roles = RoleTable()
-    assert caller_limits(roles.client) == CallerLimits(32, 10.0, 20)
+    assert caller_limits(roles.client) == CallerLimits(32, 50.0, 100)
     assert caller_limits(roles.agent) == CallerLimits(256, None, 1)
     assert caller_limits(roles.orchestrator) == CallerLimits(None, None, 1)
     assert caller_limits(roles.admin) == CallerLimits(None, None, 1)
@@ -41,17 +41,17 @@ def test_the_defaults_bound_clients_only() -> None:
 def test_a_role_set_in_part_keeps_its_other_defaults() -> None:
     """A role given one key keeps its other defaults (a client's rate, burst, share)."""
     roles = RoleTable.model_validate({"client": {"max_in_flight": 4}})
-    assert caller_limits(roles.client) == CallerLimits(4, 10.0, 20)
+    assert caller_limits(roles.client) == CallerLimits(4, 50.0, 100)
     assert roles.client.max_buffered_share == 0.75
 
 
 def test_a_token_overrides_its_role() -> None:
     """A token's own in-flight bound, rate and burst win over its role's."""
     client = RoleTable().client
-    assert caller_limits(client, Token(max_in_flight=2)) == CallerLimits(2, 10.0, 20)
+    assert caller_limits(client, Token(max_in_flight=2)) == CallerLimits(2, 50.0, 100)
     assert caller_limits(client, Token(rate_per_s=2.5)) == CallerLimits(32, 2.5, 3)
     assert caller_limits(client, Token(rate_per_s=100, burst=500)) == CallerLimits(32, 100, 500)
-    assert caller_limits(client, Token(burst=5)) == CallerLimits(32, 10.0, 5)
+    assert caller_limits(client, Token(burst=5)) == CallerLimits(32, 50.0, 5)
     judge = RoleTable().orchestrator
     assert caller_limits(judge, Token("orchestrator", rate_per_s=50)) == CallerLimits(None, 50, 50)
 

@@ -106,6 +106,12 @@ def create_app(services: Services) -> FastAPI:
     app.state.tokens = TokenBook(services.settings.api)
     if app.state.tokens.open_loopback:
         log.warning("no API tokens configured: writes are accepted from loopback clients only")
+    tokens = services.settings.api.tokens
+    if any(t.role == "client" for t in tokens) and not app.state.tokens.metrics_locked:
+        log.warning(
+            "client tokens and no metrics token configured: /metrics shows the clients' names,"
+            " budgets and spend to anyone who reaches it (add a token of role metrics)"
+        )
     _configure(app, services.settings)
     return app
 

@@ -2,8 +2,9 @@
 
 Roles: ``admin`` (everything, the admin API), ``orchestrator`` (deliberations, judgments,
 results, validations), ``agent`` (heartbeats for its own agent_id only), ``client`` (the
-gateway's ``/v1`` endpoints only, docs/gateway.md). Reading public
-data needs no token. With no tokens configured the service accepts writes from loopback
+gateway's ``/v1`` endpoints only, docs/gateway.md), ``metrics`` (``GET /metrics`` only: once
+a metrics token is configured, ``/metrics`` needs it or an admin's). Reading public data
+needs no token. With no tokens configured the service accepts writes from loopback
 clients only (as admin) and says so at start. A loopback client is one whose address is a
 loopback IP literal (``127.0.0.0/8``, ``::1``); a request carrying a proxy header
 (``X-Forwarded-For``, ``Forwarded``, ``X-Real-IP``) never is, since it came through a
@@ -89,6 +90,9 @@ class TokenBook:
         self.open_loopback = not settings.tokens
         """True when no token is configured: loopback clients may write. (Tokens
         configured but all disabled, their variables unset, open nothing.)"""
+        self.metrics_locked = any(entry.role == "metrics" for entry in settings.tokens)
+        """True when a ``metrics`` token is configured: ``/metrics`` needs it or an
+        admin's (also while its variable is unset: configured, it closes ``/metrics``)."""
         if self.open_loopback and settings.trusted_proxies:
             raise InvalidInput(
                 "api.trusted_proxies", list(settings.trusted_proxies),

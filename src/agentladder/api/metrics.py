@@ -9,6 +9,10 @@ by a collector of this module, never set as gauges. Gauges are what is true now 
 online and registered, deliberations in progress, tasks queued). A request is labelled by
 its route's template (``/agents/{agent_id}``), a static file by its mount
 (``/static/{path}``), a path nothing serves by ``unmatched``: the labels stay few.
+
+Who may read it: anyone, unless a ``metrics`` token is configured (``api.tokens``); then
+a bearer token of the ``metrics`` or ``admin`` role (401 without one, 403 for another
+role), since it names the gateway's clients with their budgets and spend.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ from prometheus_client.registry import Collector
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentladder.api.deps import ServicesDep
+from agentladder.api.auth import TokenBook
+from agentladder.api.deps import ServicesDep, caller_of_request
 from agentladder.api.errors import refusals_of
 from agentladder.api.gateway_metrics import gateway_metrics
 from agentladder.services.container import Services
@@ -298,7 +303,11 @@ def install_metrics(app: FastAPI) -> None:
 
 @router.get("/metrics", include_in_schema=False)
 async def serve_metrics(request: Request, services: ServicesDep) -> Response:
-    """The current metrics in the Prometheus text format."""
+    """The current metrics in the Prometheus text format (with a ``metrics`` token
+    configured, for a metrics or admin token only)."""
+    book: TokenBook = request.app.state.tokens
+    if book.metrics_locked:
+        caller_of_request(request).require("metrics")
     metrics: Metrics = request.app.state.metrics
     metrics.totals.bind(services, request.app)
     online = await services.registry.online()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from agentladder.client.async_ import AsyncLadder
 from agentladder.client.errors import (
+    AnswerTooLarge,
     Conflict,
     Forbidden,
     InvalidInput,
@@ -59,6 +60,7 @@ __all__ = [
     "AgentOut",
     "AgentProfile",
     "AgentSkillsOut",
+    "AnswerTooLarge",
     "AsyncLadder",
     "BatchItemOut",
     "Conflict",

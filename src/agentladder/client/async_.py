@@ -12,7 +12,18 @@ import httpx
 from pydantic import BaseModel
 
 from agentladder.client import calls
-from agentladder.client.core import Call, Retry, chunks, headers, no_answer, parse
+from agentladder.client.core import (
+    MAX_ANSWER_BYTES,
+    MAX_ERROR_BYTES,
+    Body,
+    Call,
+    Caps,
+    Retry,
+    chunks,
+    headers,
+    no_answer,
+    parse,
+)
 from agentladder.client.models import (
     BATCH_MAX,
     Accepted,
@@ -43,7 +54,9 @@ class AsyncLadder:
 
     ``transport``: httpx's (``httpx.MockTransport`` in tests); ``timeout``: seconds per
     request; ``retries`` and ``max_wait``: the tries after a 503, a 429 or no answer, and
-    the seconds they may wait in all (``core.py``). Use it as an async context manager, or
+    the seconds they may wait in all; ``max_answer_bytes`` and ``max_error_bytes``: the
+    most of an answer's body read, a success's (past it: ``AnswerTooLarge``) and an
+    error's (the rest left unread) (``core.py``). Use it as an async context manager, or
     await ``close``."""
 
     def __init__(
@@ -55,9 +68,12 @@ class AsyncLadder:
         timeout: float = 30.0,
         retries: int = 3,
         max_wait: float = 30.0,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+        max_error_bytes: int = MAX_ERROR_BYTES,
     ) -> None:
         self.retries = retries
         self.max_wait = max_wait
+        self.caps = Caps(max_answer_bytes, max_error_bytes)
         self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self._http = httpx.AsyncClient(
             base_url=url, headers=headers(token), timeout=timeout, transport=transport
@@ -82,20 +98,28 @@ class AsyncLadder:
         budget = Retry(self.retries, self.max_wait)
         while True:
             try:
-                response = await self._http.request(
+                async with self._http.stream(
                     call.method, call.path, content=call.content(), params=call.query(),
                     headers={"content-type": "application/json"} if call.body else None,
-                )  # fmt: skip
+                ) as response:  # fmt: skip
+                    content = await self._read(call, response)
+                    wait = budget.delay(response)
+                    if wait is None:
+                        return parse(call, response, content)
             except httpx.TransportError as error:
                 wait = budget.delay(None)
                 if wait is None:
                     raise no_answer(call, error) from error
-                await self._sleep(wait)
-                continue
-            wait = budget.delay(response)
-            if wait is None:
-                return parse(call, response)
             await self._sleep(wait)
+
+    async def _read(self, call: Call[M], response: httpx.Response) -> bytes:
+        """The body, read up to its cap (``core.Body``); closing the response then
+        leaves the rest unread (the connection is dropped, not drained)."""
+        body = Body(call, response, self.caps)
+        async for piece in response.aiter_bytes():
+            if body.add(piece):
+                break
+        return body.content()
 
     async def judge(self, judgment: JudgmentRequest) -> JudgmentResult:
         """Submit one judged task; the same contract again answers the first award."""

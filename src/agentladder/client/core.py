@@ -10,6 +10,13 @@ report once per deliberation id (the same again answers the first result, marked
 ``duplicate``), a heartbeat replaces the declaration, and the others store nothing (a
 Sentinel check draws again). ``POST /deliberation``, which starts a new deliberation at
 each call, is not a method of the client.
+
+Sizes. An answer is read in pieces (``Body``), never whole before it is checked: a
+success's body up to ``max_answer_bytes`` (64 MiB by default), refused past it with
+``AnswerTooLarge`` (at once when its ``Content-Length`` says so, else as soon as more
+came), and an error's body up to ``max_error_bytes`` (64 KiB), the rest left unread: the
+error is made of what was read (the server's message, or the start of its text). The
+bytes counted are the decoded ones, so a compressed answer is bounded too.
 """
 
 from __future__ import annotations
@@ -23,14 +30,98 @@ from pydantic import BaseModel, ValidationError
 
 from agentladder import __version__
 from agentladder.api.schemas import ErrorBody
-from agentladder.client.errors import ServerError, Unavailable, error_for, retry_after
+from agentladder.client.errors import (
+    AnswerTooLarge,
+    ServerError,
+    Unavailable,
+    error_for,
+    retry_after,
+)
 
-__all__ = ["Call", "Retry", "chunks", "headers", "no_answer", "parse"]
+__all__ = [
+    "MAX_ANSWER_BYTES",
+    "MAX_ERROR_BYTES",
+    "Body",
+    "Call",
+    "Caps",
+    "Retry",
+    "chunks",
+    "headers",
+    "no_answer",
+    "parse",
+]
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 RETRIED = frozenset({429, 503})
 """Statuses tried again (with their ``Retry-After``)."""
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+"""The largest answer read by default (a skill board of 1,000 agents is under 1 MiB)."""
+MAX_ERROR_BYTES = 64 * 1024
+"""The most of an error's body read by default (the API's errors are under 2 KiB)."""
+
+
+@dataclass(frozen=True)
+class Caps:
+    """The most of an answer's body the client reads: a success's, an error's."""
+
+    answer: int = MAX_ANSWER_BYTES
+    error: int = MAX_ERROR_BYTES
+
+    def __post_init__(self) -> None:
+        for name, value in (("max_answer_bytes", self.answer), ("max_error_bytes", self.error)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a number of bytes, at least 1, not {value!r}")
+
+
+class Body:
+    """One answer's body, read in pieces up to its cap (``add`` each piece as it comes).
+
+    A success past ``caps.answer`` raises ``AnswerTooLarge``, when its ``Content-Length``
+    announces it (before any piece is read) or when the pieces pass it; an error's body
+    is kept up to ``caps.error`` and ``add`` then says to stop reading."""
+
+    def __init__(self, call: Call[Any], response: httpx.Response, caps: Caps) -> None:
+        self.call = call
+        self.status = response.status_code
+        self.error = response.status_code >= 400
+        self.limit = caps.error if self.error else caps.answer
+        self._kept = bytearray()
+        announced = _announced(response)
+        if not self.error and announced is not None and announced > self.limit:
+            raise self._too_large(f"{announced} bytes announced (Content-Length)")
+
+    def add(self, piece: bytes) -> bool:
+        """Keep ``piece``; True when no more should be read (an error's cap reached)."""
+        room = self.limit - len(self._kept)
+        if len(piece) <= room:
+            self._kept += piece
+            return self.error and len(self._kept) == self.limit
+        if not self.error:
+            raise self._too_large(f"more than {self.limit} bytes came")
+        self._kept += piece[:room]
+        return True
+
+    def content(self) -> bytes:
+        """What was kept."""
+        return bytes(self._kept)
+
+    def _too_large(self, seen: str) -> AnswerTooLarge:
+        what = f"{self.call.method} {self.call.path}"
+        message = (
+            f"{what}: the answer is larger than the client's max_answer_bytes"
+            f" ({self.limit} bytes): {seen}; it was not read"
+        )
+        return AnswerTooLarge(self.status, ErrorBody(code="answer_too_large", message=message))
+
+
+def _announced(response: httpx.Response) -> int | None:
+    """The body's size from ``Content-Length``, when its bytes are the body's own (not
+    compressed); None when it says nothing sure."""
+    if response.headers.get("content-encoding", "identity").lower() != "identity":
+        return None
+    length = response.headers.get("content-length", "")
+    return int(length) if length.isdigit() else None
 
 
 @dataclass(frozen=True)
@@ -92,13 +183,14 @@ def headers(token: str | None) -> dict[str, str]:
     return sent
 
 
-def parse(call: Call[M], response: httpx.Response) -> M:
-    """The answer as its model, or the client's exception for an error. Fields a newer
-    server added are ignored, so that an older client still reads its answers."""
+def parse(call: Call[M], response: httpx.Response, content: bytes) -> M:
+    """The answer (its body read: ``content``) as its model, or the client's exception
+    for an error. Fields a newer server added are ignored, so that an older client still
+    reads its answers."""
     if response.status_code >= 400:
-        raise error_for(response)
+        raise error_for(response, content)
     try:
-        return call.answer.model_validate_json(response.content, extra="ignore")
+        return call.answer.model_validate_json(content, extra="ignore")
     except ValidationError as error:
         what = f"{call.method} {call.path}: not a {call.answer.__name__}"
         detail = str(error.errors(include_url=False)[0]["msg"])

@@ -12,6 +12,7 @@
     │   ├── RateLimited      429, after the retries
     │   └── Unavailable      503 (store unavailable, busy) after the retries, or no answer
     └── ServerError          any other status, or an answer that is not the API's
+        └── AnswerTooLarge   an answer past the client's max_answer_bytes, left unread
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agentladder.domain.deliberation import Excluded
 from agentladder.domain.routing.spec import NotChosen
 
 __all__ = [
+    "AnswerTooLarge",
     "Conflict",
     "Forbidden",
     "InvalidInput",
@@ -119,6 +121,11 @@ class ServerError(LadderError):
     """Any other status (a 500), or an answer that is not in the API's shape."""
 
 
+class AnswerTooLarge(ServerError):
+    """An answer larger than the client's ``max_answer_bytes``: refused unread (its
+    announced size, or as soon as more than the cap came); the message names both."""
+
+
 _BY_STATUS: dict[int, type[LadderError]] = {
     400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
     413: InvalidInput, 415: InvalidInput, 422: InvalidInput,
@@ -134,12 +141,15 @@ def retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-def error_for(response: httpx.Response) -> LadderError:
-    """The exception for an error answer of the API."""
+def error_for(response: httpx.Response, content: bytes | None = None) -> LadderError:
+    """The exception for an error answer of the API; ``content``: what was read of its
+    body (the client reads an error's first ``max_error_bytes``), else the whole."""
+    body = response.content if content is None else content
     try:
-        error = ErrorOut.model_validate_json(response.content, extra="ignore").error
+        error = ErrorOut.model_validate_json(body, extra="ignore").error
     except ValidationError:
-        text = response.text.strip().replace("\n", " ")[:200] or response.reason_phrase
+        shown = body[:800].decode("utf-8", errors="replace")
+        text = shown.strip().replace("\n", " ")[:200] or response.reason_phrase
         error = ErrorBody(code="unexpected_answer", message=text)
     status = response.status_code
     if status == 400 and error.code == "too_few_agents":

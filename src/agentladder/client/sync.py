@@ -11,7 +11,18 @@ import httpx
 from pydantic import BaseModel
 
 from agentladder.client import calls
-from agentladder.client.core import Call, Retry, chunks, headers, no_answer, parse
+from agentladder.client.core import (
+    MAX_ANSWER_BYTES,
+    MAX_ERROR_BYTES,
+    Body,
+    Call,
+    Caps,
+    Retry,
+    chunks,
+    headers,
+    no_answer,
+    parse,
+)
 from agentladder.client.models import (
     BATCH_MAX,
     Accepted,
@@ -42,7 +53,9 @@ class Ladder:
 
     ``transport``: httpx's (``httpx.MockTransport`` in tests); ``timeout``: seconds per
     request; ``retries`` and ``max_wait``: the tries after a 503, a 429 or no answer, and
-    the seconds they may wait in all (``core.py``). Use it as a context manager, or call
+    the seconds they may wait in all; ``max_answer_bytes`` and ``max_error_bytes``: the
+    most of an answer's body read, a success's (past it: ``AnswerTooLarge``) and an
+    error's (the rest left unread) (``core.py``). Use it as a context manager, or call
     ``close``."""
 
     def __init__(
@@ -54,9 +67,12 @@ class Ladder:
         timeout: float = 30.0,
         retries: int = 3,
         max_wait: float = 30.0,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+        max_error_bytes: int = MAX_ERROR_BYTES,
     ) -> None:
         self.retries = retries
         self.max_wait = max_wait
+        self.caps = Caps(max_answer_bytes, max_error_bytes)
         self._sleep: Callable[[float], None] = time.sleep
         self._http = httpx.Client(
             base_url=url, headers=headers(token), timeout=timeout, transport=transport
@@ -81,20 +97,28 @@ class Ladder:
         budget = Retry(self.retries, self.max_wait)
         while True:
             try:
-                response = self._http.request(
+                with self._http.stream(
                     call.method, call.path, content=call.content(), params=call.query(),
                     headers={"content-type": "application/json"} if call.body else None,
-                )  # fmt: skip
+                ) as response:  # fmt: skip
+                    content = self._read(call, response)
+                    wait = budget.delay(response)
+                    if wait is None:
+                        return parse(call, response, content)
             except httpx.TransportError as error:
                 wait = budget.delay(None)
                 if wait is None:
                     raise no_answer(call, error) from error
-                self._sleep(wait)
-                continue
-            wait = budget.delay(response)
-            if wait is None:
-                return parse(call, response)
             self._sleep(wait)
+
+    def _read(self, call: Call[M], response: httpx.Response) -> bytes:
+        """The body, read up to its cap (``core.Body``); closing the response then
+        leaves the rest unread (the connection is dropped, not drained)."""
+        body = Body(call, response, self.caps)
+        for piece in response.iter_bytes():
+            if body.add(piece):
+                break
+        return body.content()
 
     def judge(self, judgment: JudgmentRequest) -> JudgmentResult:
         """Submit one judged task; the same contract again answers the first award."""

@@ -21,7 +21,7 @@ import math
 import re
 
 from agentladder.domain.judgment import CONTRACT_ID_MAX
-from agentladder.domain.text import invisible
+from agentladder.domain.text import reason_invisible
 
 __all__ = [
     "LETTER_SCORES",
@@ -61,7 +61,7 @@ def task_type_of(task: str) -> str | None:
 def contract_id_of(eval_id: str, sample_id: int | str, epoch: int) -> str:
     """The stable contract id of one sample's epoch of one evaluation run."""
     plain = f"inspect:{eval_id}:{sample_id}:{epoch}"
-    if len(plain) <= CONTRACT_ID_MAX and plain.isprintable() and invisible(plain) is None:
+    if len(plain) <= CONTRACT_ID_MAX and plain.isprintable() and reason_invisible(plain) is None:
         return plain
     return "inspect:sha256:" + hashlib.sha256(plain.encode()).hexdigest()
 

@@ -88,14 +88,14 @@ class AgentLimits(RoleLimits):
 
 class ClientLimits(RoleLimits):
     """The client role's (the gateway's callers): three quarters of the buffered bytes, 32
-    requests in flight and 10 a second with a burst of 20 per token."""
+    requests in flight and 50 a second with a burst of 100 per token."""
 
     max_buffered_share: float = Field(default=0.75, gt=0.0, le=1.0, description=_SHARE)
     max_in_flight: int | None = Field(default=32, ge=1, le=1_000_000, description=_IN_FLIGHT)
     rate_per_s: float | None = Field(
-        default=10.0, gt=0.0, le=1_000_000.0, allow_inf_nan=False, description=_RATE
+        default=50.0, gt=0.0, le=1_000_000.0, allow_inf_nan=False, description=_RATE
     )
-    burst: int | None = Field(default=20, ge=1, le=1_000_000, description=_BURST)
+    burst: int | None = Field(default=100, ge=1, le=1_000_000, description=_BURST)
 
 
 class RoleTable(BaseModel):

@@ -3,7 +3,9 @@ outcomes, fallbacks, the gateway's added latency, the share checked), trust gain
 lost (checks passed and failed, by agent), the judges' spend: this instance's counters
 since it started (``GatewayTotals``, ``Traffic``: kept in memory, the page says so); and
 each named client's spend against its budget: the store's figures, shared by every
-instance (``services/gateway/budgets.py``)."""
+instance (``services/gateway/budgets.py``). A client's name, budget and spend are shown
+to an admin only (a bearer token of the role, or a loopback caller when no token is
+configured); anyone else sees the clients' count and their spend summed."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
-from agentladder.api.deps import ServicesDep
+from agentladder.api.deps import ServicesDep, caller_of_request
 from agentladder.api.render import page
 from agentladder.services.gateway.budgets import ClientSpend
 from agentladder.services.gateway.service import Gateway
@@ -113,6 +115,23 @@ def _trust(gateway: Gateway) -> list[TrustRow]:
     return rows
 
 
+class ClientsSummed(BaseModel):
+    """The named clients together, for a caller who may not see each one."""
+
+    count: int
+    today: float
+    month: float
+    total: float
+
+
+def _summed(rows: list[ClientSpend]) -> ClientsSummed:
+    return ClientsSummed(
+        count=len(rows), today=sum(r.spent_usd["day"] for r in rows),
+        month=sum(r.spent_usd["month"] for r in rows),
+        total=sum(r.spent_usd["total"] for r in rows),
+    )  # fmt: skip
+
+
 def _client(row: ClientSpend) -> ClientRow:
     budget = row.budget
     spent = row.spent_usd[budget.period if budget else "month"]
@@ -128,8 +147,11 @@ def _client(row: ClientSpend) -> ClientRow:
 
 @router.get("/traffic", response_class=HTMLResponse)
 async def traffic(request: Request, services: ServicesDep) -> HTMLResponse:
-    """The gateway's traffic on this instance since it started, and the clients' spend."""
+    """The gateway's traffic on this instance since it started, and the clients' spend:
+    each client's to an admin, summed for anyone else."""
     gateway = services.gateway
+    spend = gateway.budgets.spend()
+    admin = caller_of_request(request).may("admin")
     rows = _rows(gateway)
     answered = sum(r.answered for r in rows)
     checked = sum(r.checked for r in rows)
@@ -137,7 +159,8 @@ async def traffic(request: Request, services: ServicesDep) -> HTMLResponse:
         request, "traffic.html", rows=rows, trust=_trust(gateway),
         judges=sorted(gateway.totals.judge_cost_usd.items()),
         judge_total=sum(gateway.totals.judge_cost_usd.values()),
-        clients=[_client(row) for row in gateway.budgets.spend()],
+        clients=[_client(row) for row in spend] if admin else [],
+        summed=None if admin or not spend else _summed(spend),
         unavailable=sorted(gateway.totals.unavailable.items()),
         started_at=gateway.traffic.started_at, answered=answered, checked=checked,
         share_checked=checked / answered if answered else None,

@@ -25,6 +25,7 @@ from agentladder.api.auth import Caller
 from agentladder.api.deps import Role, ServicesDep, caller_of_request, check_json
 from agentladder.api.errors import ApiError
 from agentladder.api.gateway_errors import openai_error
+from agentladder.domain.text import reason_invisible
 from agentladder.errors import InvalidInput
 from agentladder.services.container import Services
 from agentladder.services.gateway.service import Served
@@ -44,8 +45,9 @@ ClientDep = Annotated[Caller, Depends(Role("client"))]
 
 
 def caller_name(caller: Caller) -> str:
-    """Who a client is for feedback: its token's name, else its role (``client``, or
-    ``admin``: also a loopback caller when no token is configured)."""
+    """Who a client is for feedback: its token's name (every client token has its own,
+    config.py), else its role (``admin``: an admin token without a name, or a loopback
+    caller when no token is configured)."""
     if caller.token is not None and caller.token.name is not None:
         return caller.token.name
     return caller.role or "client"
@@ -116,6 +118,16 @@ async def models(services: ServicesDep) -> JSONResponse:
     return JSONResponse({"object": "list", "data": data})
 
 
+def _check_contract(contract: object) -> None:
+    """A feedback's ``contract_id`` with an invisible or confusable character is refused
+    naming it (``domain/text.py``), not looked up: a look-alike of a real contract is
+    never one, and the caller learns why."""
+    if isinstance(contract, str):
+        reason = reason_invisible(contract)
+        if reason is not None:
+            raise InvalidInput("contract_id", contract, reason)
+
+
 @router.post("/v1/feedback", response_model=None)
 async def feedback(request: Request, services: ServicesDep, caller: ClientDep) -> Response:
     """The caller's feedback on an answer it was given (``{"contract_id", "score" (0-10) |
@@ -128,6 +140,7 @@ async def feedback(request: Request, services: ServicesDep, caller: ClientDep) -
     feedback = services.gateway.feedback
     assert feedback is not None
     try:
+        _check_contract(body.get("contract_id"))
         given = await feedback.give(body, caller_name(caller), admin=caller.role == "admin")
     except InvalidInput as error:  # 422 (the chat route's 400 is OpenAI's own choice)
         return openai_error(422, str(error), "invalid_value", error.field)
