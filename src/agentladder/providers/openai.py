@@ -17,6 +17,9 @@ Every failure is a ``ProviderError`` whose ``kind`` says what went wrong:
   holds no JSON object with a score.
 - ``invalid``: an empty answer, or a score that is not a finite number from 0 to 10.
 
+A message names the endpoint by ``shown_url`` (no user, password or query) and every
+``ProviderError``'s text is redacted (``redaction.py``): no key leaves through an error.
+
 Token usage comes from the response's ``usage``; a server that reports none gets an
 estimate of four characters per token, so that cost accounting still works.
 """
@@ -36,6 +39,7 @@ from typing import Any
 import httpx
 
 from agentladder.domain.agents import AgentConfig
+from agentladder.domain.redact import shown_url
 from agentladder.errors import ProviderError
 from agentladder.providers.base import (
     EvaluateRequest,
@@ -53,6 +57,7 @@ from agentladder.providers.prompts import (
     propose_messages,
 )
 from agentladder.providers.settings import OpenAISettings
+from agentladder.redaction import remember
 
 __all__ = ["OpenAIProvider", "call_cost", "transport_reason"]
 
@@ -183,6 +188,8 @@ class OpenAIProvider:
         self.settings = settings
         self.model = settings.model or agent.model_name
         self.url = settings.base_url.rstrip("/") + "/chat/completions"
+        self.shown_url = shown_url(self.url)
+        """``url`` as messages show it: no user, password or query (domain/redact.py)."""
         self._environ = environ
         self._client = client
         self._owns_client = client is None
@@ -200,6 +207,7 @@ class OpenAIProvider:
                 f"environment variable {name} (the API key of {self.agent.name}) is not set",
                 retryable=False,
             )
+        remember((key,))  # redacted from every error and log line from now on
         return {"Authorization": f"Bearer {key}"}
 
     def _http(self) -> httpx.AsyncClient:
@@ -215,9 +223,11 @@ class OpenAIProvider:
         try:  # one deadline, kept by ``isolated`` alone (httpx's own timeouts are off)
             return await isolated(self._exchange(payload, headers), timeout)
         except (TimeoutError, httpx.TimeoutException) as error:
-            raise ProviderError("timeout", f"no answer from {self.url} in {timeout} s") from error
+            raise ProviderError(
+                "timeout", f"no answer from {self.shown_url} in {timeout} s"
+            ) from error
         except (httpx.HTTPError, httpx.InvalidURL) as error:
-            raise ProviderError("http", f"{self.url}: {transport_reason(error)}") from error
+            raise ProviderError("http", f"{self.shown_url}: {transport_reason(error)}") from error
 
     async def _exchange(self, payload: dict[str, object], headers: dict[str, str]) -> _Answer:
         """The status and the decoded body, read up to ``max_response_bytes``."""
@@ -231,7 +241,7 @@ class OpenAIProvider:
                 body += chunk
                 if len(body) > cap:
                     raise ProviderError(
-                        "http", f"{self.url} answered more than {cap} bytes; not read further"
+                        "http", f"{self.shown_url} answered more than {cap} bytes; not read further"
                     )
             return _Answer(response.status_code, bytes(body), response.headers.get("retry-after"))
         finally:
@@ -244,7 +254,7 @@ class OpenAIProvider:
         if response.status >= 300:
             raise ProviderError(
                 "http",
-                f"{self.url} answered {response.status}: {_excerpt(response.text)}",
+                f"{self.shown_url} answered {response.status}: {_excerpt(response.text)}",
                 retry_after_s=retry_after_s(response.retry_after, time.time()),
                 retryable=response.status >= 500 or response.status in TRANSIENT,
             )

@@ -198,9 +198,11 @@ async def open_stream(
     try:
         response = await isolated(client.send(request, stream=True), timeout)
     except (TimeoutError, httpx.TimeoutException):
-        raise ProviderError("timeout", f"no answer from {provider.url} in {timeout} s") from None
+        raise ProviderError(
+            "timeout", f"no answer from {provider.shown_url} in {timeout} s"
+        ) from None
     except httpx.HTTPError as error:
-        raise ProviderError("http", f"{provider.url}: {transport_reason(error)}") from error
+        raise ProviderError("http", f"{provider.shown_url}: {transport_reason(error)}") from error
     iterator, first = response.aiter_bytes(), b""
     try:
         async with asyncio.timeout(timeout):
@@ -226,7 +228,9 @@ async def open_stream(
         iterator = _nothing()
     except (TimeoutError, httpx.TimeoutException):
         await response.aclose()
-        raise ProviderError("timeout", f"no event from {provider.url} in {timeout} s") from None
+        raise ProviderError(
+            "timeout", f"no event from {provider.shown_url} in {timeout} s"
+        ) from None
     except httpx.HTTPError as error:
         await response.aclose()
         raise ProviderError("http", f"the stream broke: {transport_reason(error)}") from error
