@@ -24,6 +24,10 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``judge:<score>``: a judge's verdict, ``{"score": <score>, "reason": "..."}`` as the
   answer's content (usage 11 and 7 tokens); ``judge:<score>:<ms>``: the same after ``ms``
   milliseconds.
+- ``secretecho:<name>``: HTTP 401 whose message echoes what a careless server echoes:
+  ``Incorrect API key provided: <the key>`` (the Authorization header's credential), the
+  whole header, the user and password of a basic credential, the request's query string,
+  and ``SECRET_LOOKING`` (key-looking strings of no configuration).
 
 ``GET /seen`` lists every request received: its model, Authorization header and stream
 flag. ``Providers`` starts it, reads ``/seen`` and stops it by its pid.
@@ -32,6 +36,7 @@ flag. ``Providers`` starts it, reads ``/seen`` and stops it by its pid.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import signal
@@ -52,6 +57,8 @@ __all__ = ["Providers"]
 
 PROMPT_TOKENS = 11
 COMPLETION_TOKENS = 7
+SECRET_LOOKING = ("sk-proj-Zz0123456789abcdefGHIJ", "AKIAIOSFODNN7EXAMPLE")
+"""What ``secretecho`` adds to its message: key shapes no configuration holds."""
 
 
 def _completion(name: str) -> dict[str, Any]:
@@ -124,6 +131,18 @@ def _misbehaving(behaviour: str, name: str, streamed: bool) -> Response | None:
     return None
 
 
+def _secret_echo(request: Request) -> Response:
+    """``secretecho``: a 401 echoing the caller's credential, query and key-looking strings."""
+    authorization = request.headers.get("authorization", "")
+    scheme, _, credential = authorization.partition(" ")
+    said = f"Incorrect API key provided: {credential}. You sent {authorization!r}"
+    if scheme.lower() == "basic":
+        said += f" (user and password {base64.b64decode(credential).decode()!r})"
+    said += f"; query {request.url.query!r}; keys on file: {', '.join(SECRET_LOOKING)}"
+    error = {"message": said, "type": "invalid_request_error", "code": "invalid_api_key"}
+    return JSONResponse({"error": error}, status_code=401)
+
+
 def app() -> Starlette:
     """The Starlette app."""
     seen: list[dict[str, Any]] = []
@@ -153,6 +172,8 @@ def app() -> Starlette:
              "stream": streamed, "messages": body.get("messages"), "extra": body.get("user")}
         )  # fmt: skip
         behaviour, _, argument = model.partition(":")
+        if behaviour == "secretecho":
+            return _secret_echo(request)
         if behaviour == "fail":
             error = {"message": f"{argument} is broken", "type": "server_error", "code": None}
             return JSONResponse({"error": error}, status_code=500)

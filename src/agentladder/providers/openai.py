@@ -35,6 +35,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -59,7 +60,7 @@ from agentladder.providers.prompts import (
 from agentladder.providers.settings import OpenAISettings
 from agentladder.redaction import remember
 
-__all__ = ["OpenAIProvider", "call_cost", "transport_reason"]
+__all__ = ["OpenAIProvider", "call_cost", "endpoint", "transport_reason"]
 
 _EXCERPT_CHARS = 200
 TRANSIENT = frozenset({408, 409, 425, 429})
@@ -86,6 +87,17 @@ def _tls_context() -> ssl.SSLContext:
     its first call, inside the event loop, stalled every other deliberation for that long
     (and their calls timed out)."""
     return httpx.create_ssl_context()
+
+
+def endpoint(base_url: str) -> str:
+    """``{base_url}/chat/completions``; a query of ``base_url`` (``?api-version=...``) is kept
+    after the path, not cut by it. A URL that cannot be read is joined as it is (the call
+    fails with httpx's ``InvalidURL``: an ``http`` error)."""
+    try:
+        parts = urlsplit(base_url)
+    except ValueError:
+        return base_url.rstrip("/") + "/chat/completions"
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
 
 
 def transport_reason(error: BaseException) -> str:
@@ -187,7 +199,7 @@ class OpenAIProvider:
         self.agent = agent
         self.settings = settings
         self.model = settings.model or agent.model_name
-        self.url = settings.base_url.rstrip("/") + "/chat/completions"
+        self.url = endpoint(settings.base_url)
         self.shown_url = shown_url(self.url)
         """``url`` as messages show it: no user, password or query (domain/redact.py)."""
         self._environ = environ
