@@ -75,9 +75,19 @@ def test_the_configurations_secret_values_are_found() -> None:
     })  # fmt: skip
     environ = {"A_KEY": "a-key-value", "J_KEY": "j-key-value", "T_ENV": "env-token-value-0123"}
     found = known_secrets(settings, environ)
-    assert found >= {"a-key-value", "j-key-value", "inline-admin-token-0123",
-                     "env-token-value-0123", "nats-pass-1", "b%40se-pass", "b@se-pass", "q-key-1"}
-    assert "2" not in found and "svc" not in found and "app" not in found
+    assert found >= {
+        "a-key-value",
+        "j-key-value",
+        "inline-admin-token-0123",
+        "env-token-value-0123",
+        "nats-pass-1",
+        "b%40se-pass",
+        "b@se-pass",
+        "q-key-1",
+    }
+    assert "2" not in found
+    assert "svc" not in found
+    assert "app" not in found
     assert list(url_secrets("https://tok-as-user@h/v1")) == ["tok-as-user", "tok-as-user"]
 
 
@@ -94,7 +104,8 @@ def test_a_401_echoing_the_key_and_a_url_password_leave_no_secret(
     chat_server.replies.append(Reply(body, status=401))
     url = chat_server.url.replace("http://", "http://svc:URLPASS-99@") + "?api_key=QUERYKEY7"
     provider = _provider(url)
-    assert "URLPASS-99" not in provider.shown_url and "QUERYKEY7" not in provider.shown_url
+    assert "URLPASS-99" not in provider.shown_url
+    assert "QUERYKEY7" not in provider.shown_url
 
     async def call() -> ProviderError:
         try:
@@ -105,7 +116,8 @@ def test_a_401_echoing_the_key_and_a_url_password_leave_no_secret(
             await provider.aclose()
 
     text = str(asyncio.run(call()))
-    assert "answered 401" in text and "Incorrect API key provided" in text
+    assert "answered 401" in text
+    assert "Incorrect API key provided" in text
     for secret in (KEY, "URLPASS-99", "QUERYKEY7"):
         assert secret not in text
 
