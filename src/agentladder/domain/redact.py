@@ -20,7 +20,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel
@@ -147,7 +147,7 @@ def redacted_fields(model: M, redactor: Callable[[str], str]) -> M:
     from elsewhere) shows. The same object when nothing changed; answers and queries are
     never touched."""
     updates: dict[str, Any] = {}
-    for name in type(model).model_fields:
+    for name in _text_paths(type(model)):
         value = getattr(model, name)
         walked = _walk(name, value, redactor)
         if walked is not value:
@@ -155,7 +155,40 @@ def redacted_fields(model: M, redactor: Callable[[str], str]) -> M:
     return model.model_copy(update=updates) if updates else model
 
 
+_VISITING: set[type[BaseModel]] = set()
+
+
+@functools.cache
+def _text_paths(cls: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``cls`` that hold a failure text, or a model that can: the only ones
+    walked (a record's submissions, scores and request are not)."""
+    _VISITING.add(cls)
+    try:
+        return tuple(
+            name for name, info in cls.model_fields.items()
+            if name in TEXT_FIELDS or any(
+                m not in _VISITING and _text_paths(m) for m in _models(info.annotation)
+            )
+        )  # fmt: skip
+    finally:
+        _VISITING.discard(cls)
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    """The model classes an annotation names, at any depth (``list[X] | None``...)."""
+    found = (
+        [annotation] if isinstance(annotation, type) and issubclass(annotation, BaseModel) else []
+    )
+    for argument in get_args(annotation):
+        found += _models(argument)
+    return found
+
+
 def _walk(name: str, value: Any, redactor: Callable[[str], str]) -> Any:
+    """``value`` of the field ``name`` redacted; the same object when nothing changed (a
+    list or dict is copied only when an item changed)."""
+    if value is None:
+        return value
     if isinstance(value, str):
         if name not in TEXT_FIELDS:
             return value
@@ -164,9 +197,18 @@ def _walk(name: str, value: Any, redactor: Callable[[str], str]) -> Any:
     if isinstance(value, BaseModel):
         return redacted_fields(value, redactor)
     if isinstance(value, list):
-        items = [_walk(name, item, redactor) for item in value]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        copied: list[Any] | None = None
+        for position, item in enumerate(value):
+            walked = _walk(name, item, redactor)
+            if walked is not item:
+                copied = copied if copied is not None else list(value)
+                copied[position] = walked
+        return value if copied is None else copied
     if isinstance(value, dict):
-        pairs = {key: _walk(name, item, redactor) for key, item in value.items()}
-        return value if all(pairs[k] is v for k, v in value.items()) else pairs
+        changed = {}
+        for key, item in value.items():
+            walked = _walk(name, item, redactor)
+            if walked is not item:
+                changed[key] = walked
+        return {**value, **changed} if changed else value
     return value
