@@ -6,16 +6,18 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import httpx
 import pytest
 
 from agentladder.config import parse_settings
 from agentladder.domain.agents import AgentConfig
 from agentladder.errors import AgentsFailed, ProviderError, Rejected
-from agentladder.providers.openai import OpenAIProvider
+from agentladder.providers.openai import OpenAIProvider, endpoint
 from agentladder.providers.preflight import probe_agents
 from agentladder.providers.settings import OpenAISettings
 from agentladder.redaction import current, redact_logs, remember, scrub
 from agentladder.secret_values import known_secrets, url_secrets
+from agentladder.services.agents.http import _reason
 from tests.providers.chat_server import ChatServer, Reply
 
 AGENT = AgentConfig(name="echoer", model_name="m")
@@ -134,3 +136,21 @@ def test_config_check_probe_shows_no_secret(chat_server: ChatServer) -> None:
     assert sorted(p.ok for p in probes) == [False, True]
     assert all("PROBEPASS-1" not in p.detail and "svc:" not in p.detail for p in probes)
     assert any("answered in" in p.detail for p in probes)
+
+
+def test_a_base_urls_query_stays_after_the_path() -> None:
+    """``{base_url}/chat/completions`` keeps base_url's query after the path, not inside it."""
+    url = "http://svc:pw@h:1/v1/?api-version=2024-06-01&api_key=k"
+    assert endpoint(url) == "http://svc:pw@h:1/v1/chat/completions?api-version=2024-06-01&api_key=k"
+    assert endpoint("https://api.openai.com/v1") == "https://api.openai.com/v1/chat/completions"
+
+
+def test_an_agent_process_names_the_servers_url_without_its_secrets() -> None:
+    """A failed exchange of an agent process with the server is logged without userinfo."""
+    request = httpx.Request("GET", "http://agent:AGENTPASS-7@server:8000/agents/tasks/next?x=1")
+    response = httpx.Response(503, request=request)
+    error = httpx.HTTPStatusError("Server error '503' for url ...", request=request,
+                                  response=response)  # fmt: skip
+    assert _reason(error) == "503 from http://server:8000/agents/tasks/next"
+    refused = httpx.ConnectError("http://agent:AGENTPASS-7@server:8000 refused")
+    assert "AGENTPASS-7" not in _reason(refused)
