@@ -24,6 +24,8 @@ from agentladder.domain.agents import AgentConfig
 from agentladder.errors import InvalidInput
 from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
+from agentladder.redaction import redact_logs, remember, scrub
+from agentladder.secret_values import known_secrets, url_secrets
 from agentladder.services.agents.http import serve_agent_over_http
 from agentladder.services.agents.nats import serve_agent
 from agentladder.services.agents.wire import DEFAULT_CONCURRENCY
@@ -48,6 +50,9 @@ async def run_agent_process(
     """Serve the agent ``name`` of ``config`` through ``server`` (NATS or HTTP); ``say``
     is told when it starts, connects (its first heartbeat accepted) and stops."""
     settings = load_settings(config)
+    remember([*known_secrets(settings), *url_secrets(server), token])  # redaction.py
+    redact_logs()
+    shown = scrub(server)  # no user, password or token of the server's URL in a message
     agent = settings.agent(name)
     if agent is None:
         raise InvalidInput("name", name, f"is not an agent of {config}")
@@ -63,9 +68,9 @@ async def run_agent_process(
     stopped_by: list[str] = []
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, _stopper(stop, stopped_by, signum.name))
-    say(f"agent {name} starting: {agent.backend.kind} backend, joining {server}"
+    say(f"agent {name} starting: {agent.backend.kind} backend, joining {shown}"
         f" ({concurrency} tasks at once)")  # fmt: skip
-    heard = _Connected(name, server, say)
+    heard = _Connected(name, shown, say)
     interval_s = settings.orchestrator.heartbeat_interval_s
     try:
         await _serve(server, prefix, declared, provider, interval_s, stop, concurrency, token,

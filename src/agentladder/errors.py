@@ -30,6 +30,8 @@ these (and pydantic's ``ValidationError`` for model validation, which is a ``Val
 
 from __future__ import annotations
 
+from agentladder.redaction import scrub
+
 __all__ = [
     "AddressInUse",
     "AgentladderError",
@@ -193,7 +195,7 @@ class ProviderError(AgentladderError):
         self.kind = kind
         self.retry_after_s = retry_after_s  # a provider's Retry-After, in seconds
         self.retryable = retryable
-        super().__init__(f"{kind}: {message}")
+        super().__init__(f"{kind}: {scrub(message)}")  # no secret leaves (redaction.py)
 
 
 class Rejected(ProviderError):
@@ -204,7 +206,7 @@ class Rejected(ProviderError):
 
     def __init__(self, status: int, message: str, detail: dict[str, object]) -> None:
         self.status = status
-        self.detail = detail
+        self.detail = {k: scrub(v) if isinstance(v, str) else v for k, v in detail.items()}
         super().__init__("rejected", message, retryable=False)
 
 
@@ -218,7 +220,7 @@ class RequestRejected(AgentladderError):
         self.attempts = attempts
         self.last = last
         tried = "; ".join(f"{agent}: {why}" for agent, why in attempts)
-        super().__init__(f"model {model!r}: the request was refused as invalid: {tried}")
+        super().__init__(scrub(f"model {model!r}: the request was refused as invalid: {tried}"))
 
 
 class AgentsFailed(AgentladderError):
@@ -229,7 +231,7 @@ class AgentsFailed(AgentladderError):
         self.attempts = attempts
         tried = "; ".join(f"{agent}: {why}" for agent, why in attempts)
         super().__init__(
-            f"model {model!r}: every agent tried failed ({len(attempts)} tried): {tried}"
+            scrub(f"model {model!r}: every agent tried failed ({len(attempts)} tried): {tried}")
         )
 
 

@@ -37,7 +37,11 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``streamtool:<name>``: a stream answering with a tool call of 200,000 characters of
   arguments, without usage whatever the request asks;
 - ``sharehold:<seconds>``: a stream that sends its first piece at once, then holds the
-  response open for ``seconds`` (at most 60) before it ends (no stream: a good answer).
+  response open for ``seconds`` (at most 60) before it ends (no stream: a good answer);
+- ``secretecho:<name>``: HTTP 401 whose message echoes what a careless server echoes:
+  ``Incorrect API key provided: <the key>`` (the Authorization header's credential), the
+  whole header, the user and password of a basic credential, the request's query string,
+  and ``SECRET_LOOKING`` (key-looking strings of no configuration).
 
 The endless ones stop by themselves after 10 minutes or 64 MiB, whichever comes first.
 
@@ -48,6 +52,7 @@ flag and ``stream_options``. ``Providers`` starts it, reads ``/seen`` and stops 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import signal
@@ -68,6 +73,8 @@ __all__ = ["Providers"]
 
 PROMPT_TOKENS = 11
 COMPLETION_TOKENS = 7
+SECRET_LOOKING = ("sk-proj-Zz0123456789abcdefGHIJ", "AKIAIOSFODNN7EXAMPLE")
+"""What ``secretecho`` adds to its message: key shapes no configuration holds."""
 
 
 def _completion(name: str) -> dict[str, Any]:
@@ -194,6 +201,18 @@ async def _held(seconds: float) -> AsyncIterator[bytes]:
     yield b"data: [DONE]\n\n"
 
 
+def _secret_echo(request: Request) -> Response:
+    """``secretecho``: a 401 echoing the caller's credential, query and key-looking strings."""
+    authorization = request.headers.get("authorization", "")
+    scheme, _, credential = authorization.partition(" ")
+    said = f"Incorrect API key provided: {credential}. You sent {authorization!r}"
+    if scheme.lower() == "basic":
+        said += f" (user and password {base64.b64decode(credential).decode()!r})"
+    said += f"; query {request.url.query!r}; keys on file: {', '.join(SECRET_LOOKING)}"
+    error = {"message": said, "type": "invalid_request_error", "code": "invalid_api_key"}
+    return JSONResponse({"error": error}, status_code=401)
+
+
 def app() -> Starlette:
     """The Starlette app."""
     seen: list[dict[str, Any]] = []
@@ -228,6 +247,8 @@ def app() -> Starlette:
              "stream_options": body.get("stream_options")}
         )  # fmt: skip
         behaviour, _, argument = model.partition(":")
+        if behaviour == "secretecho":
+            return _secret_echo(request)
         if behaviour == "fail":
             error = {"message": f"{argument} is broken", "type": "server_error", "code": None}
             return JSONResponse({"error": error}, status_code=500)

@@ -317,6 +317,8 @@ def config_check(
     ok, or what failed."""
     from agentladder.cli.configcheck import config_problems  # noqa: PLC0415
     from agentladder.providers.preflight import missing_keys, probe_agents  # noqa: PLC0415
+    from agentladder.redaction import remember, scrub  # noqa: PLC0415
+    from agentladder.secret_values import known_secrets  # noqa: PLC0415
 
     problems = config_problems(path)  # the store URL parsed, not connected to
     for problem in problems:
@@ -324,7 +326,9 @@ def config_check(
     if problems:
         raise typer.Exit(code=1)
     settings = load_settings(path)
-    console.print(f"[green]ok[/]: {len(settings.agents)} agents, store {settings.store}")
+    remember(known_secrets(settings))  # a probe's failure shows none of them
+    shown_store = scrub(settings.store)
+    console.print(f"[green]ok[/]: {len(settings.agents)} agents, store {shown_store}")
     missing = missing_keys(settings)
     for agent in settings.agents:
         console.print(

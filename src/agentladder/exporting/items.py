@@ -5,8 +5,8 @@
   reads; ``--since``: when the Oracle recorded it (its ledger lines' ``timestamp``).
 - ``skills``: the rows of ``GET /skills`` (overall) and of ``GET /skills?task_type=T`` for
   every task type, unbounded; ``--since``: the estimate's latest evidence.
-- ``deliberations``: each record as ``GET /deliberation/{id}`` answers it; ``--since``: its
-  ``created_at``.
+- ``deliberations``: each record as ``GET /deliberation/{id}`` answers it (its failure
+  texts redacted: docs/reliability.md); ``--since``: its ``created_at``.
 - ``ledger``: each xp_history line as ``GET /oracle/profiles/{id}/history`` lists it;
   ``--since``: its ``timestamp``.
 
@@ -25,11 +25,13 @@ from typing import Any
 
 from agentladder.domain.deliberation_record import DeliberationRecord
 from agentladder.domain.judgment import Judgment
+from agentladder.domain.redact import redacted_fields
 from agentladder.domain.skill.board import SkillEntry, skill_board
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill
 from agentladder.domain.text import STORED
 from agentladder.errors import InvalidInput
+from agentladder.redaction import current
 from agentladder.store.base import LedgerEntry, Store
 from agentladder.store.records import OracleEventKind
 
@@ -110,6 +112,7 @@ async def _deliberations(store: Store, since: datetime | None) -> AsyncIterator[
             if cut is not None and doc.created_at < cut:
                 continue
             record = DeliberationRecord.model_validate(doc.body, context=STORED)
+            record = redacted_fields(record, current())  # no secret in an export
             text = record.model_dump_json(exclude=_NOT_EXPORTED)  # GET /deliberation/{id}
             yield json.loads(text), text
         after = page[-1][0]

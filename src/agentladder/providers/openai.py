@@ -17,6 +17,9 @@ Every failure is a ``ProviderError`` whose ``kind`` says what went wrong:
   holds no JSON object with a score.
 - ``invalid``: an empty answer, or a score that is not a finite number from 0 to 10.
 
+A message names the endpoint by ``shown_url`` (no user, password or query) and every
+``ProviderError``'s text is redacted (``redaction.py``): no key leaves through an error.
+
 Token usage comes from the response's ``usage``; a server that reports none gets an
 estimate of four characters per token, so that cost accounting still works.
 """
@@ -32,10 +35,12 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from agentladder.domain.agents import AgentConfig
+from agentladder.domain.redact import shown_url
 from agentladder.errors import ProviderError
 from agentladder.providers.base import (
     EvaluateRequest,
@@ -53,8 +58,9 @@ from agentladder.providers.prompts import (
     propose_messages,
 )
 from agentladder.providers.settings import OpenAISettings
+from agentladder.redaction import remember
 
-__all__ = ["OpenAIProvider", "call_cost", "transport_reason"]
+__all__ = ["OpenAIProvider", "call_cost", "endpoint", "transport_reason"]
 
 _EXCERPT_CHARS = 200
 TRANSIENT = frozenset({408, 409, 425, 429})
@@ -81,6 +87,17 @@ def _tls_context() -> ssl.SSLContext:
     its first call, inside the event loop, stalled every other deliberation for that long
     (and their calls timed out)."""
     return httpx.create_ssl_context()
+
+
+def endpoint(base_url: str) -> str:
+    """``{base_url}/chat/completions``; a query of ``base_url`` (``?api-version=...``) is kept
+    after the path, not cut by it. A URL that cannot be read is joined as it is (the call
+    fails with httpx's ``InvalidURL``: an ``http`` error)."""
+    try:
+        parts = urlsplit(base_url)
+    except ValueError:
+        return base_url.rstrip("/") + "/chat/completions"
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
 
 
 def transport_reason(error: BaseException) -> str:
@@ -182,7 +199,9 @@ class OpenAIProvider:
         self.agent = agent
         self.settings = settings
         self.model = settings.model or agent.model_name
-        self.url = settings.base_url.rstrip("/") + "/chat/completions"
+        self.url = endpoint(settings.base_url)
+        self.shown_url = shown_url(self.url)
+        """``url`` as messages show it: no user, password or query (domain/redact.py)."""
         self._environ = environ
         self._client = client
         self._owns_client = client is None
@@ -203,6 +222,7 @@ class OpenAIProvider:
                 f"environment variable {name} (the API key of {self.agent.name}) is not set",
                 retryable=False,
             )
+        remember((key,))  # redacted from every error and log line from now on
         return {"Authorization": f"Bearer {key}"}
 
     def _http(self) -> httpx.AsyncClient:
@@ -218,9 +238,11 @@ class OpenAIProvider:
         try:  # one deadline, kept by ``isolated`` alone (httpx's own timeouts are off)
             return await isolated(self._exchange(payload, headers), timeout)
         except (TimeoutError, httpx.TimeoutException) as error:
-            raise ProviderError("timeout", f"no answer from {self.url} in {timeout} s") from error
+            raise ProviderError(
+                "timeout", f"no answer from {self.shown_url} in {timeout} s"
+            ) from error
         except (httpx.HTTPError, httpx.InvalidURL) as error:
-            raise ProviderError("http", f"{self.url}: {transport_reason(error)}") from error
+            raise ProviderError("http", f"{self.shown_url}: {transport_reason(error)}") from error
 
     async def _exchange(self, payload: dict[str, object], headers: dict[str, str]) -> _Answer:
         """The status and the decoded body, read up to ``max_response_bytes``."""
@@ -234,7 +256,7 @@ class OpenAIProvider:
                 body += chunk
                 if len(body) > cap:
                     raise ProviderError(
-                        "http", f"{self.url} answered more than {cap} bytes; not read further"
+                        "http", f"{self.shown_url} answered more than {cap} bytes; not read further"
                     )
             return _Answer(response.status_code, bytes(body), response.headers.get("retry-after"))
         finally:
@@ -247,7 +269,7 @@ class OpenAIProvider:
         if response.status >= 300:
             raise ProviderError(
                 "http",
-                f"{self.url} answered {response.status}: {_excerpt(response.text)}",
+                f"{self.shown_url} answered {response.status}: {_excerpt(response.text)}",
                 retry_after_s=retry_after_s(response.retry_after, time.time()),
                 retryable=response.status >= 500 or response.status in TRANSIENT,
             )

@@ -71,7 +71,7 @@ async def _probe(agent: AgentSettings, environ: Mapping[str, str]) -> Probe:
         return Probe(agent.name, False, detail)
     finally:
         await provider.aclose()
-    return Probe(agent.name, True, f"{provider.url} answered in {seconds * 1000:.0f} ms")
+    return Probe(agent.name, True, f"{provider.shown_url} answered in {seconds * 1000:.0f} ms")
 
 
 async def probe_agents(settings: Settings, environ: Mapping[str, str] = os.environ) -> list[Probe]:

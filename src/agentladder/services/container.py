@@ -3,7 +3,9 @@
 ``build_services(settings)`` opens the store, registers the configured agents the server
 asks itself (and heartbeats for them), builds their providers (an agent whose API key
 variable is missing is down from the start: ``providers/preflight.py``), and, on a NATS
-store, listens for heartbeats on NATS and asks ``remote: true`` agents over NATS.
+store, listens for heartbeats on NATS and asks ``remote: true`` agents over NATS. It
+tells ``redaction.py`` the configuration's secrets and has the process's log lines
+redacted: no secret leaves through an error or a log line.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from agentladder.errors import RevisionConflict, StoreUnavailable
 from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
 from agentladder.providers.preflight import missing_keys
+from agentladder.redaction import redact_logs, remember
+from agentladder.secret_values import known_secrets, url_secrets
 from agentladder.services.agents.http import HttpAgentProvider, TaskBoard
 from agentladder.services.agents.nats import NatsAgentProvider, serve_heartbeats
 from agentladder.services.agents.registry import Registry
@@ -219,6 +223,9 @@ async def build_services(
 ) -> Services:
     """Open the store and build the services; the caller closes them."""
     url = store_url or settings.store
+    remember(known_secrets(settings))  # no secret leaves through an error (redaction.py)
+    remember(url_secrets(url))
+    redact_logs()
     changes = Changes()
     watched = WatchedStore(await open_store(url), changes)
     store = cast(Store, watched)

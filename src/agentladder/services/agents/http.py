@@ -25,6 +25,7 @@ import httpx
 from pydantic import BaseModel
 
 from agentladder.domain.agents import AgentConfig
+from agentladder.domain.redact import shown_url
 from agentladder.errors import ProviderError
 from agentladder.providers.base import (
     EvaluateRequest,
@@ -33,6 +34,7 @@ from agentladder.providers.base import (
     ProposeRequest,
     Provider,
 )
+from agentladder.redaction import scrub
 from agentladder.services.agents.wire import (
     DEFAULT_CONCURRENCY,
     TaskKind,
@@ -188,7 +190,7 @@ async def serve_agent_over_http(
                 elif on_heartbeat is not None:
                     on_heartbeat(answer.json())
             except (httpx.HTTPError, ValueError) as error:
-                log.warning("heartbeat not delivered: %r", error)
+                log.warning("heartbeat not delivered: %s", _reason(error))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), interval_s)
 
@@ -215,7 +217,7 @@ async def serve_agent_over_http(
                 if posted.status_code != 204:
                     log.warning("answer refused (%d): %s", posted.status_code, posted.text)
             except (httpx.HTTPError, ValueError, KeyError, TypeError) as error:
-                log.warning("task poll failed, retrying: %r", error)
+                log.warning("task poll failed, retrying: %s", _reason(error))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), 1.0)
 
@@ -227,6 +229,14 @@ async def serve_agent_over_http(
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
+
+
+def _reason(error: Exception) -> str:
+    """What a failed exchange with the server says, redacted: an HTTP status error names
+    the request's URL, shown without user, password or query (``domain/redact.py``)."""
+    if isinstance(error, httpx.HTTPStatusError):
+        return f"{error.response.status_code} from {shown_url(str(error.request.url))}"
+    return scrub(f"{type(error).__name__}: {error}")
 
 
 def _request_bytes(request: object) -> bytes:

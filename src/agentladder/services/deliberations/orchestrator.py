@@ -36,10 +36,12 @@ from agentladder.domain.deliberation_record import (
 )
 from agentladder.domain.external import ExternalDeliberation, reported_record, reported_rounds
 from agentladder.domain.privileges import TaskAllowance
+from agentladder.domain.redact import redacted_fields
 from agentladder.domain.scoring import deliberation_scores
 from agentladder.domain.text import STORED
 from agentladder.errors import Busy, InvalidInput, NotFound, PayloadConflict
 from agentladder.providers.base import ProposeRequest, Provider
+from agentladder.redaction import current
 from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.deliberations.agent_locks import AgentLocks
@@ -69,7 +71,7 @@ from agentladder.store.base import Store
 from agentladder.store.records import DeliberationDoc
 from agentladder.store.retry import WriteTally
 
-__all__ = ["SETTLING", "Orchestrator", "stored_status"]
+__all__ = ["SETTLING", "Orchestrator", "shown", "stored_status"]
 
 SETTLING = "settling"
 """The stored status of a finished deliberation whose side effects are not all settled."""
@@ -501,7 +503,7 @@ class Orchestrator:
         doc = await self.store.get_deliberation(deliberation_id)
         if doc is None:
             raise NotFound("deliberation", deliberation_id)
-        return DeliberationRecord.model_validate(doc.body, context=STORED)
+        return shown(DeliberationRecord.model_validate(doc.body, context=STORED))
 
     async def list(
         self, *, limit: int = 50, offset: int = 0, agent: str | None = None
@@ -511,7 +513,13 @@ class Orchestrator:
         if not 1 <= limit <= 1001:
             raise InvalidInput("limit", limit, "must be an integer from 1 to 1001")
         docs = await self.store.list_deliberations(limit=limit, offset=offset, agent=agent)
-        return [DeliberationRecord.model_validate(doc.body, context=STORED) for doc in docs]
+        return [shown(DeliberationRecord.model_validate(doc.body, context=STORED)) for doc in docs]
+
+
+def shown(record: DeliberationRecord) -> DeliberationRecord:
+    """A stored record as it is read out: its failure texts redacted again with the secrets
+    known now (a record stored before redaction, or reported from elsewhere)."""
+    return redacted_fields(record, current())
 
 
 def stored_status(record: DeliberationRecord) -> str:

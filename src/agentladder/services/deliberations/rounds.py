@@ -41,6 +41,7 @@ from agentladder.providers.base import (
     Provider,
     Usage,
 )
+from agentladder.redaction import scrub
 from agentladder.services.deliberations.calls import ProviderCalls, error_kind
 from agentladder.services.deliberations.deadlines import Deadlines
 from agentladder.services.routing.health import HealthMonitor
@@ -136,7 +137,7 @@ class RoundRunner:
                     raise
                 error, kind = f"timeout: no answer within {self.timeout_s} s", "timeout"
             except Exception as failure:  # a provider's failure, whatever it is
-                error, kind = str(failure) or type(failure).__name__, error_kind(failure)
+                error, kind = scrub(str(failure)) or type(failure).__name__, error_kind(failure)
                 retry_after = getattr(failure, "retry_after_s", None)
                 retryable = getattr(failure, "retryable", True) is not False
             else:

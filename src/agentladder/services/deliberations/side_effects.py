@@ -34,6 +34,7 @@ from agentladder.domain.ranking import RankingOutcome, rank_deliberation
 from agentladder.domain.scoring import deliberation_scores
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, TooManyTaskTypes
+from agentladder.redaction import scrub
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.service import Oracle
 from agentladder.services.skill.evidence import from_record
@@ -84,7 +85,7 @@ async def with_backoff(
             if tally is not None:
                 tally.retried[kind] += 1
             effect.state = SideEffectState.RETRYING
-            effect.error = f"{type(error).__name__}: {error}"
+            effect.error = scrub(f"{type(error).__name__}: {error}")
             log.warning("%s failed (attempt %d), retrying: %s", what, effect.attempts, error)
             if max_attempts is not None and effect.attempts >= max_attempts:
                 return

@@ -17,6 +17,7 @@ from agentladder.domain.deliberation_record import (
     SideEffect,
     SideEffectState,
 )
+from agentladder.redaction import scrub
 from agentladder.services.deliberations.rounds import RoundRunner
 from agentladder.services.deliberations.side_effects import apply_calls, with_backoff
 from agentladder.store.base import Store
@@ -42,7 +43,7 @@ def failed_with_calls(record: DeliberationRecord, error: str, runner: RoundRunne
     """``record`` failed with ``error``: keeps the calls ``runner`` made and what the ones
     that answered cost (also those of the round it stopped in)."""
     record.status = DeliberationStatus.FAILED
-    record.error = error
+    record.error = scrub(error)  # a failure's text: no secret (redaction.py)
     if runner is not None:
         record.submissions = list(runner.submissions)
         record.agent_costs = dict(runner.spent)

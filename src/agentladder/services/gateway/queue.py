@@ -40,6 +40,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agentladder.errors import ProviderError, RevisionConflict, StoreUnavailable
+from agentladder.redaction import scrub
 from agentladder.services.gateway.judge import JudgeSettings
 from agentladder.services.passes import QuietPasses, cancelled
 from agentladder.store.base import Store
@@ -221,7 +222,7 @@ class CheckQueue:
         wait = self.backoff_s(attempts)
         if isinstance(error, ProviderError) and error.retry_after_s:  # the judge said when
             wait = max(wait, error.retry_after_s)
-        why = f"{type(error).__name__}: {error}"[:1000]
+        why = scrub(f"{type(error).__name__}: {error}")[:1000]  # stored: no secret
         if attempts >= self.settings.attempts or now + wait > check.at + self.settings.retention_s:
             log.warning(
                 "gateway check %s of %s given up after %d attempt(s): %s",

@@ -154,9 +154,11 @@ async def _send(provider: OpenAIProvider, body: Mapping[str, object]) -> httpx.R
     try:
         return await isolated(client.send(request, stream=True), timeout)
     except (TimeoutError, httpx.TimeoutException):
-        raise ProviderError("timeout", f"no answer from {provider.url} in {timeout} s") from None
+        raise ProviderError(
+            "timeout", f"no answer from {provider.shown_url} in {timeout} s"
+        ) from None
     except httpx.HTTPError as error:
-        raise ProviderError("http", f"{provider.url}: {transport_reason(error)}") from error
+        raise ProviderError("http", f"{provider.shown_url}: {transport_reason(error)}") from error
 
 
 async def open_stream(
@@ -178,7 +180,9 @@ async def open_stream(
         async with asyncio.timeout(timeout):
             response = await _answering(provider, payload, reader)
     except (TimeoutError, httpx.TimeoutException):
-        raise ProviderError("timeout", f"no answer from {provider.url} in {timeout} s") from None
+        raise ProviderError(
+            "timeout", f"no answer from {provider.shown_url} in {timeout} s"
+        ) from None
     except httpx.HTTPError as error:
         raise ProviderError("http", f"the answer broke: {transport_reason(error)}") from error
     try:
@@ -186,7 +190,9 @@ async def open_stream(
             first, iterator = await _start(response.aiter_bytes(), reader, settings, payload)
     except (TimeoutError, httpx.TimeoutException):
         await response.aclose()
-        raise ProviderError("timeout", f"no event from {provider.url} in {timeout} s") from None
+        raise ProviderError(
+            "timeout", f"no event from {provider.shown_url} in {timeout} s"
+        ) from None
     except httpx.HTTPError as error:
         await response.aclose()
         raise ProviderError("http", f"the stream broke: {transport_reason(error)}") from error

@@ -22,6 +22,7 @@ from agentladder.domain.routing.health import (
     record_call,
 )
 from agentladder.domain.routing.rules import RoutingRules
+from agentladder.redaction import scrub
 from agentladder.services.clock import Clock, SystemClock
 
 __all__ = ["HealthMonitor"]
@@ -46,8 +47,9 @@ class HealthMonitor:
         retry_after_s: float | None = None, evaluation: bool = False,
     ) -> None:  # fmt: skip
         """One call to ``agent_id`` (an ``evaluation`` or a proposal) succeeded (``ok``)
-        or failed with ``error``."""
+        or failed with ``error`` (redacted: ``redaction.py``)."""
         before = self._states.get(agent_id, Health())
+        error = None if error is None else scrub(error)  # shown by GET /agents
         after = record_call(
             before, ok=ok, now=self.now(), rules=self.rules, error=error,
             retry_after_s=retry_after_s, evaluation=evaluation,
