@@ -65,7 +65,7 @@ def test_forty_thumbs_up_served_buy_no_standing(
     """40 answers checked and failed (the judge's 3), then a thumbs up on each by the
     client: XP, level, judged tasks and the validation rate stay as the checks left them,
     the next answer is still checked, the fitted skill stays inside the interval it had,
-    and each feedback's comment is in the server's log."""
+    the public scale names no client, and each feedback's comment is in the server's log."""
     monkeypatch.setenv("GW_KEY_ALPHA", "sk-alpha-secret")
     server = start_server(tmp_path, config(providers.base_url))
     try:
@@ -113,6 +113,10 @@ def test_forty_thumbs_up_served_buy_no_standing(
                      > before["observations"], server)  # fmt: skip
             moved = support_skill(server)
             assert before["low"] <= moved["skill"] <= before["high"], (before, moved)
+            scale = get(server, "/skills?task_type=support")["scale"][0]["sources"]
+            names = [source["source"] for source in scale]
+            assert "judge:feedback" in names  # one source for every client, unnamed
+            assert not any("team-a" in name for name in names)
         log = server.output()
         assert "feedback on" in log
         assert "by team-a: 10: great work" in log

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentladder.api.deps import ServicesDep
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.skill.board import SkillEntry
+from agentladder.domain.skill.capped import FEEDBACK_SOURCE
 
 __all__ = ["SkillOut", "router", "skill_out"]
 
@@ -74,6 +76,16 @@ def skill_out(entry: SkillEntry) -> SkillOut:
     return SkillOut(**entry.model_dump())
 
 
+def _named(shares: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A scale's sources as a public page may name them: the gateway's clients (whose
+    names are for admins: docs/gateway.md) as one source, ``judge:feedback``."""
+    named: dict[str, float] = {}
+    for name, share in shares:
+        key = FEEDBACK_SOURCE.rstrip(":") if name.startswith(FEEDBACK_SOURCE) else name
+        named[key] = named.get(key, 0.0) + share
+    return sorted(named.items(), key=lambda item: (-item[1], item[0]))
+
+
 @router.get("/skills", response_model=SkillBoardOut)
 async def skills(
     services: ServicesDep,
@@ -84,7 +96,7 @@ async def skills(
     board = await services.skill.board(task_type, limit)
     fleet = await services.store.get_fleet_skill()
     scales = [
-        ScaleOut(task_type=t, sources=[ScaleSource(source=n, share=s) for n, s in shares])
+        ScaleOut(task_type=t, sources=[ScaleSource(source=n, share=s) for n, s in _named(shares)])
         for t, shares in sorted(fleet.scales.items())
         if task_type is None or t == task_type
     ]
