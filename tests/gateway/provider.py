@@ -24,6 +24,10 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``judge:<score>``: a judge's verdict, ``{"score": <score>, "reason": "..."}`` as the
   answer's content (usage 11 and 7 tokens); ``judge:<score>:<ms>``: the same after ``ms``
   milliseconds.
+- ``budgetusage:<ms>``: a good answer after ``ms`` milliseconds whose usage is 0 prompt
+  tokens and as many completion tokens as the request's ``max_tokens`` (7 without it);
+- ``budgetdrip:<pieces>``: a stream of ``pieces`` pieces of ``"word "`` (5 characters), one
+  every 50 ms, with no usage, then ``[DONE]``.
 
 ``GET /seen`` lists every request received: its model, Authorization header and stream
 flag. ``Providers`` starts it, reads ``/seen`` and stops it by its pid.
@@ -124,6 +128,28 @@ def _misbehaving(behaviour: str, name: str, streamed: bool) -> Response | None:
     return None
 
 
+async def _budget(behaviour: str, argument: str, body: dict[str, Any]) -> Response | None:
+    """The answer of the budgets' behaviours (the module's list), else None."""
+    if behaviour == "budgetusage":
+        await asyncio.sleep(float(argument) / 1000)
+        completion = _completion("budget")
+        made = body.get("max_tokens") or COMPLETION_TOKENS
+        completion["usage"] = {"prompt_tokens": 0, "completion_tokens": made,
+                               "total_tokens": made}  # fmt: skip
+        return JSONResponse(completion)
+    if behaviour == "budgetdrip":
+
+        async def drip() -> AsyncIterator[bytes]:
+            yield _chunk("drip", {"role": "assistant", "content": ""})
+            for _ in range(int(argument)):
+                yield _chunk("drip", {"content": "word "})
+                await asyncio.sleep(0.05)
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(drip(), media_type="text/event-stream")
+    return None
+
+
 def app() -> Starlette:
     """The Starlette app."""
     seen: list[dict[str, Any]] = []
@@ -163,6 +189,9 @@ def app() -> Starlette:
         misbehaving = _misbehaving(behaviour, argument, streamed)
         if misbehaving is not None:
             return misbehaving
+        budgeted = await _budget(behaviour, argument, body)
+        if budgeted is not None:
+            return budgeted
         if behaviour == "judge":
             score, _, delay_ms = argument.partition(":")
             await asyncio.sleep(float(delay_ms or 0) / 1000)
