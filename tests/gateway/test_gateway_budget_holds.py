@@ -11,40 +11,13 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
+from tests.gateway.budgeting import ASK, REQUEST, TEAM_A, ask, config, settled_spend
 from tests.gateway.provider import Providers
 from tests.served import Server, start_server
-
-TEAM_A = "team-a-token-0123456789"
-ASK = [{"role": "user", "content": "Which controls matter most?"}]
-REQUEST = 0.20
-"""One request to ``alpha`` with ``max_tokens: 100``: 100 output tokens at $2,000/Mtok
-(prompts are free here), held and then charged exactly."""
-
-
-def config(base_url: str) -> str:
-    """alpha answers after 200 ms with usage of max_tokens; bad fails (500), strict
-    refuses (400), drip streams 40 pieces slowly; team-a may spend $1.00 a day."""
-
-    def agent(name: str, model: str, out: float) -> str:
-        return f"""
-  - name: {name}
-    input_price_per_mtok: 0.0
-    output_price_per_mtok: {out}
-    backend: {{kind: openai, base_url: "{base_url}", model: "{model}",
-               api_key_env: GW_KEY_BUDGET}}"""
-
-    return f"""
-api:
-  tokens:
-    - {{role: client, token: {TEAM_A}, name: team-a, budget: {{limit_usd: 1.0, period: day}}}}
-agents:{agent("alpha", "budgetusage:200", 2000.0)}{agent("bad", "fail:bad", 2000.0)}\
-{agent("strict", "reject:strict", 2000.0)}{agent("drip", "budgetdrip:40", 1000.0)}
-"""
 
 
 @pytest.fixture(autouse=True)
@@ -61,36 +34,6 @@ def served(tmp_path: Path, providers: Providers) -> Iterator[Server]:
         yield server
     finally:
         server.stop()
-
-
-def ask(server: Server, model: str, max_tokens: int, **extra: Any) -> httpx.Response:
-    """One request of team-a."""
-    return httpx.post(
-        server.url("/v1/chat/completions"), headers={"Authorization": f"Bearer {TEAM_A}"},
-        json={"model": model, "messages": ASK, "max_tokens": max_tokens, **extra}, timeout=30,
-    )  # fmt: skip
-
-
-def spent(server: Server) -> float:
-    """team-a's spend today on ``/metrics`` (the store's, read each second)."""
-    line = 'agentladder_gateway_client_spend_dollars{client="team-a",period="day"} '
-    for found in httpx.get(server.url("/metrics"), timeout=10).text.splitlines():
-        if found.startswith(line):
-            return float(found.split()[-1])
-    raise AssertionError("no spend of team-a on /metrics")
-
-
-def settled_spend(server: Server, above: float = -1.0) -> float:
-    """team-a's spend once the instance read it back (two reads a second apart agree,
-    above ``above``), at most 40 reads."""
-    last = spent(server)
-    for _ in range(40):
-        time.sleep(0.3)
-        now = spent(server)
-        if now == last and now > above:
-            return now
-        last = now
-    raise AssertionError(f"team-a's spend did not settle: {last}")
 
 
 async def burst(servers: list[Server], count: int) -> list[httpx.Response]:
@@ -172,18 +115,20 @@ def test_a_stream_its_caller_left_settles_what_was_relayed(served: Server, tmp_p
     4 characters a token: more than 0, less than the whole $0.05); its hold is gone."""
     body = {"model": "drip", "messages": ASK, "max_tokens": 1000, "stream": True}
     headers = {"Authorization": f"Bearer {TEAM_A}"}
-    with httpx.Client(timeout=30) as client:
-        with client.stream(
+    with (
+        httpx.Client(timeout=30) as client,
+        client.stream(
             "POST", served.url("/v1/chat/completions"), json=body, headers=headers
-        ) as response:
-            assert response.status_code == 200
-            assert response.headers["x-agentladder-budget-reserved"] == "1.000000"
-            lines = response.iter_lines()
-            pieces = 0
-            for line in lines:
-                pieces += '"word "' in line
-                if pieces == 3:
-                    break
+        ) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["x-agentladder-budget-reserved"] == "1.000000"
+        lines = response.iter_lines()
+        pieces = 0
+        for line in lines:
+            pieces += '"word "' in line
+            if pieces == 3:
+                break
     total = settled_spend(served, above=0.0)
     assert 0.0 < total < 0.05
     for _ in range(40):  # the hold is dropped with the settle

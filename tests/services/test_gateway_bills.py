@@ -5,7 +5,7 @@ fails; a stream's bill settled once whatever its end."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from datetime import UTC, datetime
 
 import pytest
@@ -182,6 +182,7 @@ def test_a_stream_left_midway_settles_once(own: bool) -> None:
         budgets = Budgets(store, [TOKEN], FixedClock(NOW))
         bill = await budgets.reserve(TOKEN, fifth)
         stream = billed(pieces(bill if own else None, 10), bill, lambda: 0.03)
+        assert isinstance(stream, AsyncGenerator)
         assert [await anext(stream), await anext(stream)] == [b"chunk 0", b"chunk 1"]
         await stream.aclose()
         await budgets.close()
