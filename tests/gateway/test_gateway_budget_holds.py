@@ -138,3 +138,55 @@ def test_a_stream_its_caller_left_settles_what_was_relayed(served: Server, tmp_p
     assert holds_in(tmp_path) == 0
     again = ask(served, "alpha", 450)  # $0.90 fits: the $1.00 hold is gone
     assert again.status_code == 200, again.text
+
+
+def test_a_crash_keeps_acknowledged_spend_and_its_holds_expire(
+    tmp_path: Path, providers: Providers
+) -> None:
+    """Killed (SIGKILL) right after an answer and while a request held $0.50 waiting for
+    a slow agent: after a restart on the same file the answer's $0.20 is spent, the dead
+    request's hold still counts (a $0.40 hold does not fit), and once
+    ``gateway.reservation_s`` (10 s) passed it counts no more (the $0.40 fits)."""
+    slow = (
+        config(providers.base_url).replace("agents:", "gateway: {reservation_s: 10}\nagents:", 1)
+        + f"""
+  - name: slow
+    input_price_per_mtok: 0.0
+    output_price_per_mtok: 2000.0
+    backend: {{kind: openai, base_url: "{providers.base_url}", model: "budgetusage:20000",
+               api_key_env: GW_KEY_BUDGET, timeout_s: 60}}
+"""
+    )
+    server = start_server(tmp_path, slow)
+    with httpx.Client(timeout=60) as client:
+        assert ask(server, "alpha", 100).status_code == 200
+        pending = client.build_request(
+            "POST", server.url("/v1/chat/completions"),
+            headers={"Authorization": f"Bearer {TEAM_A}"},
+            json={"model": "slow", "messages": ASK, "max_tokens": 250},
+        )  # fmt: skip
+        sent = client.send(pending, stream=True)  # answered after 20 s: held until then
+        try:
+            for _ in range(100):  # until its hold is in the file
+                if holds_in(tmp_path) == 1:
+                    break
+                time.sleep(0.1)
+            assert holds_in(tmp_path) == 1
+            server.kill()
+        finally:
+            sent.close()
+    again = start_server(tmp_path, slow)
+    try:
+        refused = ask(again, "alpha", 200)
+        assert refused.status_code == 429, refused.text
+        assert refused.headers["x-agentladder-budget-spent"] == "0.200000"
+        assert refused.headers["x-agentladder-budget-held"] == "0.500000"
+        for _ in range(60):  # the dead request's hold expires 10 s after it was taken
+            answered = ask(again, "alpha", 200)
+            if answered.status_code == 200:
+                break
+            time.sleep(0.5)
+        assert answered.status_code == 200, answered.text
+        assert answered.headers["x-agentladder-budget-held"] == "0.000000"
+    finally:
+        again.stop()
