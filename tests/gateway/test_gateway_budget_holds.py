@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,23 +159,28 @@ def test_a_crash_keeps_acknowledged_spend_and_its_holds_expire(
 """
     )
     server = start_server(tmp_path, slow)
-    with httpx.Client(timeout=60) as client:
-        assert ask(server, "alpha", 100).status_code == 200
-        pending = client.build_request(
-            "POST", server.url("/v1/chat/completions"),
-            headers={"Authorization": f"Bearer {TEAM_A}"},
-            json={"model": "slow", "messages": ASK, "max_tokens": 250},
-        )  # fmt: skip
-        sent = client.send(pending, stream=True)  # answered after 20 s: held until then
+    assert ask(server, "alpha", 100).status_code == 200
+    outcome: list[str] = []
+
+    def pending() -> None:  # answered after 20 s: its hold is taken at once
         try:
-            for _ in range(100):  # until its hold is in the file
-                if holds_in(tmp_path) == 1:
-                    break
-                time.sleep(0.1)
-            assert holds_in(tmp_path) == 1
-            server.kill()
-        finally:
-            sent.close()
+            outcome.append(str(ask(server, "slow", 250).status_code))
+        except httpx.HTTPError as error:
+            outcome.append(type(error).__name__)
+
+    thread = threading.Thread(target=pending)
+    thread.start()
+    try:
+        for _ in range(100):  # until its hold is in the file
+            if holds_in(tmp_path) == 1:
+                break
+            time.sleep(0.1)
+        assert holds_in(tmp_path) == 1
+    finally:
+        server.kill()
+        thread.join(timeout=60)
+    assert len(outcome) == 1
+    assert outcome[0] != "200"  # it was never answered
     again = start_server(tmp_path, slow)
     try:
         refused = ask(again, "alpha", 200)
