@@ -61,14 +61,23 @@ def spent(server: Server) -> float:
     raise AssertionError("no spend of team-a on /metrics")
 
 
-def settled_spend(server: Server, above: float = -1.0) -> float:
-    """team-a's spend once the instance read it back (two reads a second apart agree,
-    above ``above``), at most 40 reads."""
+def settled_spend(server: Server, expected: float | None = None) -> float:
+    """team-a's spend once the instance read it back (it reads the store each second):
+    ``expected`` once it shows it (at most 60 reads), else the first figure above 0 that
+    two reads 1.2 s apart agree on (at most 30 pairs). What it shows last when neither
+    comes, for the caller's assertion to report."""
     last = spent(server)
-    for _ in range(40):
-        time.sleep(0.3)
+    if expected is not None:
+        for _ in range(60):
+            if abs(last - expected) < 1e-9:
+                break
+            time.sleep(0.2)
+            last = spent(server)
+        return last
+    for _ in range(30):
+        time.sleep(1.2)
         now = spent(server)
-        if now == last and now > above:
-            return now
+        if now == last and now > 0:
+            break
         last = now
-    raise AssertionError(f"team-a's spend did not settle: {last}")
+    return last

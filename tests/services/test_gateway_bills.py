@@ -68,6 +68,7 @@ def test_a_bill_settles_once_and_its_hold_is_replaced_by_the_cost() -> None:
         assert await held(store) == 0
         found = await store.get_spend([DAY, MONTH, TOTAL])
         assert found == {DAY: 50_000_000, MONTH: 50_000_000, TOTAL: 50_000_000}
+        await budgets.refresh()  # this instance's figures: read back, as the others'
         state = budgets.state(TOKEN)
         assert state is not None
         assert state.spent_usd == pytest.approx(0.05)

@@ -47,9 +47,6 @@ class Ledger(Protocol):
     def charges(self, client: str, nano: int) -> dict[SpendKey, int]:
         """``nano`` on each of the client's current periods."""
 
-    def settled(self, charges: dict[SpendKey, int]) -> None:
-        """Charges a settle wrote."""
-
     def unsettled(self, charges: dict[SpendKey, int]) -> None:
         """Charges a settle could not write."""
 
@@ -99,8 +96,6 @@ class Bill:
                 " counts until it expires): %s", hold.key[0], error,
             )  # fmt: skip
             self.ledger.unsettled(charges)
-            return
-        self.ledger.settled(charges)
 
     async def _release(self, hold: Hold) -> None:
         try:

@@ -238,11 +238,6 @@ class Budgets:
         """``nano`` charged to each of the client's current periods."""
         return {(client, key): nano for key, _ in self._periods(self.clock.now()).values()}
 
-    def settled(self, charges: dict[SpendKey, int]) -> None:
-        """Charges written to the store by a settle: counted here until read back."""
-        for key, nano in charges.items():
-            self._stored[key] = self._stored.get(key, 0) + nano
-
     def unsettled(self, charges: dict[SpendKey, int]) -> None:
         """Charges a settle could not write: kept for the next batched write."""
         self._pending.update(charges)
