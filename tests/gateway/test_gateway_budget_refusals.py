@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import httpx2
 import openai
 import pytest
@@ -72,7 +73,8 @@ def test_a_hold_that_does_not_fit_is_refused_with_its_figures(
     served: Server, providers: Providers
 ) -> None:
     """With $1.00 left, a request of 600 output tokens would hold $1.20: 429
-    ``insufficient_quota`` saying what is left and what it would hold; with 500 it fits."""
+    ``insufficient_quota`` saying what is left and what it would hold; a max_tokens that
+    is not a number is 400 naming it; with 500 it fits."""
     before = len(providers.seen())
     refused = ask(served, "alpha", 600)
     assert refused.status_code == 429
@@ -86,6 +88,15 @@ def test_a_hold_that_does_not_fit_is_refused_with_its_figures(
         " $1.200000 (6 prompt and 600 output tokens at alpha's prices), which does not fit"
     )
     assert refused.headers["x-agentladder-budget-reserved"] == "1.200000"
+    bad = httpx.post(
+        served.url("/v1/chat/completions"), headers={"Authorization": f"Bearer {TEAM_A}"},
+        json={"model": "alpha", "messages": ASK, "max_tokens": "100"}, timeout=30,
+    )  # fmt: skip
+    assert bad.status_code == 400
+    assert bad.json()["error"]["param"] == "max_tokens"
+    assert bad.json()["error"]["message"] == (
+        "max_tokens: must be a whole number of tokens ('100')"
+    )
     assert len(providers.seen()) == before
     assert ask(served, "alpha", 500).status_code == 200
 
