@@ -16,8 +16,8 @@ from tests.served import Server
 def test_metrics_show_added_latency_fallbacks_and_client_spend(gateway: Server) -> None:
     """A routed request answered by alpha after beta and gamma failed is one fallback and
     one added-latency sample (less than the providers' 0.5 s timeout it waited); team-a's
-    spend today is that answer's cost once read back from the store, its budget $5 a day; the checks' and judges'
-    families are there (empty until a check runs)."""
+    spend today is that answer's cost once read back from the store, its budget $5 a
+    day; the checks' and judges' families are there (empty until a check runs)."""
     with openai.OpenAI(base_url=gateway.url("/v1"), api_key=CLIENT, max_retries=0) as client:
         answer = client.chat.completions.create(model="route:audit", messages=ASK)
     assert answer.choices[0].message.content == "answer from alpha"
