@@ -118,16 +118,16 @@ def test_a_budget_is_charged_per_answer_and_refused_when_spent(
         asked = len(providers.seen())
         with pytest.raises(openai.RateLimitError) as refused:
             team_a.chat.completions.create(model="alpha", messages=ASK, max_tokens=7)
-    error = refused.value
-    assert error.code == "insufficient_quota"
-    assert error.type == "insufficient_quota"
+    quota = refused.value
+    assert quota.code == "insufficient_quota"
+    assert quota.type == "insufficient_quota"
     assert (
         "client 'team-a' has $0.000010 left of its $0.000060 budget for the day (spent"
         " $0.000050, $0.000000 held by its requests in flight): this request would hold"
         " $0.000020 (6 prompt and 7 output tokens at alpha's prices), which does not fit"
-    ) in error.message
-    assert f"it resets at {midnight()}" in error.message
-    headers = error.response.headers
+    ) in quota.message
+    assert f"it resets at {midnight()}" in quota.message
+    headers = quota.response.headers
     assert 1 <= int(headers["retry-after"]) <= 86_400
     assert headers["x-agentladder-budget-remaining"] == "0.000010"
     assert headers["x-agentladder-budget-spent"] == "0.000050"

@@ -20,19 +20,23 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from agentladder.config import TokenSettings
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.budget import output_tokens, reservation_nano, to_nano
 from agentladder.store.spend import Hold, SpendKey, SpendStore
 
-if TYPE_CHECKING:  # the budget state's type only: budgets.py imports this module
-    from agentladder.services.gateway.budgets import BudgetState
-
-__all__ = ["Bill", "Ledger", "billed", "holding"]
+__all__ = ["Bill", "Figures", "Ledger", "billed", "holding"]
 
 log = logging.getLogger(__name__)
+
+
+class Figures(Protocol):
+    """A budget as a reservation found it (``BudgetState`` is one)."""
+
+    def headers(self) -> dict[str, str]:
+        """Its ``x-agentladder-budget-*`` headers."""
 
 
 class Ledger(Protocol):
@@ -56,7 +60,7 @@ class Bill:
 
     def __init__(
         self, ledger: Ledger, token: TokenSettings | None, hold: Hold | None,
-        state: BudgetState | None,
+        state: Figures | None,
     ) -> None:  # fmt: skip
         self.ledger = ledger
         self.token = token
