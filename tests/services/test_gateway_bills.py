@@ -192,3 +192,30 @@ def test_a_stream_left_midway_settles_once(own: bool) -> None:
         assert await held(store) == 0
 
     asyncio.run(main())
+
+
+async def broken(count: int) -> AsyncIterator[bytes]:
+    """``count`` chunks, then the provider's connection breaks."""
+    for number in range(count):
+        yield f"chunk {number}".encode()
+    raise ConnectionError("the stream breaks here")
+
+
+def test_a_broken_and_a_whole_stream_settle_once() -> None:
+    """A stream that breaks after two chunks settles at what was relayed ($0.03) and
+    passes its error on; a stream read whole whose own record settled it ($0.07) is not
+    charged again at its end."""
+
+    async def main() -> None:
+        store = MemoryStore()
+        budgets = Budgets(store, [TOKEN], FixedClock(NOW))
+        bill = await budgets.reserve(TOKEN, fifth)
+        with pytest.raises(ConnectionError):
+            _ = [chunk async for chunk in billed(broken(2), bill, lambda: 0.03)]
+        whole = await budgets.reserve(TOKEN, fifth)
+        assert len([c async for c in billed(pieces(whole, 3), whole, lambda: 0.5)]) == 3
+        await budgets.close()
+        assert await store.get_spend([DAY]) == {DAY: 100_000_000}
+        assert await held(store) == 0
+
+    asyncio.run(main())
