@@ -224,11 +224,15 @@ class RequestRejected(AgentladderError):
 
 
 class AgentsFailed(AgentladderError):
-    """Every agent a gateway request was tried on failed; ``attempts``: (agent, why)."""
+    """Every agent a gateway request was tried on failed; ``attempts``: (agent, why);
+    ``retry_after_s``: the soonest one of them may be asked again (None: not known)."""
 
-    def __init__(self, model: str, attempts: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, model: str, attempts: list[tuple[str, str]], retry_after_s: int | None = None
+    ) -> None:
         self.model = model
         self.attempts = attempts
+        self.retry_after_s = retry_after_s
         tried = "; ".join(f"{agent}: {why}" for agent, why in attempts)
         super().__init__(
             scrub(f"model {model!r}: every agent tried failed ({len(attempts)} tried): {tried}")

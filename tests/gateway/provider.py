@@ -41,7 +41,11 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``secretecho:<name>``: HTTP 401 whose message echoes what a careless server echoes:
   ``Incorrect API key provided: <the key>`` (the Authorization header's credential), the
   whole header, the user and password of a basic credential, the request's query string,
-  and ``SECRET_LOOKING`` (key-looking strings of no configuration).
+  and ``SECRET_LOOKING`` (key-looking strings of no configuration);
+- ``budgetusage:<ms>``: a good answer after ``ms`` milliseconds whose usage is 0 prompt
+  tokens and as many completion tokens as the request's ``max_tokens`` (7 without it);
+- ``budgetdrip:<pieces>``: a stream of ``pieces`` pieces of ``"word "`` (5 characters), one
+  every 50 ms, with no usage, then ``[DONE]``.
 
 The endless ones stop by themselves after 10 minutes or 64 MiB, whichever comes first.
 
@@ -213,6 +217,28 @@ def _secret_echo(request: Request) -> Response:
     return JSONResponse({"error": error}, status_code=401)
 
 
+async def _budget(behaviour: str, argument: str, body: dict[str, Any]) -> Response | None:
+    """The answer of the budgets' behaviours (the module's list), else None."""
+    if behaviour == "budgetusage":
+        await asyncio.sleep(float(argument) / 1000)
+        completion = _completion("budget")
+        made = body.get("max_tokens") or COMPLETION_TOKENS
+        completion["usage"] = {"prompt_tokens": 0, "completion_tokens": made,
+                               "total_tokens": made}  # fmt: skip
+        return JSONResponse(completion)
+    if behaviour == "budgetdrip":
+
+        async def drip() -> AsyncIterator[bytes]:
+            yield _chunk("drip", {"role": "assistant", "content": ""})
+            for _ in range(int(argument)):
+                yield _chunk("drip", {"content": "word "})
+                await asyncio.sleep(0.05)
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(drip(), media_type="text/event-stream")
+    return None
+
+
 def app() -> Starlette:
     """The Starlette app."""
     seen: list[dict[str, Any]] = []
@@ -262,6 +288,9 @@ def app() -> Starlette:
         hostile = _stream_hostile(behaviour, argument, body)
         if hostile is not None:
             return hostile
+        budgeted = await _budget(behaviour, argument, body)
+        if budgeted is not None:
+            return budgeted
         if behaviour == "judge":
             score, _, delay_ms = argument.partition(":")
             await asyncio.sleep(float(delay_ms or 0) / 1000)

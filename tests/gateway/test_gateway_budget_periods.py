@@ -35,9 +35,10 @@ def settings(base_url: str) -> dict[str, Any]:
 
 
 async def ask(client: httpx.AsyncClient, period: str) -> httpx.Response:
-    """One request of the client whose budget is for ``period``."""
+    """One request of the client whose budget is for ``period``; it holds $0.00002 (6
+    prompt and 7 output tokens at alpha's prices), its answer costs $0.000025."""
     return await client.post(
-        "/v1/chat/completions", json={"model": "alpha", "messages": ASK},
+        "/v1/chat/completions", json={"model": "alpha", "messages": ASK, "max_tokens": 7},
         headers={"Authorization": f"Bearer {TOKENS[period]}"},
     )  # fmt: skip
 
@@ -57,7 +58,7 @@ def test_a_period_resets_at_its_end(providers: Providers, monkeypatch: pytest.Mo
             refused = await ask(client, period)
             assert refused.status_code == 429
             error = refused.json()["error"]
-            assert error["code"] == "budget_exceeded"
+            assert error["code"] == "insufficient_quota"
             if period == "total":
                 assert "retry-after" not in refused.headers
                 assert refused.headers["x-agentladder-budget-reset"] == "never"

@@ -1,6 +1,7 @@
 """Budgets, as OpenAI's own client sees them: a client token's spend per period, kept in
-the store (a restart and a second instance see it), 429 ``budget_exceeded`` once it
-reaches the limit, the ``x-agentladder-budget-*`` headers on every answer."""
+the store (a restart and a second instance see it), 429 ``insufficient_quota`` once a
+request's hold does not fit what is left, the ``x-agentladder-budget-*`` headers on every
+answer."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ TEAM_A = "team-a-token-0123456789"
 TEAM_B = "team-b-token-0123456789"
 ASK: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Which controls matter most?"}]
 COST = "0.000025"
-"""One answer: 11 prompt tokens at $1/Mtok and 7 completion tokens at $2/Mtok."""
+"""One answer: 11 prompt tokens at $1/Mtok and 7 completion tokens at $2/Mtok. With
+``max_tokens: 7`` a request holds $0.00002 before it is forwarded (its prompt estimated at
+6 tokens, 4 characters a token)."""
 
 
 def config(base_url: str) -> str:
     """alpha on the local provider; team-a may spend $0.00006 a day (two answers leave
-    $0.00001, the third overshoots, the fourth is refused); team-b has no budget."""
+    $0.00001, where the third's hold does not fit); team-b has no budget."""
     return f"""
 api:
   tokens:
@@ -67,7 +70,7 @@ def spend(server: Server, token: str) -> httpx.Response:
     """One non-streamed request, its raw answer."""
     return httpx.post(
         server.url("/v1/chat/completions"), headers={"Authorization": f"Bearer {token}"},
-        json={"model": "alpha", "messages": ASK}, timeout=30,
+        json={"model": "alpha", "messages": ASK, "max_tokens": 7}, timeout=30,
     )  # fmt: skip
 
 
@@ -81,9 +84,10 @@ def test_a_budget_is_charged_per_answer_and_refused_when_spent(
     served: Server, providers: Providers
 ) -> None:
     """Each answer (non-streamed and streamed) carries the budget's headers with the spend
-    before it; once spend >= limit the official client gets 429 ``budget_exceeded``
-    (RateLimitError) with Retry-After until midnight UTC and nothing is forwarded; a
-    client without a budget is not limited; errors carry the budget's headers too."""
+    before it and its hold; once a request's hold does not fit what is left the official
+    client gets 429 ``insufficient_quota`` (RateLimitError) with Retry-After until
+    midnight UTC and nothing is forwarded; a client without a budget is not limited;
+    errors carry the budget's headers too."""
     bodies = (b'{"model": "alpha"}', b'{"model": "nobody", "messages": [1]}', b"{")
     for body, status in zip(bodies, (400, 404, 400), strict=True):  # the last: not JSON
         error = httpx.post(
@@ -94,51 +98,51 @@ def test_a_budget_is_charged_per_answer_and_refused_when_spent(
         assert error.headers["x-agentladder-budget-spent"] == "0.000000"
         assert error.headers["x-agentladder-budget-limit"] == "0.000060"
     with client(served, TEAM_A) as team_a:
-        first = team_a.chat.completions.with_raw_response.create(model="alpha", messages=ASK)
+        first = team_a.chat.completions.with_raw_response.create(
+            model="alpha", messages=ASK, max_tokens=7
+        )
         assert first.parse().choices[0].message.content == "answer from alpha"
         assert first.headers["x-agentladder-budget-limit"] == "0.000060"
         assert first.headers["x-agentladder-budget-spent"] == "0.000000"
         assert first.headers["x-agentladder-budget-remaining"] == "0.000060"
+        assert first.headers["x-agentladder-budget-reserved"] == "0.000020"
         assert first.headers["x-agentladder-budget-period"] == "day"
         assert first.headers["x-agentladder-budget-reset"] == midnight()
         second = team_a.chat.completions.with_raw_response.create(
-            model="alpha", messages=ASK, stream=True, stream_options={"include_usage": True}
-        )
+            model="alpha", messages=ASK, stream=True, stream_options={"include_usage": True},
+            max_tokens=7,
+        )  # fmt: skip
         assert second.headers["x-agentladder-budget-spent"] == COST
         pieces = [c.choices[0].delta.content or "" for c in second.parse() if c.choices]
         assert "".join(pieces) == "answer from alpha"
-        third = team_a.chat.completions.with_raw_response.create(model="alpha", messages=ASK)
-        assert third.headers["x-agentladder-budget-spent"] == "0.000050"
-        assert third.headers["x-agentladder-budget-remaining"] == "0.000010"
         asked = len(providers.seen())
         with pytest.raises(openai.RateLimitError) as refused:
-            team_a.chat.completions.create(model="alpha", messages=ASK)
-    error = refused.value
-    assert error.code == "budget_exceeded"
-    assert error.type == "insufficient_quota"
-    assert "spent $0.000075 of its $0.000060 budget for the day: $0 left" in error.message
-    assert f"it resets at {midnight()}" in error.message
-    headers = error.response.headers
+            team_a.chat.completions.create(model="alpha", messages=ASK, max_tokens=7)
+    quota = refused.value
+    assert quota.code == "insufficient_quota"
+    assert quota.type == "insufficient_quota"
+    assert (
+        "client 'team-a' has $0.000010 left of its $0.000060 budget for the day (spent"
+        " $0.000050, $0.000000 held by its requests in flight): this request would hold"
+        " $0.000020 (6 prompt and 7 output tokens at alpha's prices), which does not fit"
+    ) in quota.message
+    assert f"it resets at {midnight()}" in quota.message
+    headers = quota.response.headers
     assert 1 <= int(headers["retry-after"]) <= 86_400
-    assert headers["x-agentladder-budget-remaining"] == "0.000000"
-    assert headers["x-agentladder-budget-spent"] == "0.000075"
+    assert headers["x-agentladder-budget-remaining"] == "0.000010"
+    assert headers["x-agentladder-budget-spent"] == "0.000050"
     assert len(providers.seen()) == asked  # refused before anything was forwarded
-    bad = httpx.post(
-        served.url("/v1/chat/completions"), headers={"Authorization": f"Bearer {TEAM_A}"},
-        json={"model": "alpha"}, timeout=30,
-    )  # fmt: skip
-    assert bad.status_code == 429  # the budget is checked first
     free = spend(served, TEAM_B)
     assert free.status_code == 200
     assert not any(name.startswith("x-agentladder-budget-") for name in free.headers)
 
 
 def test_the_spend_survives_a_restart(tmp_path: Path, providers: Providers) -> None:
-    """Spent to the limit, stopped, started again on the same SQLite file: still 429,
-    at once, with the spend read back."""
+    """Spent to where no hold fits, stopped, started again on the same SQLite file: still
+    429, at once, with the spend read back."""
     server = start_server(tmp_path, config(providers.base_url))
     try:
-        for _ in range(3):
+        for _ in range(2):
             assert spend(server, TEAM_A).status_code == 200
     finally:
         server.stop()
@@ -146,7 +150,7 @@ def test_the_spend_survives_a_restart(tmp_path: Path, providers: Providers) -> N
     try:
         refused = spend(again, TEAM_A)
         assert refused.status_code == 429, refused.text
-        assert refused.headers["x-agentladder-budget-spent"] == "0.000075"
+        assert refused.headers["x-agentladder-budget-spent"] == "0.000050"
     finally:
         again.stop()
 
@@ -170,23 +174,21 @@ def wait_for_spend(server: Server, dollars: float) -> None:
 
 
 def test_two_instances_share_one_spend(tmp_path: Path, providers: Providers) -> None:
-    """Two instances on one SQLite file: each sees what the other charged (within its
-    one-second read), so the first refuses team-a on a spend made partly on the second,
-    which its own charges alone would have allowed."""
+    """Two instances on one SQLite file: a request on the second holds against what the
+    first charged at once (the hold reads the store), so it is refused there; each
+    instance's /metrics shows the spend within its one-second read."""
     first = start_server(tmp_path, config(providers.base_url))
     try:
         second = start_server(tmp_path, config(providers.base_url))
         try:
             for _ in range(2):
                 assert spend(first, TEAM_A).status_code == 200
-            wait_for_spend(second, 0.00005)
-            third = spend(second, TEAM_A)  # 0.00005 < 0.00006: answered, charged here
-            assert third.status_code == 200
-            assert third.headers["x-agentladder-budget-spent"] == "0.000050"
-            wait_for_spend(first, 0.000075)
-            refused = spend(first, TEAM_A)
+            refused = spend(second, TEAM_A)  # 0.00005 spent + 0.00002 held > 0.00006
             assert refused.status_code == 429, refused.text
-            assert refused.json()["error"]["code"] == "budget_exceeded"
+            assert refused.json()["error"]["code"] == "insufficient_quota"
+            assert refused.headers["x-agentladder-budget-spent"] == "0.000050"
+            wait_for_spend(second, 0.00005)
+            wait_for_spend(first, 0.00005)
         finally:
             second.stop()
     finally:

@@ -3,6 +3,8 @@ fallbacks, the checks' counters and judges' spend, the clients' spend and budget
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import openai
 
@@ -14,8 +16,8 @@ from tests.served import Server
 def test_metrics_show_added_latency_fallbacks_and_client_spend(gateway: Server) -> None:
     """A routed request answered by alpha after beta and gamma failed is one fallback and
     one added-latency sample (less than the providers' 0.5 s timeout it waited); team-a's
-    spend today is that answer's cost, its budget $5 a day; the checks' and judges'
-    families are there (empty until a check runs)."""
+    spend today is that answer's cost once read back from the store, its budget $5 a
+    day; the checks' and judges' families are there (empty until a check runs)."""
     with openai.OpenAI(base_url=gateway.url("/v1"), api_key=CLIENT, max_retries=0) as client:
         answer = client.chat.completions.create(model="route:audit", messages=ASK)
     assert answer.choices[0].message.content == "answer from alpha"
@@ -25,6 +27,10 @@ def test_metrics_show_added_latency_fallbacks_and_client_spend(gateway: Server) 
     added = metric(gateway, f"agentladder_gateway_added_latency_seconds_sum{labels}")
     assert 0 < added < 0.5  # gamma's 0.5 s timeout is the provider's time, not the gateway's
     spend = 'agentladder_gateway_client_spend_dollars{client="team-a",period="%s"}'
+    for _ in range(50):  # team-a has a budget: its spend is written at once, read each second
+        if metric(gateway, spend % "total") == 0.000025:
+            break
+        time.sleep(0.1)
     for period in ("day", "month", "total"):
         assert metric(gateway, spend % period) == 0.000025
     budget = 'agentladder_gateway_client_budget_dollars{client="team-a",period="day"}'

@@ -196,8 +196,10 @@ def _gateway(request: Request) -> bool:
 
 
 def _budgeted(request: Request, response: JSONResponse) -> JSONResponse:
-    """A gateway error with the caller's budget headers, once its budget was read."""
-    response.headers.update(getattr(request.state, "budget_headers", {}))
+    """A gateway error with the caller's budget headers, once its budget was read (those
+    the error carries itself, a refused reservation's figures, are kept)."""
+    for name, value in getattr(request.state, "budget_headers", {}).items():
+        response.headers.setdefault(name, value)
     return response
 
 

@@ -2,12 +2,15 @@
 ``{"error": {"message", "type", "param", "code"}}``.
 
 ``install_error_handlers`` (``errors.py``) answers a request under ``/v1/`` through
-``for_gateway``: a client over its budget is 429 ``budget_exceeded`` (type
-``insufficient_quota``, as OpenAI's quota errors, with ``Retry-After`` until the period
-resets and the budget's headers), an unknown ``model`` is 404 ``model_not_found`` (param
+``for_gateway``: a client over its budget, or whose request's hold does not fit what is
+left, is 429 ``insufficient_quota`` (type and code, as OpenAI sends its own quota errors,
+which OpenAI's clients and Inspect AI do not retry; with ``x-should-retry: false``, which
+OpenAI's Python client obeys, ``Retry-After`` until the period resets and the budget's
+headers), an unknown ``model`` is 404 ``model_not_found`` (param
 ``model``), bad input 400 ``invalid_value`` naming the field (or header) in
 ``param``, no agent qualifying 400 ``no_agent_qualifies`` (503 when every agent left out
-is down or offline: that passes), every agent tried failing 503 ``agents_failed``, every
+is down or offline: that passes), every agent tried failing 503 ``agents_failed`` (with
+``Retry-After``: the soonest one of them may be asked again, at least 1 s), every
 agent asked refusing the request as invalid the last refusal's status (400, 413 or 422)
 with its provider's ``type``, ``param`` and ``code`` (``rejected_by_agent`` when it sent
 none); anything else keeps its status and code, reshaped.
@@ -30,9 +33,11 @@ from agentladder.errors import (
     UnknownModel,
 )
 
-__all__ = ["GATEWAY_PREFIX", "for_gateway", "openai_error", "reshaped"]
+__all__ = ["GATEWAY_PREFIX", "QUOTA", "for_gateway", "openai_error", "reshaped"]
 
 GATEWAY_PREFIX = "/v1/"
+QUOTA = "insufficient_quota"
+"""The ``type`` and ``code`` of a spent budget's 429, as OpenAI's own quota errors."""
 _PASSING = frozenset({"down", "offline"})
 _TYPES = {
     400: "invalid_request_error",
@@ -59,9 +64,8 @@ def openai_error(
 def for_gateway(error: AgentladderError) -> JSONResponse | None:
     """The gateway's own errors; None for the others (``reshaped`` takes them)."""
     if isinstance(error, BudgetExceeded):
-        return openai_error(
-            429, str(error), "budget_exceeded", None, error.headers, kind="insufficient_quota"
-        )
+        headers = {**error.headers, "x-should-retry": "false"}  # OpenAI's client obeys it
+        return openai_error(429, str(error), QUOTA, None, headers, kind=QUOTA)
     if isinstance(error, UnknownModel):
         return openai_error(404, str(error), "model_not_found", "model")
     if isinstance(error, NoAgentQualifies):
@@ -72,7 +76,8 @@ def for_gateway(error: AgentladderError) -> JSONResponse | None:
             )
         return openai_error(400, str(error), "no_agent_qualifies", "model")
     if isinstance(error, AgentsFailed):
-        return openai_error(503, str(error), "agents_failed")
+        retry = {} if error.retry_after_s is None else {"Retry-After": str(error.retry_after_s)}
+        return openai_error(503, str(error), "agents_failed", headers=retry)
     if isinstance(error, RequestRejected):
         detail, status = error.last.detail, error.last.status
         kind, param, code = detail.get("type"), detail.get("param"), detail.get("code")

@@ -326,7 +326,10 @@ async def _gateway(
     gateway = Gateway(
         settings=settings.gateway, agents=agents, providers=providers, routing=routing,
         health=health, calls=orchestrator.calls, stats=StatsRecorder(store),
-        budgets=Budgets(store, settings.api.tokens, clock), checks=checks,
+        budgets=Budgets(
+            store, settings.api.tokens, clock, reservation_s=settings.gateway.reservation_s
+        ),
+        checks=checks,
         feedback=Feedback(
             ServedBook(store, settings.gateway.feedback_days * 86_400.0), skill,
             settings.gateway.judge,

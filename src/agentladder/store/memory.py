@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from itertools import islice
 
+from agentladder.domain.budget import live_holds, refusal
 from agentladder.domain.frozen import replaced
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.skill.state import AgentSkill, FleetSkill
@@ -41,6 +42,7 @@ from agentladder.store.records import (
 )
 from agentladder.store.served import ServedRequest
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
+from agentladder.store.spend import Hold, Reserved
 
 __all__ = ["MemoryStore"]
 
@@ -65,6 +67,7 @@ class MemoryStore(MemoryChecks):
         self._deliberations: dict[str, DeliberationDoc] = {}
         self._leases: dict[str, float] = {}  # holder -> expires at
         self._spend: dict[tuple[str, str], int] = {}  # (client, period key) -> nano-dollars
+        self._holds: dict[tuple[str, str], dict[str, tuple[int, float]]] = {}  # key -> id -> hold
         self._skill_log: list[SkillEvent] = []
         self._skill_keys: dict[str, SkillEvent] = {}
         self._skills: dict[str, AgentSkill] = {}
@@ -383,3 +386,22 @@ class MemoryStore(MemoryChecks):
     async def get_spend(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """The keys that have a value."""
         return {key: self._spend[key] for key in keys if key in self._spend}
+
+    async def reserve_spend(self, hold: Hold, limit_usd: float, now: float) -> Reserved:
+        """Decided and added with no await in between: atomic in this process."""
+        holds = live_holds(self._holds.get(hold.key, {}), now)
+        spent, held = self._spend.get(hold.key, 0), sum(nano for nano, _ in holds.values())
+        refused = refusal(spent, held, hold.nano, limit_usd)
+        if refused is None:
+            holds[hold.id] = (hold.nano, hold.expires_at)
+        self._holds[hold.key] = holds
+        return Reserved(refused, spent, held)
+
+    async def settle_spend(self, hold: Hold, charges: Mapping[tuple[str, str], int]) -> None:
+        """Add the charges, drop the hold."""
+        await self.add_spend(charges)
+        await self.release_spend(hold)
+
+    async def release_spend(self, hold: Hold) -> None:
+        """Drop the hold."""
+        self._holds.get(hold.key, {}).pop(hold.id, None)

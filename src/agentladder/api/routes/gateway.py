@@ -6,8 +6,9 @@ name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answer
 ``x-agentladder-contract`` (this request's contract id) and ``x-agentladder-check``
 (whether a check of this answer will run: ``yes`` or ``no``, services/gateway/checks.py),
 and for a client token with a budget the ``x-agentladder-budget-*`` headers
-(``services/gateway/budgets.py``); over budget, 429 ``budget_exceeded`` before anything
-is forwarded. Errors are in OpenAI's shape
+(``services/gateway/budgets.py``: as the request's reservation found them); over budget,
+or when the request's hold does not fit what is left, 429 ``insufficient_quota`` before
+anything is forwarded. Errors are in OpenAI's shape
 (``api/gateway_errors.py``). The routes are left out of agentladder's OpenAPI document:
 their bodies are OpenAI's chat-completions API, passed through, which OpenAI documents.
 """
@@ -78,7 +79,8 @@ async def chat_completions(request: Request) -> Response:
     or ``route:<task_type>:<strategy>``, or an alias of ``gateway.models``), streamed as
     server-sent events with ``stream: true``. 404 ``model_not_found``; 400 or 503
     ``no_agent_qualifies``; 503 ``agents_failed`` naming every agent tried and why; 429
-    ``budget_exceeded`` when the caller's budget is spent.
+    ``insufficient_quota`` when the caller's budget is spent or the request's hold does not
+    fit what is left.
 
     A plain Starlette route (the router's ``client`` role checked here): FastAPI's
     dependency resolution per request was a measurable part of the gateway's own time
@@ -96,9 +98,9 @@ async def chat_completions(request: Request) -> Response:
     task_type = served.choice.task_type or ""
     gateway.traffic.answered(served.agent_id, task_type, added, len(served.failures))
     if served.stream is not None:
-        headers = {**_headers(served), **spent, "cache-control": "no-cache"}
+        headers = {**_headers(served), **spent, **served.budget, "cache-control": "no-cache"}
         return StreamingResponse(served.stream, media_type="text/event-stream", headers=headers)
-    headers = {**_headers(served), **spent}
+    headers = {**_headers(served), **spent, **served.budget}
     return Response(served.body, media_type="application/json", headers=headers)
 
 

@@ -4,27 +4,32 @@ A client is a ``client`` token with a ``name`` (``api.tokens``); its spend is ke
 that name, per period (``domain/budget.py``: the UTC day, the UTC month and the total,
 all three for every named client, whatever its budget's period), at the agents' prices
 from the provider's reported usage (``call_cost``: what ``/metrics`` records as the
-agent's cost). A request is charged once it is answered (a stream: when it ends whole).
+agent's cost).
 
-The charges are kept in memory and added to the store every ``FLUSH_S`` seconds in one
-write (``SpendStore.add_spend``: an atomic increment per key, so instances sharing a
-store lose nothing); after each write the current periods' values are read back, which
-is how one instance sees what the others spent. The spend a request is checked against
-is that read plus what this instance charged since. So:
+A client with a budget holds money before each request is forwarded (``reserve``: an
+estimate of its cost, granted by the store atomically against the spend and the other
+holds, ``SpendStore.reserve_spend``), and its answer's cost replaces the hold when it is
+settled (``bills.py``: written to the store at once); so instances sharing a store hold
+one client to one limit, and the spend passes it only by what answers cost beyond what
+they held. A hold never settled (its process died) counts until ``reservation_s``.
 
-- a request may overshoot the limit by its own cost (it is checked before it is
-  forwarded, and its cost is known after), and by what other instances charged within
-  the last ``FLUSH_S`` (not read yet);
-- a process killed between two writes loses at most ``FLUSH_S`` of its charges (a clean
-  stop writes them); a store that is unavailable keeps them for the next write.
+A client without a budget is charged in memory, and the charges are added to the store
+every ``FLUSH_S`` seconds in one write (``SpendStore.add_spend``: an atomic increment per
+key); after each write the current periods' values are read back, which is how one
+instance sees what the others spent (the ``/metrics`` figures and the quick check
+``check`` of every request, before its body is read). A process killed between two
+writes loses at most ``FLUSH_S`` of these charges (a clean stop writes them); a store
+that is unavailable keeps them for the next write.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
+import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -40,17 +45,23 @@ from agentladder.domain.budget import (
 )
 from agentladder.errors import BudgetExceeded
 from agentladder.services.clock import Clock
+from agentladder.services.gateway.bills import Bill
 from agentladder.services.gateway.flushing import FlushLoop
 from agentladder.services.gateway.settings import Budget
-from agentladder.store.spend import SpendKey, SpendStore
+from agentladder.store.spend import Hold, SpendKey, SpendStore
 
-__all__ = ["FLUSH_S", "HEADER_PREFIX", "BudgetState", "Budgets", "ClientSpend"]
+__all__ = ["FLUSH_S", "HEADER_PREFIX", "RESERVATION_S", "BudgetState", "Budgets", "ClientSpend"]
+
+log = logging.getLogger(__name__)
 
 
 FLUSH_S = 1.0
 """Seconds between two writes of the charges made meanwhile (and reads of the others')."""
 
 HEADER_PREFIX = "x-agentladder-budget-"
+
+RESERVATION_S = 900.0
+"""Seconds a hold counts when it is never settled (``gateway.reservation_s``)."""
 
 
 def _usd(value: float) -> str:
@@ -69,6 +80,10 @@ class BudgetState:
     budget: Budget
     spent_nano: int
     resets_at: datetime | None
+    held_nano: int = 0
+    """What the client's other requests in flight held (known once this one reserved)."""
+    reserved_nano: int | None = None
+    """What this request holds (None: not reserved yet)."""
 
     @property
     def spent_usd(self) -> float:
@@ -77,8 +92,8 @@ class BudgetState:
 
     @property
     def remaining_usd(self) -> float:
-        """Dollars left (0 at or over the limit)."""
-        return max(0.0, self.budget.limit_usd - self.spent_usd)
+        """Dollars left, less what the requests in flight hold (0 at or over the limit)."""
+        return max(0.0, self.budget.limit_usd - to_usd(self.spent_nano + self.held_nano))
 
     @property
     def over(self) -> bool:
@@ -86,14 +101,19 @@ class BudgetState:
         return over_budget(self.spent_nano, self.budget.limit_usd)
 
     def headers(self) -> dict[str, str]:
-        """The ``x-agentladder-budget-*`` headers of every answer to this client."""
-        return {
+        """The ``x-agentladder-budget-*`` headers of every answer to this client (with
+        ``held`` and ``reserved`` once the request reserved)."""
+        found = {
             f"{HEADER_PREFIX}limit": _usd(self.budget.limit_usd),
             f"{HEADER_PREFIX}spent": _usd(self.spent_usd),
             f"{HEADER_PREFIX}remaining": _usd(self.remaining_usd),
             f"{HEADER_PREFIX}period": self.budget.period,
             f"{HEADER_PREFIX}reset": _moment(self.resets_at),
         }
+        if self.reserved_nano is not None:
+            found[f"{HEADER_PREFIX}held"] = _usd(to_usd(self.held_nano))
+            found[f"{HEADER_PREFIX}reserved"] = _usd(to_usd(self.reserved_nano))
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +131,14 @@ class Budgets:
 
     def __init__(
         self, store: SpendStore, tokens: Sequence[TokenSettings], clock: Clock,
-        flush_s: float = FLUSH_S,
+        flush_s: float = FLUSH_S, reservation_s: float = RESERVATION_S,
     ) -> None:  # fmt: skip
         self.store = store
         self.clock = clock
         self.flush_s = flush_s
+        self.reservation_s = reservation_s
+        self.tasks: set[asyncio.Task[None]] = set()
+        """The settles and releases under way (``bills.py``), awaited by ``close``."""
         self.clients: dict[str, Budget | None] = {}
         """Every named client token's name, with the budget of the first that has one."""
         for token in tokens:
@@ -150,26 +173,74 @@ class Budgets:
         key, end = self._periods(self.clock.now())[token.budget.period]
         return BudgetState(token.name, token.budget, self._spent((token.name, key)), end)
 
-    def check(self, token: TokenSettings | None) -> BudgetState | None:
-        """The caller's budget now; ``BudgetExceeded`` when its spend reached the limit."""
-        state = self.state(token)
-        if state is None or not state.over:
-            return state
-        budget = state.budget
+    def _refused(self, state: BudgetState, why: str) -> BudgetExceeded:
+        """The refusal of a request for ``state`` (``why``: what is left and why not)."""
         if state.resets_at is None:
             retry, when = None, "a total budget does not reset (raise its limit_usd)"
         else:
             seconds = (state.resets_at - self.clock.now()).total_seconds()
             retry = max(1, math.ceil(seconds))
             when = f"it resets at {_moment(state.resets_at)} (in {retry} s)"
-        message = (
-            f"client {state.client!r} spent ${state.spent_usd:.6f} of its"
-            f" ${budget.limit_usd:.6f} budget for the {budget.period}: $0 left; {when}"
-        )
         headers = state.headers()
         if retry is not None:
             headers["Retry-After"] = str(retry)
-        raise BudgetExceeded(message, headers, retry)
+        return BudgetExceeded(f"{why}; {when}", headers, retry)
+
+    def _spent_message(self, state: BudgetState) -> str:
+        budget = state.budget
+        return (
+            f"client {state.client!r} spent ${state.spent_usd:.6f} of its"
+            f" ${budget.limit_usd:.6f} budget for the {budget.period}: $0 left"
+        )
+
+    def check(self, token: TokenSettings | None) -> BudgetState | None:
+        """The caller's budget now; ``BudgetExceeded`` when its spend reached the limit."""
+        state = self.state(token)
+        if state is None or not state.over:
+            return state
+        raise self._refused(state, self._spent_message(state))
+
+    async def reserve(
+        self, token: TokenSettings | None, want: Callable[[], tuple[int, str]]
+    ) -> Bill:
+        """The caller's bill for one request; for a client with a budget, money held in
+        the store first: ``want()`` is the hold in nano-dollars and what it is for (called
+        only then). ``BudgetExceeded`` when the spend reached the limit, or the hold does
+        not fit what is left (``domain.budget.refusal``), nothing held."""
+        state = self.state(token)
+        if state is None:
+            return Bill(self, token, None, None)
+        nano, what = want()
+        now = self.clock.now()
+        key, _ = self._periods(now)[state.budget.period]
+        hold = Hold(
+            uuid.uuid4().hex, (state.client, key), nano, now.timestamp() + self.reservation_s
+        )
+        found = await self.store.reserve_spend(hold, state.budget.limit_usd, now.timestamp())
+        state = BudgetState(
+            state.client, state.budget, found.spent, state.resets_at, found.held, nano
+        )
+        if found.refused == "spent":
+            raise self._refused(state, self._spent_message(state))
+        if found.refused is not None:
+            budget = state.budget
+            why = (
+                f"client {state.client!r} has ${state.remaining_usd:.6f} left of its"
+                f" ${budget.limit_usd:.6f} budget for the {budget.period} (spent"
+                f" ${state.spent_usd:.6f}, ${to_usd(found.held):.6f} held by its requests in"
+                f" flight): this request would hold ${to_usd(nano):.6f} ({what}), which does"
+                " not fit; ask for fewer tokens (max_tokens), or wait"
+            )
+            raise self._refused(state, why)
+        return Bill(self, token, hold, state)
+
+    def charges(self, client: str, nano: int) -> dict[SpendKey, int]:
+        """``nano`` charged to each of the client's current periods."""
+        return {(client, key): nano for key, _ in self._periods(self.clock.now()).values()}
+
+    def unsettled(self, charges: dict[SpendKey, int]) -> None:
+        """Charges a settle could not write: kept for the next batched write."""
+        self._pending.update(charges)
 
     def charge(self, token: TokenSettings | None, usd: float) -> None:
         """An answered request's cost, charged to the caller's current periods."""
@@ -224,5 +295,8 @@ class Budgets:
             self._loop.start()
 
     async def close(self) -> None:
-        """Stop the loop (a write under way ends first) and write what is left."""
+        """Let the settles and releases under way end, stop the loop (a write under way
+        ends first) and write what is left."""
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
         await self._loop.close()

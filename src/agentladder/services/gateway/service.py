@@ -35,6 +35,7 @@ from typing import Any
 from agentladder.config import TokenSettings
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.ranking import Submission
+from agentladder.domain.routing.retry import agent_wait_s, retry_after_s
 from agentladder.domain.routing.spec import Routing
 from agentladder.errors import (
     AgentsFailed,
@@ -48,6 +49,7 @@ from agentladder.errors import (
 from agentladder.providers.base import Provider, Usage
 from agentladder.providers.openai import OpenAIProvider, call_cost
 from agentladder.services.deliberations.calls import ProviderCalls, error_kind
+from agentladder.services.gateway.bills import Bill, billed, holding
 from agentladder.services.gateway.budgets import Budgets
 from agentladder.services.gateway.checks import Checks, answer_of
 from agentladder.services.gateway.choice import ROUTE_PREFIX, Choice, choose
@@ -101,6 +103,10 @@ class Served:
     provider_s: float = 0.0
     """Seconds spent waiting for providers before the answer (a stream: its first
     bytes) was ready, every attempt's (``traffic.py``)."""
+    budget: dict[str, str] = field(default_factory=dict)
+    """The caller's budget headers as its request's reservation found them."""
+    tally: Tally = field(default_factory=Tally)
+    """What the answering attempt used (a stream: what was relayed so far)."""
 
 
 class Gateway:
@@ -170,7 +176,9 @@ class Gateway:
     ) -> Served:  # fmt: skip
         """Answer one request (``body``: the caller's JSON object, ``caller``: its token's
         name); ``AgentsFailed`` when every agent tried failed. The answer's cost is charged
-        to ``token`` (the caller's: ``budgets.py``)."""
+        to ``token`` (the caller's: ``budgets.py``): for a client with a budget, money is
+        held before the first attempt and the answer's cost replaces it (a stream's once,
+        whatever its end: ``bills.py``); a request no agent answered releases it."""
         choice = self.choose(body.get("model"), headers)
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
@@ -179,6 +187,29 @@ class Gateway:
         if not isinstance(messages, list) or not messages:
             raise InvalidInput("messages", messages, "must be a non-empty list")
         agents, routing = await self.plan(choice)
+        bill = await self.budgets.reserve(token, lambda: holding(
+            [self.agents[a] for a in agents], body, request_tokens(body),
+            self.settings.reserve_output_tokens,
+        ))  # fmt: skip
+        try:
+            served = await self._attempts(body, messages, stream, choice, agents, routing, bill,
+                                          caller)  # fmt: skip
+        except BaseException:
+            await bill.close()  # nothing settled it: the hold is released
+            raise
+        served.budget = bill.headers()
+        if served.stream is None:
+            await bill.close()  # its settle is written before the answer goes
+        else:
+            agent, tally = self.agents[served.agent_id], served.tally
+            served.stream = billed(served.stream, bill, lambda: call_cost(agent, tally.usage()))
+        return served
+
+    async def _attempts(
+        self, body: Mapping[str, Any], messages: list[Any], stream: bool, choice: Choice,
+        agents: list[str], routing: Routing | None, bill: Bill, caller: str,
+    ) -> Served:  # fmt: skip
+        """The agents asked in turn until one answers (``complete``)."""
         contract = new_contract_id()
         failures: list[tuple[str, str]] = []
         task_type = choice.task_type or ""
@@ -194,7 +225,7 @@ class Gateway:
             tally = Tally(prompt=request_tokens(body))
             started = time.perf_counter()
             try:
-                served = await self._ask(agent, body, stream, tally, started, task_type, token)
+                served = await self._ask(agent, body, stream, tally, started, task_type, bill)
             except ProviderError as error:
                 if isinstance(error, Rejected):  # the request's fault, not the agent's
                     self.calls.observe(agent, CALL, time.perf_counter() - started, error.kind)
@@ -207,14 +238,25 @@ class Gateway:
                 failures.append((agent, str(error)))
                 continue
             served.contract_id, served.choice, served.routing = contract, choice, routing
-            served.failures = failures
+            served.failures, served.tally = failures, tally
             served.provider_s += waited
             await self._decide(served, messages, caller)
             return served
         if rejected is not None and not failed:  # every agent asked refused the request
             raise RequestRejected(choice.model, failures, rejected)
         self.totals.unavailable[task_type] += 1
-        raise AgentsFailed(choice.model, failures)
+        raise AgentsFailed(choice.model, failures, self._retry_after(agents))
+
+    def _retry_after(self, agents: list[str]) -> int:
+        """When the caller may try again: the soonest any of ``agents`` may be asked
+        (its cooldown and its provider's Retry-After; ``domain/routing/retry.py``)."""
+        now = self.health.now()
+        waits = []
+        for agent in agents:
+            cooldown = self.health.cooldown(agent)
+            until = None if cooldown is None else cooldown.until
+            waits.append(agent_wait_s(now, until, now + self.health.retry_wait_s(agent)))
+        return retry_after_s(waits)
 
     async def _decide(self, served: Served, messages: list[object], caller: str) -> None:
         """Record the answer for feedback (``feedback.py``); whether it is checked (the
@@ -259,7 +301,7 @@ class Gateway:
 
     async def _ask(
         self, agent: str, body: Mapping[str, Any], stream: bool, tally: Tally, started: float,
-        task_type: str, token: TokenSettings | None,
+        task_type: str, bill: Bill,
     ) -> Served:  # fmt: skip
         provider = self.forwarded[agent]
         blank = Choice(model="")
@@ -267,7 +309,7 @@ class Gateway:
             status, raw, retry_after = await provider.relay(body)
             waited = time.perf_counter() - started
             answered(status, raw, retry_after, tally)
-            self._record(agent, started, None, tally.usage(), token)
+            self._record(agent, started, None, tally.usage(), bill)
             self.totals.requests[agent, task_type, "answered"] += 1
             served = Served("", agent, blank, None, [], body=raw, usage=tally.usage())
             served.provider_s = waited
@@ -277,7 +319,7 @@ class Gateway:
         served.provider_s = time.perf_counter() - started
 
         async def finished() -> None:
-            self._record(agent, started, None, tally.usage(), token)
+            self._record(agent, started, None, tally.usage(), bill)
             if served.whole is not None:
                 await served.whole(tally)
 
@@ -295,18 +337,18 @@ class Gateway:
                 if opened.error is not None:  # passed on: the caller's client raises it
                     outcome = "broken"
                     error = ProviderError("invalid", opened.error)
-                    self._record(agent, started, error, tally.usage(), token)
+                    self._record(agent, started, error, tally.usage(), bill)
                 elif outcome == "cancelled":  # ended without [DONE]: what it sent is all
                     outcome = "answered"
                     await finished()
             except ProviderError as error:
                 outcome = "broken"
-                self._record(agent, started, error, tally.usage(), token)
+                self._record(agent, started, error, tally.usage(), bill)
                 yield _error_event(str(error))
             finally:
                 self.totals.requests[agent, task_type, outcome] += 1
                 if outcome == "cancelled":  # what was relayed is charged all the same
-                    self._charge(agent, tally.usage(), token)
+                    self._charge(agent, tally.usage(), bill)
                 if outcome != "answered" and served.cut is not None:
                     served.cut(tally, CUT_WHY[outcome])
 
@@ -315,8 +357,10 @@ class Gateway:
 
     def _record(
         self, agent: str, started: float, error: ProviderError | None, usage: Usage | None = None,
-        token: TokenSettings | None = None,
+        bill: Bill | None = None,
     ) -> None:  # fmt: skip
+        """One attempt's call recorded; with ``usage``, its cost, which settles ``bill``
+        (the first settle of a request counts: ``bills.py``)."""
         seconds = time.perf_counter() - started
         self.calls.observe(agent, CALL, seconds, None if error is None else error_kind(error))
         self.health.record(
@@ -325,14 +369,15 @@ class Gateway:
         )  # fmt: skip
         self.stats.add(Submission(agent_id=agent, latency_ms=seconds * 1000, ok=error is None))
         if usage is not None:
-            self._charge(agent, usage, token)
+            self._charge(agent, usage, bill)
 
-    def _charge(self, agent: str, usage: Usage, token: TokenSettings | None) -> None:
+    def _charge(self, agent: str, usage: Usage, bill: Bill | None) -> None:
         """What an answer used, at the agent's prices: its provider's spend in
-        ``/metrics``, and the caller's budget."""
+        ``/metrics``, and the caller's bill (the first settle of a request counts)."""
         cost = call_cost(self.agents[agent], usage)
         self.calls.spend(agent, usage.input_tokens, usage.output_tokens, cost)
-        self.budgets.charge(token, cost)
+        if bill is not None:
+            bill.settle(cost)
 
     def _background(self, work: Coroutine[Any, Any, None]) -> None:
         """Run ``work`` apart from the request (a stream's check after its caller went

@@ -68,6 +68,16 @@ class GatewaySettings(BaseModel):
         default=30, ge=1, le=3650,
         description="days a request's contract takes feedback (its record is kept as long)",
     )  # fmt: skip
+    reserve_output_tokens: int = Field(
+        default=1024, ge=1, le=1_000_000,
+        description="the output tokens a budgeted client's request without max_tokens"
+        " (or max_completion_tokens) holds money for",
+    )  # fmt: skip
+    reservation_s: float = Field(
+        default=900.0, ge=10.0, le=86_400.0,
+        description="seconds a request's hold counts when it is never settled (its process"
+        " died): past it, the money is free again",
+    )  # fmt: skip
 
     @field_validator("models")
     @classmethod

@@ -87,6 +87,7 @@ from agentladder.store.records import (
 from agentladder.store.retry import WriteTally, retry_on_conflict
 from agentladder.store.served import ServedRequest
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
+from agentladder.store.spend import Hold, Reserved
 
 __all__ = ["LEADERBOARD_WAIT", "NatsStore", "open_nats_store"]
 
@@ -576,6 +577,21 @@ class NatsStore:
         """The keys that have a value."""
         with self._guard("get_spend"):
             return await self._spend.get(keys)
+
+    async def reserve_spend(self, hold: Hold, limit_usd: float, now: float) -> Reserved:
+        """Compare-and-set on the client's holds entry, retried (``spend``)."""
+        with self._guard("reserve_spend"):
+            return await self._spend.reserve(hold, limit_usd, now)
+
+    async def settle_spend(self, hold: Hold, charges: Mapping[tuple[str, str], int]) -> None:
+        """The charges added, then the hold dropped (``spend``)."""
+        with self._guard("settle_spend"):
+            await self._spend.settle(hold, charges)
+
+    async def release_spend(self, hold: Hold) -> None:
+        """The hold dropped (``spend``)."""
+        with self._guard("release_spend"):
+            await self._spend.release(hold)
 
     async def put_check(self, check: PendingCheck, revision: int) -> int:
         """Create or compare-and-set in ``<prefix>_checks`` (``checks``)."""

@@ -12,12 +12,14 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
+from agentladder.domain.budget import refusal
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.errors import AlreadyApplied, RevisionConflict
 from agentladder.store.base import LEASE_KEPT_S, LedgerEntry, StatsUpdate
 from agentladder.store.codec import decode, loads
 from agentladder.store.records import LeaderboardRow, OracleCommit, OracleEvent, Versioned
+from agentladder.store.spend import Hold, Reserved
 
 __all__ = [
     "EVENT_COLUMNS",
@@ -27,6 +29,8 @@ __all__ = [
     "get_profile",
     "get_stats",
     "leaderboard",
+    "release_spend",
+    "reserve_spend",
 ]
 
 T = TypeVar("T")
@@ -302,3 +306,36 @@ def get_spend(
         if row is not None:
             found[client, period] = int(row[0])
     return found
+
+
+def reserve_spend(conn: sqlite3.Connection, hold: Hold, limit_usd: float, now: float) -> Reserved:
+    """Drop the key's expired holds, read its spend and holds in force, add ``hold`` when
+    granted (``domain.budget.refusal``): in the writer's transaction, so atomic."""
+    client, period = hold.key
+    conn.execute(
+        "DELETE FROM client_holds WHERE client = ? AND period = ? AND expires_at <= ?",
+        (client, period, now),
+    )
+    row = conn.execute(
+        "SELECT nano_usd FROM client_spend WHERE client = ? AND period = ?", (client, period)
+    ).fetchone()
+    spent = 0 if row is None else int(row[0])
+    (held,) = conn.execute(
+        "SELECT COALESCE(SUM(nano_usd), 0) FROM client_holds WHERE client = ? AND period = ?",
+        (client, period),
+    ).fetchone()
+    refused = refusal(spent, int(held), hold.nano, limit_usd)
+    if refused is None:
+        conn.execute(
+            "INSERT INTO client_holds (client, period, id, nano_usd, expires_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (client, period, hold.id, hold.nano, hold.expires_at),
+        )
+    return Reserved(refused, spent, int(held))
+
+
+def release_spend(conn: sqlite3.Connection, hold: Hold) -> None:
+    """Drop ``hold``."""
+    conn.execute(
+        "DELETE FROM client_holds WHERE client = ? AND period = ? AND id = ?", (*hold.key, hold.id)
+    )

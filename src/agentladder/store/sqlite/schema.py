@@ -256,6 +256,19 @@ CREATE TABLE gateway_checks (
 CREATE INDEX gateway_checks_at ON gateway_checks (at);
 """
 
+# The money held for budgeted clients' requests in flight (store/spend.py): one row per
+# request until it is settled or released, counted until ``expires_at`` (epoch seconds).
+_V11 = """
+CREATE TABLE client_holds (
+  client TEXT NOT NULL,
+  period TEXT NOT NULL,
+  id TEXT NOT NULL,
+  nano_usd INTEGER NOT NULL,
+  expires_at REAL NOT NULL,
+  PRIMARY KEY (client, period, id)
+) WITHOUT ROWID;
+"""
+
 
 def _backfill_deliberation_agents(conn: sqlite3.Connection) -> None:
     """The agents of the deliberations already stored (a record that is not JSON, or has
@@ -279,6 +292,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (8, "the gateway's answered requests (feedback finds the agent)", _V8),
     (9, "the gateway clients' spend per period (budgets)", _V9),
     (10, "the gateway's pending checks (a check survives a crash)", _V10),
+    (11, "the money held for budgeted clients' requests in flight", _V11),
 )
 
 BACKFILLS: dict[int, Callable[[sqlite3.Connection], None]] = {

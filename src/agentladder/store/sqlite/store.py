@@ -56,6 +56,7 @@ from agentladder.store.records import (
 )
 from agentladder.store.served import ServedRequest
 from agentladder.store.skills import SkillApplied
+from agentladder.store.spend import Hold, Reserved
 from agentladder.store.sqlite import many, ops, pages
 from agentladder.store.sqlite.checks import SqliteChecks
 from agentladder.store.sqlite.directory import (
@@ -587,3 +588,20 @@ class SqliteStore(SqliteSkills, SqliteChecks):
         """The keys that have a row."""
         wanted = list(dict.fromkeys(keys))
         return await self._read(lambda c: ops.get_spend(c, wanted)) if wanted else {}
+
+    async def reserve_spend(self, hold: Hold, limit_usd: float, now: float) -> Reserved:
+        """Decided and added in one write transaction (``sqlite/ops.py``)."""
+        return await self._write(lambda c: ops.reserve_spend(c, hold, limit_usd, now))
+
+    async def settle_spend(self, hold: Hold, charges: Mapping[tuple[str, str], int]) -> None:
+        """The charges added and the hold dropped in one transaction."""
+
+        def run(conn: sqlite3.Connection) -> None:
+            ops.add_spend(conn, charges)
+            ops.release_spend(conn, hold)
+
+        await self._write(run)
+
+    async def release_spend(self, hold: Hold) -> None:
+        """The hold's row deleted."""
+        await self._write(lambda c: ops.release_spend(c, hold))
