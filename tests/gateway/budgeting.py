@@ -37,7 +37,8 @@ def config(base_url: str) -> str:
     return f"""
 api:
   tokens:
-    - {{role: client, token: {TEAM_A}, name: team-a, budget: {{limit_usd: 1.0, period: day}}}}
+    - {{role: client, token: {TEAM_A}, name: team-a, max_in_flight: 100,
+       budget: {{limit_usd: 1.0, period: day}}}}
 agents:{agent("alpha", "budgetusage:200", 2000.0)}{agent("bad", "fail:bad", 2000.0)}\
 {agent("strict", "reject:strict", 2000.0)}{agent("drip", "budgetdrip:40", 1000.0)}\
 {agent("delta", "ratelimit:30", 2000.0)}

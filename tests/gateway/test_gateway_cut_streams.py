@@ -97,9 +97,11 @@ def test_streams_dropped_at_finish_reason_are_charged_and_checked(
             == STREAMS
         )
         cost = metric(server, 'agentladder_provider_cost_dollars_total{agent="alpha"')
-        spent = metric(
-            server, 'agentladder_gateway_client_spend_dollars{client="team-a",period="day"'
-        )
+        day = 'agentladder_gateway_client_spend_dollars{client="team-a",period="day"'
+        wait_for_spend = time.monotonic() + 30  # a budget's spend is read back each second
+        while metric(server, day) < cost * 0.999 and time.monotonic() < wait_for_spend:
+            time.sleep(0.2)
+        spent = metric(server, day)
         # each answer: the prompt's estimate and "answer from alpha" (17 chars, 4 tokens)
         assert cost > 0.0
         assert spent == pytest.approx(cost, rel=1e-6)
