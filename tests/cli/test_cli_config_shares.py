@@ -60,7 +60,7 @@ api:
   roles:
     client: {{rate_per_s: 0}}
   tokens:
-    - {{role: client, token: {TOKEN}, max_in_flight: 0}}
+    - {{role: client, token: {TOKEN}, name: team-a, max_in_flight: 0}}
 """
     code, lines = _check(tmp_path, text)
     assert code == 1
@@ -89,6 +89,6 @@ api:
     client: {{max_in_flight: 8, rate_per_s: 2, burst: 4}}
     orchestrator: {{rate_per_s: 500}}
   tokens:
-    - {{role: client, token: {TOKEN}, max_in_flight: 100, rate_per_s: 50}}
+    - {{role: client, token: {TOKEN}, name: team-a, max_in_flight: 100, rate_per_s: 50}}
 """
     assert _check(tmp_path, text) == (0, [])

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from typer.testing import CliRunner
 
 from agentladder.cli import app
@@ -45,9 +46,11 @@ def route(server: Any, **body: Any) -> httpx.Response:
 def test_imported_history_keeps_the_level_rate_and_its_agents_can_be_routed(
     tmp_path: Path,
 ) -> None:
-    """After `agentladder import`: the new agents are listed by the import; each model's
-    validation rate is its level's (no probation for its old failure), trusted or better
-    for model-a; POST /route picks model-a and model-b (the best lower bounds), each known
+    """After `agentladder import`: the new agents are listed by the import; no model is on
+    probation for its old failures, and each is validated at its level's rate or, where
+    its failure share needs more to keep sentinel.aoql (0.02), at that (model-a: 1 failure
+    in 31, expert or trusted by XP, validated at 1 - 0.02 / (1/31)); POST /route picks
+    model-a and model-b (the best lower bounds), each known
     by its evidence with no declared price; online_only lists all three as offline, in a
     400 naming each; cheapest_above at 9.9 is 400 too_few_agents, every agent left out
     below the floor with its interval, none picked whose interval lies below it."""
@@ -73,11 +76,18 @@ def test_imported_history_keeps_the_level_rate_and_its_agents_can_be_routed(
     finally:
         served.stop()
     for model, rate in rates.items():
-        assert rate["reason"] == "level", (model, rate)
         assert rate["clearance_left"] is None
-        assert rate["effective_rate"] == rate["validation_rate"]
+        share = rate["failure_share"]
+        needed = 1 - 0.02 / share if share > 0.02 else 0.0
+        if needed > rate["validation_rate"]:
+            assert rate["reason"] == "evidence", (model, rate)
+            assert rate["effective_rate"] == pytest.approx(needed)
+        else:
+            assert rate["reason"] == "level", (model, rate)
+            assert rate["effective_rate"] == rate["validation_rate"]
     assert rates["model-a"]["level"] in ("trusted", "expert")
-    assert rates["model-a"]["effective_rate"] < 1.0
+    assert rates["model-a"]["failure_share"] == pytest.approx(1 / 31)
+    assert rates["model-a"]["effective_rate"] == pytest.approx(1 - 0.02 * 31)
     assert "probation" not in profile
     assert profile["stats"]["successful_tasks"] == 30  # the failure counts, as history
     assert picked.status_code == 200, picked.text

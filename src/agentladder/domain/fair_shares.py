@@ -98,6 +98,14 @@ class ClientLimits(RoleLimits):
     burst: int | None = Field(default=100, ge=1, le=1_000_000, description=_BURST)
 
 
+class MetricsLimits(RoleLimits):
+    """The metrics role's (a scraper of ``/metrics``, reads only): half the buffered bytes
+    (it has no body to send: its writes are refused) and 8 requests in flight per token."""
+
+    max_buffered_share: float = Field(default=0.5, gt=0.0, le=1.0, description=_SHARE)
+    max_in_flight: int | None = Field(default=8, ge=1, le=1_000_000, description=_IN_FLIGHT)
+
+
 class RoleTable(BaseModel):
     """Each role's bounds (``api.roles``)."""
 
@@ -107,6 +115,7 @@ class RoleTable(BaseModel):
     orchestrator: OrchestratorLimits = OrchestratorLimits()
     agent: AgentLimits = AgentLimits()
     client: ClientLimits = ClientLimits()
+    metrics: MetricsLimits = MetricsLimits()
 
     def of(self, role: str) -> RoleLimits:
         """The bounds of ``role``."""
