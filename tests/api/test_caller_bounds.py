@@ -92,4 +92,5 @@ def test_the_shares_follow_the_settings() -> None:
     assert (shares.total, shares.per_token) == (32 * MIB, 16 * MIB)
     assert shares.per_role == {
         "admin": 32 * MIB, "orchestrator": 32 * MIB, "agent": 16 * MIB, "client": 24 * MIB,
+        "metrics": 16 * MIB,
     }  # fmt: skip

@@ -23,12 +23,12 @@ ASK = [{"role": "user", "content": "Which controls matter most?"}]
 
 
 def config(base_url: str) -> str:
-    """alpha answers ($0.000025 an answer), beta answers 500; team-a may spend $0.00006 a
+    """alpha answers ($0.000025 an answer), beta answers 500; team-a may spend $0.000065 a
     day, team-b has no budget."""
     return f"""
 api:
   tokens:
-    - {{role: client, token: {TEAM_A}, name: team-a, budget: {{limit_usd: 0.00006, period: day}}}}
+    - {{role: client, token: {TEAM_A}, name: team-a, budget: {{limit_usd: 0.000065, period: day}}}}
     - {{role: client, token: {TEAM_B}, name: team-b}}
     - {{role: orchestrator, token: {ORCH}}}
     - {{role: admin, token: {ADMIN}}}
@@ -71,9 +71,10 @@ def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]
 
 
 def ask(server: Server, token: str, model: str) -> int:
-    """One request; its status."""
+    """One request (``max_tokens`` 1: its hold, about $0.00001, is below what alpha's
+    answer costs, so a client can end over its budget); its status."""
     answer = httpx.post(
-        server.url("/v1/chat/completions"), json={"model": model, "messages": ASK},
+        server.url("/v1/chat/completions"), json={"model": model, "messages": ASK, "max_tokens": 1},
         headers={"Authorization": f"Bearer {token}"}, timeout=30,
     )  # fmt: skip
     return answer.status_code
@@ -87,7 +88,7 @@ def test_traffic_page_shows_requests_fallbacks_and_clients(gateway: Server, page
     assert ask(gateway, TEAM_A, "alpha") == 200
     assert ask(gateway, TEAM_A, "alpha") == 200
     assert ask(gateway, TEAM_A, "route:audit") == 200  # beta fails, alpha answers
-    assert ask(gateway, TEAM_A, "alpha") == 429  # 0.000075 spent of 0.00006
+    assert ask(gateway, TEAM_A, "alpha") == 429  # 0.000075 spent of 0.000065
     assert ask(gateway, TEAM_B, "alpha") == 200
     page.set_extra_http_headers({"Authorization": f"Bearer {ADMIN}"})  # clients: admin only
     page.goto(gateway.url("/dashboard"))
@@ -112,10 +113,10 @@ def test_traffic_page_shows_requests_fallbacks_and_clients(gateway: Server, page
     team_a = page.locator('#traffic-clients tr[data-client="team-a"]')
     expect(team_a).to_have_class("over-budget")
     cells = team_a.locator("td")
-    expect(cells.nth(1)).to_have_text("$0.000060 a day")
+    expect(cells.nth(1)).to_have_text("$0.000065 a day")
     expect(cells.nth(2)).to_have_text("$0.000075")
     expect(cells.nth(3)).to_have_text("$0.0000")
-    expect(cells.nth(4)).to_have_text("125.0%")
+    expect(cells.nth(4)).to_have_text("115.4%")
     expect(cells.nth(5)).to_contain_text("00:00:00 UTC")
     team_b = page.locator('#traffic-clients tr[data-client="team-b"] td')
     expect(team_b.nth(1)).to_have_text("none")
