@@ -167,6 +167,7 @@ _UNAVAILABLE = (
     nats.errors.OutboundBufferLimitError,
     nats.errors.NoServersError,
     nats.js.errors.ServiceUnavailableError,
+    nats.js.errors.NoStreamResponseError,  # a publish that no stream answered: down
     OSError,
 )
 
@@ -175,7 +176,8 @@ _UNAVAILABLE = (
 def nats_errors(what: str, client: Client | None = None) -> Iterator[None]:
     """Turn nats-py errors raised inside into ``StoreUnavailable`` or ``StoreError``.
 
-    Unreachable, timed out, no responders, closed: ``StoreUnavailable``. Any other
+    Unreachable, timed out, no responders (or no stream's answer to a publish), closed:
+    ``StoreUnavailable``. Any other
     JetStream API error: ``StoreError`` with its code. agentladder's own errors pass.
     With ``client``: ``StoreUnavailable`` at once if it is not connected now.
     """
