@@ -23,8 +23,8 @@ Then resident memory: ``GATEWAY_MEMORY_REQUESTS`` streams (100,000 by default) t
 the gateway, ``CONCURRENCY`` in flight, its RSS (``VmRSS``) sampled every 10,000. Flat
 means no growth beyond noise after the warm-up (the first block).
 
-The client token has a name and a budget (never reached), so the budget's check and
-charge are on the measured path.
+The client token has a name and a budget (never reached), so the budget's hold and
+settle are on the measured path; ``GATEWAY_BUDGET=off`` measures a client without one.
 
 ``GATEWAY_CHECKS=on`` adds a judge (the local provider's ``judge:2``, under the pass
 score): the agent's checks fail and keep it on probation, so every answer is checked and
@@ -78,10 +78,14 @@ def _config(base_url: str) -> str:
         if os.environ.get("GATEWAY_CHECKS") == "on"
         else ""
     )
+    budget = (
+        "" if os.environ.get("GATEWAY_BUDGET") == "off"
+        else " budget: {limit_usd: 1000000, period: day},"
+    )  # fmt: skip
     return f"""{judge}
 api:
   tokens:
-    - {{role: client, token: {TOKEN}, name: bench, budget: {{limit_usd: 1000000, period: day}},
+    - {{role: client, token: {TOKEN}, name: bench,{budget}
        max_in_flight: 100000, rate_per_s: 1000000, burst: 1000000}}
 routing: {{projection_refresh_s: 60}}
 agents:
