@@ -169,3 +169,21 @@ def stop_agents(folder: Path, processes: list[subprocess.Popen[str]]) -> None:
     codes = [_reap(process, log_path) for process in processes]
     log = log_path.read_text(encoding="utf-8")
     assert codes == [0] * len(processes), log[-2000:]
+
+
+def seed_scores(
+    server: Server, scores: dict[str, float], token: str | None = None, count: int = 12
+) -> None:
+    """``count`` judgments at ``audit`` of each agent at its score (``seed-<agent>-<i>``),
+    one batch, so that routing orders the agents by them."""
+    judgments = [
+        {"agent_id": agent, "contract_id": f"seed-{agent}-{i}", "task_type": "audit",
+         "score": score}
+        for agent, score in scores.items() for i in range(count)
+    ]  # fmt: skip
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    posted = httpx.post(
+        server.url("/oracle/judgments/batch"), json={"judgments": judgments}, headers=headers,
+        timeout=30,
+    )  # fmt: skip
+    assert posted.status_code == 200, posted.text

@@ -14,11 +14,10 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.gateway.provider import Providers
-from tests.served import Server, free_port, start_server
+from tests.served import Server, free_port, seed_scores, start_server
 
 CLIENT = "client-token-0123456789"
 ORCH = "orchestrator-token-0123456789"
@@ -77,16 +76,7 @@ def gateway(
         monkeypatch.setenv(f"GW_KEY_{name.upper()}", key)
     server = start_server(tmp_path, config(providers.base_url))
     try:
-        judgments = [
-            {"agent_id": agent, "contract_id": f"seed-{agent}-{i}", "task_type": "audit",
-             "score": score}
-            for agent, score in ORDER.items() for i in range(12)
-        ]  # fmt: skip
-        posted = httpx.post(
-            server.url("/oracle/judgments/batch"), json={"judgments": judgments},
-            headers={"Authorization": f"Bearer {ORCH}"}, timeout=30,
-        )  # fmt: skip
-        assert posted.status_code == 200, posted.text
+        seed_scores(server, ORDER, ORCH)
         yield server
     finally:
         server.stop()

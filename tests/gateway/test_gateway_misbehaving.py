@@ -16,7 +16,7 @@ import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from tests.gateway.provider import COMPLETION_TOKENS, PROMPT_TOKENS, Providers
-from tests.served import Server, start_server
+from tests.served import Server, seed_scores, start_server
 
 ASK: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Which controls matter?"}]
 AGENTS = {  # name: (provider behaviour, tags, score at audit)
@@ -62,15 +62,7 @@ def gateway(providers: Providers, tmp_path_factory: pytest.TempPathFactory) -> I
     agents at ``audit`` by their score."""
     server = start_server(tmp_path_factory.mktemp("misbehaving"), _config(providers.base_url))
     try:
-        judgments = [
-            {"agent_id": name, "contract_id": f"seed-{name}-{i}", "task_type": "audit",
-             "score": score}
-            for name, (_, _, score) in AGENTS.items() for i in range(12)
-        ]  # fmt: skip
-        posted = httpx.post(
-            server.url("/oracle/judgments/batch"), json={"judgments": judgments}, timeout=30
-        )
-        assert posted.status_code == 200, posted.text
+        seed_scores(server, {name: score for name, (_, _, score) in AGENTS.items()})
         yield server
     finally:
         server.stop()

@@ -20,7 +20,7 @@ import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from tests.gateway.provider import COMPLETION_TOKENS, PROMPT_TOKENS, Providers
-from tests.served import Server, start_server
+from tests.served import Server, seed_scores, start_server
 
 ASK: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Which controls matter?"}]
 LINE_BYTES = 262_144
@@ -64,15 +64,7 @@ def gateway(providers: Providers, tmp_path_factory: pytest.TempPathFactory) -> I
     """`agentladder serve` (no tokens: loopback is admin), spaces ranked above good."""
     server = start_server(tmp_path_factory.mktemp("streambounds"), _config(providers.base_url))
     try:
-        judgments = [
-            {"agent_id": name, "contract_id": f"seed-{name}-{i}", "task_type": "audit",
-             "score": score}
-            for name, score in SCORES.items() for i in range(12)
-        ]  # fmt: skip
-        posted = httpx.post(
-            server.url("/oracle/judgments/batch"), json={"judgments": judgments}, timeout=30
-        )
-        assert posted.status_code == 200, posted.text
+        seed_scores(server, SCORES)
         yield server
     finally:
         server.stop()
