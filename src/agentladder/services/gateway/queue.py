@@ -159,10 +159,6 @@ class CheckQueue:
         self._count(check, "backlogged")
         return True
 
-    def release(self) -> None:
-        """A promised place given back unused."""
-        self.promised = max(0, self.promised - 1)
-
     async def _store_and_queue(self, entry: Entry) -> None:
         try:
             entry.revision = await self.store.put_check(entry.check, 0)
