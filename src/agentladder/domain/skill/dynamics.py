@@ -53,24 +53,30 @@ class MessageLayout:
 
 
 def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> MessageLayout:
-    """The messages of the evidence and their chains (the chains do not depend on how the
-    messages are numbered: they are ordered by pair, time and event, all distinct)."""
+    """The messages of the evidence and their chains: one message per pair and moment
+    (``at``), whatever events it came in, so that evidence of one moment is one step of the
+    chains (never a change by itself) and no name of an event (a contract id, a key)
+    orders anything; the chains are ordered by pair and time, all distinct."""
     agents = obs.agents
     pair_agent = [agents[int(a)] for a in lay.pair_agent]
-    width = np.int64(max(obs.event_count, 1))  # the key in int64
-    key = obs.pair * width + obs.event
-    keys, first, of = np.unique(key, return_index=True, return_inverse=True)
-    del key
-    if len(keys) == len(obs):  # each observation its own message
-        del keys, first, of
-        chains, order = chains_of(obs.pair, obs.at, obs.event, pair_agent, obs.changes,
-                                  lay.pairs, rules)  # fmt: skip
+    order = np.lexsort((obs.at, obs.pair))
+    p, t = obs.pair[order], obs.at[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (p[1:] != p[:-1]) | (t[1:] != t[:-1])
+    if new.all():  # each observation its own message
+        del order, p, t, new
+        none = np.zeros(len(obs), dtype=np.int32)
+        chains, order = chains_of(obs.pair, obs.at, none, pair_agent, obs.changes, lay.pairs,
+                                  rules)  # fmt: skip
         return MessageLayout(None, obs.pair, obs.at, chains, order)
-    pair = (keys // width).astype(np.int32)
-    event = (keys % width).astype(np.int32)
-    at = obs.at[first]
-    chains, order = chains_of(pair, at, event, pair_agent, obs.changes, lay.pairs, rules)
-    return MessageLayout(of.reshape(-1).astype(np.int32), pair, at, chains, order)
+    message = np.cumsum(new) - 1
+    of = np.empty(len(obs), dtype=np.int32)
+    of[order] = message
+    pair = p[new].astype(np.int32)
+    at = t[new]
+    none = np.zeros(len(pair), dtype=np.int32)
+    chains, chain_order = chains_of(pair, at, none, pair_agent, obs.changes, lay.pairs, rules)
+    return MessageLayout(of, pair, at, chains, chain_order)
 
 
 Inputs = Callable[[npt.NDArray[np.integer[Any]] | slice], tuple[Floats, Floats]]

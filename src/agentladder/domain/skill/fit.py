@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agentladder.domain.skill.anchor import anchor_variance, anchor_weights, references
 from agentladder.domain.skill.capped import capped
 from agentladder.domain.skill.chain import Run
 from agentladder.domain.skill.dynamics import (
@@ -71,6 +72,8 @@ class FitResult:
     messages: MessageLayout
     dynamics: Run  # its paths kept
     exact: bool
+    anchor: Floats  # per (source, task type): its weight in the scale's anchor
+    scale_var: Floats  # per task type: the anchor's own variance (``anchor.py``)
 
 
 def layout_of(obs: Observations) -> Layout:
@@ -106,8 +109,14 @@ def _sums(index: npt.NDArray[np.integer[Any]], weights: Floats, size: int) -> Fl
     return np.bincount(index, weights=weights, minlength=size).astype(np.float64)
 
 
+def _lenient(lay: Layout, sol: Solution) -> Floats:
+    """Per (source, task type): its leniency there (the source's and its own beside)."""
+    return sol.mean[lay.b0 + lay.st_source] + sol.mean[lay.v0 : lay.v0 + lay.source_types]
+
+
 def _weights(obs: Observations, lay: Layout, st: State, sol: Solution | None,
-             rules: SkillRules) -> Weighted:  # fmt: skip
+             rules: SkillRules, counts: Floats,
+             reference: npt.NDArray[np.bool_]) -> Weighted:  # fmt: skip
     scored = obs.source >= 0
     st_of = np.where(scored, lay.cols[:, 2] - lay.v0, 0)
     src = np.where(scored, obs.source, 0)
@@ -129,8 +138,10 @@ def _weights(obs: Observations, lay: Layout, st: State, sol: Solution | None,
         weight[binary] = fisher / rules.pass_sd**2
         y = obs.value[binary]
         value[binary] = f + (y - p) * rules.pass_sd / np.maximum(dens, 1e-300)
-    # the scale: each source weighs in by what its scores say (its weight in the fit)
-    anchor = _sums(st_of[scored], weight[scored], lay.source_types)
+    # the scale: each source by its evidence, up to a cap; far ones less (``anchor.py``)
+    lenient = None if sol is None else _lenient(lay, sol)
+    evidence = _sums(st_of[scored], weight[scored], lay.source_types)
+    anchor = anchor_weights(lay, evidence, counts, reference, lenient, rules)
     return Weighted(
         weight=weight, value=value - st.deviation, anchor=anchor, type_spread=st.type_spread,
         ability=rules.ability_sd**2, level=rules.level_sd**2, level_mean=rules.prior_mean,
@@ -153,9 +164,13 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
     exact = lay.size <= rules.exact_limit
     pattern = pattern_of(lay, dense=exact)
     across = None
+    reference = references(list(obs.sources), rules)
+    scored = obs.source >= 0
+    counts = _sums(lay.cols[scored, 2] - lay.v0, np.ones(int(scored.sum())), lay.source_types)
+    del scored
     while True:
         rounds += 1
-        w = _weights(obs, lay, st, sol, rules)
+        w = _weights(obs, lay, st, sol, rules, counts, reference)
         if exact:
             new = solve_system(lay, pattern, w)
         else:
@@ -179,7 +194,8 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
         value=w.value + st.deviation,
         type_spread=math.sqrt(st.type_spread), leniency=math.sqrt(st.leniency),
         difficulty=math.sqrt(st.difficulty), iterations=rounds, messages=msg, dynamics=dyn,
-        exact=exact,
+        exact=exact, anchor=w.anchor,
+        scale_var=anchor_variance(lay, w.anchor, _lenient(lay, sol), reference),
     )  # fmt: skip
 
 

@@ -6,14 +6,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-__all__ = ["TWO_VALUED_FROM", "censored", "on_scale", "probit_update"]
-
-TWO_VALUED_FROM = 0.5
-"""A source with more than this share of its scores at 0 or 10 gives two values (pass and
-fail, win and loss: an Inspect scorer's C and I, a preference judge), and a score at a bound
-is its value. A source of scores spread over the scale whose best and worst pile up at the
-bounds (a judge whose 10 means "10 or better") has far fewer there: for it a score at a
-bound says "this or beyond" (``censored``)."""
+__all__ = ["censored", "on_scale", "probit_update"]
 
 _STANDARD = NormalDist()
 LOW, HIGH = 0.0, 10.0

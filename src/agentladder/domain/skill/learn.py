@@ -19,7 +19,6 @@ import numpy.typing as npt
 
 from agentladder.domain.skill.blocks import RunningSums, slices
 from agentladder.domain.skill.censored import LOG_2PI, Censored, log_ndtr
-from agentladder.domain.skill.gauss import TWO_VALUED_FROM
 from agentladder.domain.skill.observations import Observations
 from agentladder.domain.skill.pattern import Pattern
 from agentladder.domain.skill.rules import SkillRules
@@ -53,7 +52,7 @@ class State:
         self.censored = Censored(obs)  # the working values and their extra variance
         self.deviation = np.zeros(k)  # of each observation's skill from its pair's one value
         self.at_bounds = bound_shares(obs, lay.sources)
-        self.two_valued = self.at_bounds > TWO_VALUED_FROM
+        self.censoring = np.array([rules.censors(name) for name in obs.sources], dtype=bool)
 
 
 def bound_shares(obs: Observations, sources: int) -> Floats:
@@ -169,10 +168,11 @@ def learn(obs: Observations, lay: Layout, pattern: Pattern, st: State, sol: Solu
 
 
 def _censor(obs: Observations, st: State, b: _Block) -> None:
-    """Scores at 0 or 10: their expected value beyond the bound, and that guess's variance;
-    a two-valued source's (``gauss.TWO_VALUED_FROM``) taken as they are."""
+    """Scores at 0 or 10 of a censored judge (``SkillRules.censored_judges``): their
+    expected value beyond the bound, and that guess's variance; every other source's taken
+    as they are."""
     sd = np.sqrt(b.noise_k + b.fitted_var)
-    st.censored.step(b.at, b.expected, sd, b.scored & ~st.two_valued[b.src])
+    st.censored.step(b.at, b.expected, sd, b.scored & st.censoring[b.src])
 
 
 def _wild_scale(total: Floats, count: Floats, rules: SkillRules) -> Floats:

@@ -18,8 +18,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import numpy as np
-
 from agentladder.domain.skill.chain import Message, Track, step
 from agentladder.domain.skill.evidence import (
     AGGREGATE,
@@ -86,9 +84,9 @@ def apply_evidence(
         source = fleet.source(judge_source(evidence.judge), rules)
         bias, bias_var, noise = source.at_type(task_type)
         value, extra = (
-            (evidence.score, 0.0)
-            if source.two_valued
-            else censored(evidence.score, prior.mean + bias, prior.var + bias_var + noise)
+            censored(evidence.score, prior.mean + bias, prior.var + bias_var + noise)
+            if rules.censors(judge_source(evidence.judge))
+            else (evidence.score, 0.0)
         )
         var = (noise + extra) / max(source.honesty, 1e-6) + bias_var
         message = Message(at=at, mean=value - bias, var=var, count=1)
@@ -200,63 +198,38 @@ def _deliberation(
     evidence: DeliberationEvidence,
     rules: SkillRules,
 ) -> dict[str, AgentSkill]:
-    """The authors' skills and the deliberation's offset from every score at once."""
+    """Each author's skill moved by what its own scores say: their mean, each score's
+    source's leniency removed and weighed by its noise and honesty (as last fitted), with
+    the deliberation's shared offset as one more error of that mean (its variance
+    ``difficulty``). The offset is not solved from the other authors' scores here: between
+    fits nothing holds the fleet's level, and a jointly solved offset took up a share of
+    every deliberation's distance from the prior level, so that honest peers' estimates of
+    a fleet above the prior read 0.4 low until the next fit (which solves the offsets with
+    everything else)."""
     task_type, at = evidence.task_type, evidence.at
-    authors = sorted(
-        {e.author for e in evidence.evaluations} | {r.author for r in evidence.aggregated}
-    )
-    if not authors:
-        return current
-    index = {a: i for i, a in enumerate(authors)}
-    n = len(authors) + 1  # the authors, then the offset
-    priors = {
-        a: _drifted(prior_at(current[a], fleet, task_type, rules), at, rules) for a in authors
-    }
-    precision = np.zeros((n, n))
-    shift = np.zeros(n)
-    for a, i in index.items():
-        precision[i, i] = 1.0 / priors[a].var
-        shift[i] = priors[a].mean / priors[a].var
-    precision[-1, -1] = 1.0 / fleet.difficulty(rules)
-    rows: list[tuple[int, float, float]] = []
+    said: dict[str, list[tuple[float, float]]] = {}
     for ev in evidence.evaluations:
         source = current[ev.evaluator].evaluator
-        rows.append(
-            _scored(index[ev.author], ev.score, source, task_type, priors[ev.author], fleet, rules)
-        )
+        said.setdefault(ev.author, []).append(_scored(ev.score, source, task_type))
     aggregate = fleet.source(AGGREGATE, rules)
     for reported in evidence.aggregated:
-        rows.append(_scored(index[reported.author], reported.score, aggregate, task_type,
-                            priors[reported.author], fleet, rules))  # fmt: skip
-    counts = dict.fromkeys(authors, 0)
-    for i, value, weight in rows:
-        for j in (i, n - 1):
-            shift[j] += weight * value
-            for k in (i, n - 1):
-                precision[j, k] += weight
-        counts[authors[i]] += 1
-    cov = np.linalg.inv(precision)
-    mean = cov @ shift
+        said.setdefault(reported.author, []).append(
+            _scored(reported.score, aggregate, task_type)
+        )
     out = dict(current)
-    for a, i in index.items():
-        post_mean, post_var = float(mean[i]), float(cov[i, i])
-        prior = priors[a]
-        gained = 1.0 / post_var - 1.0 / prior.var
-        if gained <= 0.0 or counts[a] == 0:
-            continue
-        said = (post_mean / post_var - prior.mean / prior.var) / gained
-        message = Message(at=at, mean=said, var=1.0 / gained, count=counts[a])
-        out[a] = _moved(current[a], fleet, task_type, message, rules)
+    offset = fleet.difficulty(rules)
+    for author in sorted(said):
+        scores = said[author]
+        total = sum(weight for _, weight in scores)
+        mean = sum(value * weight for value, weight in scores) / total
+        message = Message(at=at, mean=mean, var=1.0 / total + offset, count=len(scores))
+        out[author] = _moved(current[author], fleet, task_type, message, rules)
     return out
 
 
-def _scored(
-    author: int, score: float, source: SourceState, task_type: str, prior: Estimate,
-    fleet: FleetSkill, rules: SkillRules,
-) -> tuple[int, float, float]:  # fmt: skip
-    """One score as (author, value without the source's leniency, weight)."""
+def _scored(score: float, source: SourceState, task_type: str) -> tuple[float, float]:
+    """One peer score as (value without the source's leniency, weight). A peer's score at
+    0 or 10 is that score (only a judge named in ``censored_judges`` is censored)."""
     bias, bias_var, noise = source.at_type(task_type)
-    spread = prior.var + fleet.difficulty(rules) + bias_var + noise
-    value, extra = (score, 0.0) if source.two_valued else censored(score, prior.mean + bias, spread)
-    weight = max(source.honesty, 1e-6) / (noise + extra + bias_var)
-    return author, value - bias, weight
+    weight = max(source.honesty, 1e-6) / (noise + bias_var)
+    return score - bias, weight

@@ -61,6 +61,36 @@ class SkillRules(BaseModel):
     hyper_weight: float = Field(
         default=4.0, gt=0.0, description="how many observations a learned spread's prior is worth"
     )
+    reference_judges: tuple[str, ...] = Field(
+        default=(),
+        description="judges that hold the scale wherever they have scored (docs/skill.md,"
+        " 'The scale'); none: every source, by its evidence up to a cap",
+    )  # fmt: skip
+    anchor_scores: float = Field(
+        default=50.0, gt=0.0,
+        description="a source's scores count in the scale up to the larger of this and"
+        " anchor_cap times the typical other source's (docs/skill.md, 'The scale')",
+    )  # fmt: skip
+    anchor_cap: float = Field(
+        default=3.0, gt=0.0,
+        description="the most scores a source counts in the scale, in those of the typical"
+        " other source at the task type (at least anchor_scores)",
+    )  # fmt: skip
+    anchor_huber: float = Field(
+        default=2.0, gt=0.0,
+        description="robust sds of the sources' leniencies within which a source weighs fully"
+        " in the scale; farther, its weight falls as one over its distance",
+    )  # fmt: skip
+    sd_floor: float = Field(
+        default=0.05, ge=0.0,
+        description="no estimate's sd is below this: one judge's many scores of one agent"
+        " share what that judge thinks of it",
+    )  # fmt: skip
+    censored_judges: tuple[str, ...] = Field(
+        default=(),
+        description="judges whose scores at 0 or 10 read 'this or beyond' (an open-ended"
+        " rubric's bound); every other score at a bound is that score (docs/skill.md)",
+    )  # fmt: skip
     feedback_scores: int = Field(
         default=5, ge=1, le=10_000,
         description="the most scores one client's feedback on one agent at one task type"
@@ -112,6 +142,11 @@ class SkillRules(BaseModel):
     fit_interval_s: float = Field(
         default=30.0, gt=0.0, description="seconds between two fits of new evidence by serve"
     )
+
+    def censors(self, source: str) -> bool:
+        """Whether a source's scores at 0 or 10 are censored: only a judge named in
+        ``censored_judges`` (its source ``judge:<name>``)."""
+        return source.startswith("judge:") and source[len("judge:") :] in self.censored_judges
 
     def digest(self) -> str:
         """The rules that shape an estimate, as one canonical JSON text: a fit made with

@@ -131,9 +131,11 @@ class _Parts:
     still_var: Floats
     drop: Floats
     rise: Floats
+    scale_var: Floats  # per task type: the anchor's own variance, shared by its agents
+    floor: float  # the least variance of an estimate shown
 
 
-def _parts(fit: FitResult, counts: _Counts) -> _Parts:
+def _parts(fit: FitResult, counts: _Counts, rules: SkillRules) -> _Parts:
     obs, lay, dyn, msg = fit.obs, fit.lay, fit.dynamics, fit.messages
     last = np.full(lay.pairs, -np.inf)
     np.maximum.at(last, msg.pair, msg.at)
@@ -146,7 +148,8 @@ def _parts(fit: FitResult, counts: _Counts) -> _Parts:
         changes=obs.changes, spread=fit.type_spread**2,
         per_pair=np.bincount(obs.pair, minlength=lay.pairs), last=last,
         moving_mean=dyn.moving_mean, moving_var=dyn.moving_var, still_mean=dyn.still_mean,
-        still_var=dyn.still_var, drop=dyn.drop, rise=dyn.rise,
+        still_var=dyn.still_var, drop=dyn.drop, rise=dyn.rise, scale_var=fit.scale_var,
+        floor=max(rules.sd_floor**2, _MIN_VAR),
     )  # fmt: skip
 
 
@@ -176,11 +179,13 @@ def _source_state(parts: _Parts, s: int) -> SourceState:
 
 
 def _shown(parts: _Parts, p: int) -> tuple[Estimate, float]:
-    """A pair's estimate as shown (the fit's, moved by its chain's change) and that move."""
+    """A pair's estimate as shown (the fit's, moved by its chain's change, with the
+    uncertainty of its task type's anchor) and that move."""
     delta_mean = float(parts.moving_mean[p] - parts.still_mean[p])
     delta_var = float(parts.moving_var[p] - parts.still_var[p])
     centre = float(parts.sol.mean[p]) + delta_mean
-    var = max(float(parts.sol.var[p]) + delta_var, _MIN_VAR)
+    anchor = float(parts.scale_var[int(parts.lay.pair_type[p])])
+    var = max(float(parts.sol.var[p]) + delta_var + anchor, parts.floor)
     estimate = Estimate(
         mean=centre, var=var, n=int(parts.per_pair[p]), at=float(parts.last[p]),
         drop=float(parts.drop[p]), rise=float(parts.rise[p]), base_mean=centre, base_var=var,
@@ -249,7 +254,11 @@ class FitStates(Mapping[str, AgentSkill]):
         centre = float(weight @ mean[index])
         var = sol.quadratic_at(index, weight) + unseen * parts.spread / n_types**2
         centre += (sum(corrections) + unseen * ability_shift) / n_types
-        var += sum(e.var - own[p] for e, p in zip(shown, mine, strict=True)) / n_types**2
+        var += sum(e.var - own[p] - float(parts.scale_var[int(lay.pair_type[p])])
+                   for e, p in zip(shown, mine, strict=True)) / n_types**2  # fmt: skip
+        # the anchors' errors, taken as shared by every task type (the same sources)
+        var += float(np.mean(np.sqrt(parts.scale_var))) ** 2 if n_types else 0.0
+        var = max(var, parts.floor)
         last = max((e.at or 0.0) for e in shown)
         count = int(sum(e.n for e in shown))
         overall = Estimate(mean=centre, var=max(var, _MIN_VAR), n=count, at=last,
@@ -280,7 +289,7 @@ class FitStates(Mapping[str, AgentSkill]):
 def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: float) -> Snapshot:
     """The states of every agent (made when asked for) and of the fleet after the fit of
     the log up to ``seq``."""
-    parts = _parts(fit, _Counts(fit))
+    parts = _parts(fit, _Counts(fit), rules)
     return Snapshot(FitStates(fit, rules, parts), _fleet(fit, rules, seq, events, at, parts))
 
 
@@ -312,9 +321,7 @@ def _fleet(
         )
         for i, t in enumerate(types)
     }
-    scored = obs.source >= 0
-    st_weight = np.bincount(lay.cols[scored, 2] - lay.v0, weights=fit.weight[scored],
-                            minlength=lay.source_types)  # fmt: skip
+    st_weight = fit.anchor
     scales: dict[str, tuple[tuple[str, float], ...]] = {}
     for t, task_type in enumerate(types):
         here = np.flatnonzero(lay.st_type == t)

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 
 from pydantic import TypeAdapter
 
-from agentladder.domain.skill.gauss import TWO_VALUED_FROM
 from agentladder.domain.skill.rules import SkillRules
 
 __all__ = [
@@ -90,12 +89,6 @@ class SourceState:
     n: int = 0
     types: dict[str, SourceType] = field(default_factory=dict)
     at_bounds: float = 0.0
-
-    @property
-    def two_valued(self) -> bool:
-        """Whether most of its scores are 0 or 10 (a pass/fail or win/loss scorer): those
-        are then its values, not "this or beyond" (``gauss.TWO_VALUED_FROM``)."""
-        return self.at_bounds > TWO_VALUED_FROM
 
     def at_type(self, task_type: str) -> tuple[float, float, float]:
         """Leniency mean and variance and noise variance at a task type (its own where it
