@@ -209,21 +209,28 @@ def _honesty(obs: Observations, lay: Layout, pattern: Pattern, st: State, sol: S
         pair.add(obs.pair[b.at], w.weight[b.at])
     own = _Own(own_sums.total, st_count, st, prior)
     mid = centre.total / count
-    spread_sums = RunningSums(lay.sources)
-    for at in slices(len(obs)):
-        source = obs.source[at]
-        s = source >= 0
-        src = np.where(s, source, 0)
-        spread_sums.add(src[s], (given[at] - mid[src])[s] ** 2)
-    spread = spread_sums.total / count + 0.25
-    pooled = 1.0 / (st.type_spread + rules.ability_sd**2)
-    said = RunningSums(lay.sources)
+    spread_sums, resid_sums = RunningSums(lay.sources), RunningSums(lay.sources)
     for b in _each(obs, lay, st, sol, deviation):
         s = b.scored
-        log_mix = b.mixed(own.residual(b, b.base(given[b.at])), rules)[1]
+        spread_sums.add(b.src[s], (given[b.at] - mid[b.src])[s] ** 2)
+        r = own.residual(b, b.base(given[b.at]))
+        resid_sums.add(b.src[s], (r * r + b.fitted_var)[s])
+    # each side's variance is its own scores' (both plus a quarter point squared): the
+    # learned noise is of the clean core, and against the raw spread of the alternative
+    # it lost for a judge of two close agents (two judges of 2,046 scores each: honesty 0)
+    spread = spread_sums.total / count + 0.25
+    resid = resid_sums.total / count + 0.25
+    pooled = 1.0 / (st.type_spread + rules.ability_sd**2)
+    said = RunningSums(lay.sources)
+    floor = math.log(rules.outlier_share * 0.1)
+    for b in _each(obs, lay, st, sol, deviation):
+        s = b.scored
+        r = own.residual(b, b.base(given[b.at]))
+        log_mix = -0.5 * (LOG_2PI + np.log(resid[b.src])) - 0.5 * r * r / resid[b.src]
+        log_mix = np.logaddexp(log_mix, floor)
         d = given[b.at] - mid[b.src]
         log_alt = -0.5 * (LOG_2PI + np.log(spread[b.src])) - 0.5 * d * d / spread[b.src]
-        log_alt = np.logaddexp(log_alt, math.log(rules.outlier_share * 0.1))
+        log_alt = np.logaddexp(log_alt, floor)
         # checkable: as far as other sources' evidence determines the observed pair
         leaned = lean.total[pattern.lean_of[b.at]][s]
         total = pair.total[obs.pair[b.at][s]] + pooled
