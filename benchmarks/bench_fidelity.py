@@ -8,7 +8,10 @@ model fits the store; openskill's Plackett-Luce and a Bradley-Terry fit see the 
 deliberations' aggregated scores. Checkpoints 5, 10, 20, 25, 50, 100 and 500. The other
 worlds (``fidelity_judged``): judges of known noise and leniency, agents seen at one of
 three task types, one deliberation after 1,000 judgments, Sybils, aggregated-only
-reports, the same stream in five shuffled orders, and 100 seeds of small data.
+reports, the same stream in five shuffled orders, and 100 seeds of small data. The scale
+(``fidelity_scale``): worlds whose truth is the score honest judges would give on the
+closed 0-10 scale (honest peers, lenient and harsh judges, a 1-10 rubric with 40% of its
+scores at 10), read right after the evidence (no fit) and after the fit.
 
 Truth is on the identifiable scale (``fidelity_measures.shifted``). Targets (issue
 "skill that holds on real evaluation data"): coverage of the 95% intervals 90-98%
@@ -16,7 +19,7 @@ overall and per type; pairs in different tiers in the wrong order at most 2.5% f
 deliberations; across shuffles max |change| at most 0.05 with the same tiers; Sybils move
 a target by at most 1 sd; 20 aggregated-only reports move an agent at most as much as 20
 scores of a new judge; τ at least the best of openskill, Bradley-Terry and avg_score
-within 0.02.
+within 0.02; on the scale, mean |skill - truth| overall at most 0.10.
 
 Coverage of a peer fleet is printed with its standard error over the seeds (``±``): a
 fleet's intervals are not independent draws (the agents of one task type share its
@@ -27,7 +30,8 @@ and the error is that of the mean of the seeds' shares. With 8 agents and 20 see
 Run: ``make bench`` or ``.venv/bin/python -m benchmarks fidelity``; ``FIDELITY_SEEDS=N``
 (default 5), ``FIDELITY_SEED_FROM=K`` (the peer fleets' first seed, default 0: other seeds
 of the same worlds), ``FIDELITY_ONLY=<part of a section's or scenario's name>``,
-``FIDELITY_RULES=<JSON of skill rule overrides>``.
+``FIDELITY_RULES=<JSON of skill rule overrides>``, ``FIDELITY_SCALE_SEEDS=N`` (the scale's
+seeds, default 20).
 """
 
 from __future__ import annotations
