@@ -45,8 +45,10 @@ __all__ = [
 ]
 
 PATH_VARIABLE = "MT_BENCH_JUDGMENTS"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "mt_bench" / "judgments.jsonl"
-"""The shared data beside the repository's folder (where CI lays it too)."""
+ROOT = Path(__file__).resolve().parents[2]
+WHERE = Path("shared", "data", "mt_bench", "judgments.jsonl")
+SHARED = (ROOT.parent / WHERE, ROOT / WHERE)
+"""The shared data beside the repository's folder (where CI lays it too), or inside it."""
 JUDGE = "gpt-4"
 
 Reading = dict[tuple[str, str | None], SkillEntry]
@@ -68,7 +70,9 @@ class Judged:
 def path() -> Path:
     """Where the judgments are: ``MT_BENCH_JUDGMENTS``, else the shared data."""
     given = os.environ.get(PATH_VARIABLE)
-    return Path(given) if given else SHARED
+    if given:
+        return Path(given)
+    return next((p for p in SHARED if p.is_file()), SHARED[0])
 
 
 def judgments() -> list[Judged]:
