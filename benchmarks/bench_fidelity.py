@@ -8,7 +8,10 @@ model fits the store; openskill's Plackett-Luce and a Bradley-Terry fit see the 
 deliberations' aggregated scores. Checkpoints 5, 10, 20, 25, 50, 100 and 500. The other
 worlds (``fidelity_judged``): judges of known noise and leniency, agents seen at one of
 three task types, one deliberation after 1,000 judgments, Sybils, aggregated-only
-reports, the same stream in five shuffled orders, and 100 seeds of small data.
+reports, the same stream in five shuffled orders, and 100 seeds of small data. The scale
+(``fidelity_scale``): worlds whose truth is the score honest judges would give on the
+closed 0-10 scale (honest peers, lenient and harsh judges, a 1-10 rubric with 40% of its
+scores at 10), read right after the evidence (no fit) and after the fit.
 
 Truth is on the identifiable scale (``fidelity_measures.shifted``). Targets (issue
 "skill that holds on real evaluation data"): coverage of the 95% intervals 90-98%
@@ -16,7 +19,7 @@ overall and per type; pairs in different tiers in the wrong order at most 2.5% f
 deliberations; across shuffles max |change| at most 0.05 with the same tiers; Sybils move
 a target by at most 1 sd; 20 aggregated-only reports move an agent at most as much as 20
 scores of a new judge; τ at least the best of openskill, Bradley-Terry and avg_score
-within 0.02.
+within 0.02; on the scale, mean |skill - truth| overall at most 0.10.
 
 Coverage of a peer fleet is printed with its standard error over the seeds (``±``): a
 fleet's intervals are not independent draws (the agents of one task type share its
@@ -27,7 +30,8 @@ and the error is that of the mean of the seeds' shares. With 8 agents and 20 see
 Run: ``make bench`` or ``.venv/bin/python -m benchmarks fidelity``; ``FIDELITY_SEEDS=N``
 (default 5), ``FIDELITY_SEED_FROM=K`` (the peer fleets' first seed, default 0: other seeds
 of the same worlds), ``FIDELITY_ONLY=<part of a section's or scenario's name>``,
-``FIDELITY_RULES=<JSON of skill rule overrides>``.
+``FIDELITY_RULES=<JSON of skill rule overrides>``, ``FIDELITY_SCALE_SEEDS=N`` (the scale's
+seeds, default 20).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from benchmarks.fidelity_judged import (
 from benchmarks.fidelity_measures import measure, shifted
 from benchmarks.fidelity_methods import kendall_tau
 from benchmarks.fidelity_peers import CHECKPOINTS, METHODS, peer_run, sim_evidence
+from benchmarks.fidelity_scale import WORLDS, read
 
 SCENARIOS = (
     Scenario("8 agents, noise 0.5", agents=8, noise=0.5),
@@ -332,6 +337,42 @@ def sources(seeds: int) -> list[str]:
     return missed
 
 
+SCALE_ERROR = 0.10
+"""The scale table's target: mean |skill - truth| overall at most this."""
+
+
+def scale(seeds: int) -> list[str]:
+    """Worlds whose truth is the score honest judges would give (``fidelity_scale``):
+    mean |skill - truth| overall, the worst agent's mean signed error over the seeds
+    (``bias``), coverage of the 95% intervals overall and per task type, right after the
+    evidence (no fit) and after the fit; targets |err| at most 0.10, coverage 0.90-0.98."""
+    missed: list[str] = []
+    print(f"  {seeds} seeds; targets: |err| <= {SCALE_ERROR:.2f}, coverage 0.90-0.98")
+    print(f"  {'world':57} {'read':>4} {'|err|':>6} {'bias':>6} {'cov':>6} {'cov/t':>6}")
+    for name, make in WORLDS.items():
+        worlds = [make(seed) for seed in range(seeds)]
+        found = [read(world, rules()) for world in worlds]
+        agents = worlds[0].agents
+        for phase in ("live", "fit"):
+            errors = {a: [f[phase][f"est:None:{a}"] - w.truth[None][a]
+                          for w, f in zip(worlds, found, strict=True)] for a in agents}  # fmt: skip
+            error = statistics.fmean(abs(e) for v in errors.values() for e in v)
+            bias = max((statistics.fmean(v) for v in errors.values()), key=abs)
+            cover = _pooled([f[phase]["coverage"] for f in found])
+            typed = _pooled([f[phase]["coverage_type"] for f in found])
+            print(f"  {name:57} {phase:>4} {error:6.3f} {bias:+6.3f} {cover:6.3f} {typed:6.3f}")
+            if error > SCALE_ERROR:
+                missed.append(f"{name}, {phase}: |err| {error:.3f}")
+            if not 0.90 <= cover <= 0.98 or not 0.90 <= typed <= 0.98:
+                missed.append(f"{name}, {phase}: coverage {cover:.3f}/{typed:.3f}")
+        apart = max(abs(w.truth[s][a] - w.noiseless[s][a]) for w in worlds for s in w.truth
+                    for a in w.agents)  # fmt: skip
+        tens = statistics.fmean(w.tens for w in worlds)
+        print(f"  {'':57} scores at 10: {tens:.0%}; truth - noiseless clipped score:"
+              f" at most {apart:.3f}")  # fmt: skip
+    return missed
+
+
 def main() -> None:
     """Every section, then the targets missed."""
     seeds = int(os.environ.get("FIDELITY_SEEDS", "5"))
@@ -347,6 +388,10 @@ def main() -> None:
         ("a deliberation after 1,000 judgments", lambda: level_after_judgments(seeds)),
         ("small data", lambda: small_data(int(os.environ.get("FIDELITY_SMALL_SEEDS", "100")))),
         ("new sources: Sybils and aggregated-only reports", lambda: sources(seeds)),
+        (
+            "scale: the truth is the score honest judges would give",
+            lambda: scale(int(os.environ.get("FIDELITY_SCALE_SEEDS", "20"))),
+        ),
     )
     for title, section in sections:
         only = os.environ.get("FIDELITY_ONLY")

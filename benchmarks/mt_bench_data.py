@@ -1,0 +1,164 @@
+"""Public MT-bench judgments as `agentladder import` takes them, and what the skill model
+reads of them.
+
+The data: GPT-4's single-answer judgments (FastChat's `gpt-4_single.jsonl`) of 8 models,
+160 each (80 questions in 8 categories, 2 turns), reduced to question_id, category, turn,
+model, score (1-10; -1 where GPT-4's rating could not be parsed) and tstamp. It is kept
+beside the repository, in the workplace's shared data (`shared/data/mt_bench/`, whose
+README gives the sources, their commits and licenses, and how the file was made), or at
+the path in ``MT_BENCH_JUDGMENTS``.
+
+Each judgment is one JSONL line of the import: the model is the agent, the category the
+task type, the score on the `1-10` scale (1 is 0, 10 is 10), GPT-4 the judge, the
+judgment's time its `observed_at`. The lines go through the import's own reader and
+``run_import`` on the in-memory store, fit included. Every estimate is read at the time
+of the model's latest judgment: the models were judged months apart, and an estimate read
+later widens with the days since its evidence (docs/skill.md, "Time").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agentladder.config import parse_settings
+from agentladder.domain.scales import to_ten
+from agentladder.domain.skill.board import SkillEntry, skill_view
+from agentladder.importing.jsonl import read_jsonl
+from agentladder.importing.run import run_import
+from agentladder.services.container import build_services
+
+__all__ = [
+    "Judged",
+    "Reading",
+    "imported",
+    "judgments",
+    "kendall_tau",
+    "plain_means",
+]
+
+PATH_VARIABLE = "MT_BENCH_JUDGMENTS"
+ROOT = Path(__file__).resolve().parents[1]
+WHERE = Path("shared", "data", "mt_bench", "judgments.jsonl")
+SHARED = (ROOT.parent / WHERE, ROOT / WHERE)
+"""The shared data beside the repository's folder, or inside it (never committed: the
+judgments are public data of other projects, kept out of this repository)."""
+JUDGE = "gpt-4"
+
+Reading = dict[tuple[str, str | None], SkillEntry]
+"""Every (model, scope) estimate: scope None is overall, else a category."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One judgment: the model's answer to a question's turn, scored 1-10 by GPT-4."""
+
+    question_id: int
+    category: str
+    turn: int
+    model: str
+    score: float
+    tstamp: float
+
+
+def path() -> Path:
+    """Where the judgments are: ``MT_BENCH_JUDGMENTS``, else the shared data."""
+    given = os.environ.get(PATH_VARIABLE)
+    if given:
+        return Path(given)
+    return next((p for p in SHARED if p.is_file()), SHARED[0])
+
+
+def judgments() -> list[Judged] | None:
+    """Every judgment with a score (a failed parse, -1, is left out as FastChat's
+    `show_result.py` leaves it out); None where the file is not there."""
+    where = path()
+    if not where.is_file():
+        return None
+    rows = [Judged(**json.loads(line)) for line in where.read_text().splitlines() if line.strip()]
+    return [r for r in rows if r.score != -1]
+
+
+def line(judged: Judged) -> dict[str, object]:
+    """The judgment as a JSONL line of `agentladder import`."""
+    return {
+        "agent_id": judged.model,
+        "contract_id": f"mt-bench-{judged.question_id}-turn-{judged.turn}",
+        "task_type": judged.category,
+        "score": judged.score,
+        "scale": "1-10",
+        "judge": JUDGE,
+        "observed_at": datetime.fromtimestamp(judged.tstamp, UTC).isoformat(),
+    }
+
+
+def imported(rows: Sequence[Judged], folder: Path) -> Reading:
+    """The judgments, in the order given, imported into a new in-memory store and fitted;
+    each model's estimates overall and at every category, read at its latest judgment."""
+    file = folder / "judgments.jsonl"
+    file.write_text("".join(json.dumps(line(r)) + "\n" for r in rows))
+    latest: dict[str, float] = {}
+    for r in rows:
+        latest[r.model] = max(latest.get(r.model, r.tstamp), r.tstamp)
+    categories = sorted({r.category for r in rows})
+    return asyncio.run(_imported(file, latest, categories))
+
+
+async def _imported(file: Path, latest: Mapping[str, float], categories: list[str]) -> Reading:
+    services = await build_services(parse_settings(None), store_url="memory://")
+    try:
+        summary = await run_import(services.oracle, read_jsonl(file))
+        if summary.imported != summary.items:
+            raise RuntimeError(f"import refused judgments: {summary.problems[:3]}")
+        states = {s.agent_id: s for s in await services.store.list_skills()}
+        fleet = await services.store.get_fleet_skill()
+        rules = services.settings.skill
+        return {
+            (model, scope): skill_view(states[model], fleet, scope, at, rules)
+            for model, at in latest.items()
+            for scope in (None, *categories)
+        }
+    finally:
+        await services.close()
+
+
+def plain_means(rows: Sequence[Judged]) -> dict[tuple[str, str | None], float]:
+    """Each model's mean score on 0-10 (the import's map of 1-10), overall (all its
+    judgments, as `show_result.py` averages them) and per category."""
+    given: dict[tuple[str, str | None], list[float]] = {}
+    for r in rows:
+        value = to_ten(r.score, "1-10")
+        given.setdefault((r.model, None), []).append(value)
+        given.setdefault((r.model, r.category), []).append(value)
+    return {key: statistics.fmean(values) for key, values in given.items()}
+
+
+def kendall_tau(estimate: Mapping[str, float], order: Mapping[str, float]) -> float:
+    """Kendall's τ-b of two scorings of the same models."""
+    models = sorted(set(estimate) & set(order))
+    concordant = discordant = tied_estimate = tied_order = 0
+    for i, a in enumerate(models):
+        for b in models[i + 1 :]:
+            de, do = estimate[a] - estimate[b], order[a] - order[b]
+            if de == 0 and do == 0:
+                continue
+            if de == 0:
+                tied_estimate += 1
+            elif do == 0:
+                tied_order += 1
+            elif de * do > 0:
+                concordant += 1
+            else:
+                discordant += 1
+    pairs_e = concordant + discordant + tied_order
+    pairs_o = concordant + discordant + tied_estimate
+    if not pairs_e or not pairs_o:
+        return 0.0
+    return (concordant - discordant) / math.sqrt(pairs_e * pairs_o)
