@@ -6,6 +6,7 @@ at each checkpoint; openskill and a Bradley-Terry fit fed the same aggregated sc
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import statistics
 
@@ -75,8 +76,11 @@ def sim_evidence(sims: list[SimDeliberation]) -> list[Evidence]:
 def truth_of(
     fleet: Fleet, sims: list[SimDeliberation], types: list[str]
 ) -> dict[str | None, dict[str, float]]:
-    """The true skills on the identifiable scale: shifted by the honest evaluators'
-    evidence-weighted leniency at each task type (colluders and Sybils are no part of it)."""
+    """The true skills: the scores an average honest evaluator would give, i.e. the
+    qualities (the simulated leniencies are drawn around 0). With ``FIDELITY_TRUTH=shifted``,
+    as measured before 2026-12-07: shifted by the honest evaluators' evidence-weighted
+    leniency at each task type (colluders and Sybils no part of it), the scale the fit
+    then anchored to, whose own error the intervals did not carry."""
     scored: list[Scored] = [
         (e, s.task_type, fleet.leniency.get(e, 0.0), fleet.noise.get(e, 0.5))
         for s in sims
@@ -84,6 +88,8 @@ def truth_of(
         if e in fleet.leniency and e not in fleet.colluders
     ]
     shift = shifted(scored, types)
+    if os.environ.get("FIDELITY_TRUTH") != "shifted":
+        shift = dict.fromkeys(types, 0.0)
     truth: dict[str | None, dict[str, float]] = {
         t: {a: fleet.quality[a][t] + shift[t] for a in fleet.agents} for t in types
     }

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+from scipy import stats
 
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.terms import Layout
@@ -115,9 +116,16 @@ def _typical_other(lay: Layout, counts: Floats) -> Floats:
     return out
 
 
-def anchor_variance(lay: Layout, anchor: Floats, lenient: Floats, reference: Bools) -> Floats:
+def anchor_variance(
+    lay: Layout, anchor: Floats, lenient: Floats, lenient_var: Floats, reference: Bools,
+    z: float,
+) -> Floats:  # fmt: skip
     """Per task type: the variance of the anchor's weighted average of leniencies as an
-    estimate of the population's (0 with one effective source or reference judges)."""
+    estimate of the population's (0 with one effective source or reference judges). The
+    sources' spread is that of their leniencies' posteriors (means and variances: the
+    means alone are shrunk), over ``k - 1`` degrees of freedom; the variance is widened so
+    that ``z`` of it is Student's t quantile with those degrees of freedom (the spread is
+    itself estimated from ``k`` sources)."""
     out = np.zeros(lay.types)
     for t in range(lay.types):
         here = np.flatnonzero((lay.st_type == t) & (anchor > 0.0))
@@ -130,6 +138,7 @@ def anchor_variance(lay: Layout, anchor: Floats, lenient: Floats, reference: Boo
             continue
         d = lenient[here]
         centre = float(w @ d) / total
-        spread = float(w @ (d - centre) ** 2) / total * k / (k - 1.0)
-        out[t] = spread / k
+        spread = float(w @ ((d - centre) ** 2 + lenient_var[here])) / total * k / (k - 1.0)
+        widen = (float(stats.t.ppf(stats.norm.cdf(z), k - 1.0)) / z) ** 2
+        out[t] = spread / k * widen
     return out

@@ -114,6 +114,12 @@ def _lenient(lay: Layout, sol: Solution) -> Floats:
     return sol.mean[lay.b0 + lay.st_source] + sol.mean[lay.v0 : lay.v0 + lay.source_types]
 
 
+def _lenient_var(lay: Layout, sol: Solution) -> Floats:
+    """Per (source, task type): its leniency's variance there (the two parts' summed, their
+    covariance left out)."""
+    return sol.var[lay.b0 + lay.st_source] + sol.var[lay.v0 : lay.v0 + lay.source_types]
+
+
 def _weights(obs: Observations, lay: Layout, st: State, sol: Solution | None,
              rules: SkillRules, counts: Floats,
              reference: npt.NDArray[np.bool_]) -> Weighted:  # fmt: skip
@@ -188,6 +194,9 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
         st.deviation = deviation(obs, lay, msg, sol, inputs, st.type_spread, rules)
         learn(obs, lay, pattern, st, sol, w, st.deviation, rules, rounds)
         del w, inputs  # a round's arrays, not held while the next is made
+    scale_var = anchor_variance(
+        lay, w.anchor, _lenient(lay, sol), _lenient_var(lay, sol), reference, rules.interval_z
+    )
     return FitResult(
         obs=obs, lay=lay, solution=sol, noise=st.noise, source_noise=st.source_noise,
         honesty=st.honesty, at_bounds=st.at_bounds, clean=st.clean, weight=w.weight,
@@ -195,7 +204,7 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
         type_spread=math.sqrt(st.type_spread), leniency=math.sqrt(st.leniency),
         difficulty=math.sqrt(st.difficulty), iterations=rounds, messages=msg, dynamics=dyn,
         exact=exact, anchor=w.anchor,
-        scale_var=anchor_variance(lay, w.anchor, _lenient(lay, sol), reference),
+        scale_var=scale_var,
     )  # fmt: skip
 
 
