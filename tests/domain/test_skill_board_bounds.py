@@ -123,10 +123,14 @@ def test_any_stored_estimate_is_shown_on_the_scale_and_the_board_ends(
 
 def test_an_estimate_past_ten_reads_ten_with_an_interval_that_is_not_inverted() -> None:
     """A mean of 10.01 with a small sd reads at most 10 with an interval within 9.99-10,
-    not low 10.0009 over high 10."""
+    not low 10.0009 over high 10 (with no floor on the sd; with the default ``sd_floor``,
+    0.05, within 9.85-10)."""
     state = _state("over", 10.01, 1e-6, 10.01, 1e-6)
-    entry = skill_view(state, FleetSkill(), "code", NOW, RULES)
+    entry = skill_view(state, FleetSkill(), "code", NOW, RULES.model_copy(update={"sd_floor": 0.0}))
     assert 9.99 <= entry.low <= entry.skill <= entry.high <= 10.0
+    floored = skill_view(state, FleetSkill(), "code", NOW, RULES)
+    assert 9.85 <= floored.low <= floored.skill <= floored.high <= 10.0
+    assert floored.high - floored.low > 0.0
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)

@@ -29,11 +29,11 @@ def test_the_chains_in_place_equal_the_whole_array_run(
     rng = np.random.default_rng(seed)
     pair = rng.integers(0, pairs, count).astype(np.int32)
     at = rng.integers(0, 30, count) * 43_200.0
-    key = rng.permutation(count).astype(np.int32)
+    live = rng.random(count) < 0.7
     agents = [f"a{i % 3}" for i in range(pairs)]
     changes = {"a1": [86_400.0 * 3, 86_400.0 * 9]}
     rules = SkillRules(change_threshold=threshold)
-    chains, order = chains_of(pair, at, key, agents, changes, pairs, rules)
+    chains, order = chains_of(pair, at, live, agents, changes, pairs, rules)
     start_mean, start_var = rng.normal(5, 2, pairs), rng.uniform(0.5, 4, pairs)
     mean = rng.normal(5, 3, count)[order]
     var = rng.uniform(0.2, 9, count)[order]

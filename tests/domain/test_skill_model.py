@@ -117,12 +117,13 @@ def test_a_new_task_type_starts_from_the_general_ability_with_wide_uncertainty()
 
 
 def test_inactivity_widens_the_uncertainty() -> None:
-    """Thirty days without evidence add drift to the variance."""
+    """Thirty days without evidence add drift to the variance (the skill shown moves only
+    by what the wider posterior's restriction to 0-10 moves it: here under 1e-4)."""
     states, fleet = fold(deliberations({"a": 6, "b": 5, "c": 4}, 40, honest(0.5)))
     soon = skill_view(states["a"], fleet, "code_review", NOW, RULES)
     later = skill_view(states["a"], fleet, "code_review", NOW + 30 * 86_400, RULES)
     assert later.sd > soon.sd
-    assert later.skill == pytest.approx(soon.skill, abs=1e-6)
+    assert later.skill == pytest.approx(soon.skill, abs=1e-4)
 
 
 def test_a_model_change_widens_the_estimate_and_restarts_the_evaluator_record() -> None:

@@ -123,9 +123,13 @@ def anchor_variance(
     """Per task type: the variance of the anchor's weighted average of leniencies as an
     estimate of the population's (0 with one effective source or reference judges). The
     sources' spread is that of their leniencies' posteriors (means and variances: the
-    means alone are shrunk), over ``k - 1`` degrees of freedom; the variance is widened so
-    that ``z`` of it is Student's t quantile with those degrees of freedom (the spread is
-    itself estimated from ``k`` sources)."""
+    means alone are shrunk), over ``k - 1`` degrees of freedom (``k`` the effective number
+    of sources, their weights' squared sum over their sum of squares; at most doubled, so
+    that a judge beside a few scores of new sources keeps a scale of its own); the variance
+    is widened so that ``z`` of it is Student's t quantile with those degrees of freedom,
+    at least 2 (the spread is itself estimated from ``k`` sources). Below two effective
+    sources it fades to 0 with ``k - 1``: one source holds the scale by definition, and a
+    judge beside a score or two of new sources still does."""
     out = np.zeros(lay.types)
     for t in range(lay.types):
         here = np.flatnonzero((lay.st_type == t) & (anchor > 0.0))
@@ -138,7 +142,8 @@ def anchor_variance(
             continue
         d = lenient[here]
         centre = float(w @ d) / total
-        spread = float(w @ ((d - centre) ** 2 + lenient_var[here])) / total * k / (k - 1.0)
-        widen = (float(stats.t.ppf(stats.norm.cdf(z), k - 1.0)) / z) ** 2
-        out[t] = spread / k * widen
+        spread = float(w @ ((d - centre) ** 2 + lenient_var[here])) / total
+        spread *= min(k / (k - 1.0), 2.0)  # k - 1 degrees of freedom (a source or two: 1)
+        widen = (float(stats.t.ppf(stats.norm.cdf(z), max(k - 1.0, 2.0))) / z) ** 2
+        out[t] = spread / k * widen * min(1.0, k - 1.0)
     return out

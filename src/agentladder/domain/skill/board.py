@@ -56,11 +56,14 @@ def _widened(estimate: Estimate, now: float, rules: SkillRules) -> float:
 def skill_view(
     skill: AgentSkill, fleet: FleetSkill, task_type: str | None, now: float, rules: SkillRules
 ) -> SkillEntry:
-    """The estimate as of ``now``; a task type the agent has not done yet reads as
+    """The estimate as of ``now``, with the error its task type's scale shares (the
+    anchor's: docs/skill.md, "The scale") and never surer than ``sd_floor``; a task type
+    the agent has not done yet reads as
     predicted from its general ability, with no observations. Overall (``task_type``
     None): the mean over the fleet's task types (docs/skill.md)."""
     estimate = skill.overall if task_type is None else prior_at(skill, fleet, task_type, rules)
-    mean, sd = shown(estimate.mean, _widened(estimate, now, rules), rules)
+    var = _widened(estimate, now, rules) + fleet.anchor_var(task_type)
+    mean, sd = shown(estimate.mean, max(var, rules.sd_floor**2), rules)
     centre, spread, low, high = on_scale(mean, sd, rules.interval_z)
     return SkillEntry(
         agent_id=skill.agent_id,

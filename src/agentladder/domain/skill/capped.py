@@ -63,4 +63,5 @@ def capped(obs: Observations, most: int) -> Observations:
         value=obs.value[keep],
         binary=obs.binary[keep],
         at=obs.at[keep],
+        history=obs.history[keep],
     )

@@ -112,19 +112,27 @@ class Chains:
 
 
 def chains_of(
-    pair: Index, at: Floats, key: Index, pair_agent: list[str], changes: dict[str, list[float]],
-    pairs: int, rules: SkillRules,
+    pair: Index, at: Floats, live: npt.NDArray[np.bool_], pair_agent: list[str],
+    changes: dict[str, list[float]], pairs: int, rules: SkillRules,
 ) -> tuple[Chains, Index]:  # fmt: skip
-    """The chain layout of messages given per (pair, time, key), and the order that sorts
-    the messages into it."""
-    order = np.lexsort((key, at, pair))
-    p, t = pair[order], at[order]
+    """The chain layout of messages given per (pair, time): one message per pair and time,
+    ``live`` where it holds evidence that arrived as it happened (not history); and the
+    order that sorts the messages into it.
+
+    Drift acts on the time an agent was in use here: up to a live message, from the later
+    of the previous message and the pair's first live one. History is of a fixed model
+    version: no drift between history, nor from it to the first live evidence (a model
+    change still jumps)."""
+    order = np.lexsort((at, pair))
+    p, t, now = pair[order], at[order], live[order]
     first = np.ones(len(p), dtype=bool)
     first[1:] = p[1:] != p[:-1]
     starts = np.flatnonzero(first)
     rank = np.arange(len(p)) - np.repeat(starts, np.diff(np.append(starts, len(p))))
     previous = np.where(first, t, np.roll(t, 1))
-    gap = np.maximum(t - previous, 0.0)
+    begun = np.full(pairs, np.inf)
+    np.minimum.at(begun, p[now], t[now])
+    gap = np.where(now, np.maximum(t - np.maximum(previous, begun[p]), 0.0), 0.0)
     added = rules.drift_sd_per_day**2 * gap / DAY_S
     late = np.zeros(pairs)
     jump = rules.model_change_sd**2

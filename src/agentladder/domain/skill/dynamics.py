@@ -37,6 +37,7 @@ class MessageLayout:
     of: Index | None
     pair: Index
     at: Floats
+    live: npt.NDArray[np.bool_]
     chains: Chains
     order: Index
 
@@ -65,18 +66,18 @@ def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> Message
     new[1:] = (p[1:] != p[:-1]) | (t[1:] != t[:-1])
     if new.all():  # each observation its own message
         del order, p, t, new
-        none = np.zeros(len(obs), dtype=np.int32)
-        chains, order = chains_of(obs.pair, obs.at, none, pair_agent, obs.changes, lay.pairs,
+        live = ~obs.history
+        chains, order = chains_of(obs.pair, obs.at, live, pair_agent, obs.changes, lay.pairs,
                                   rules)  # fmt: skip
-        return MessageLayout(None, obs.pair, obs.at, chains, order)
+        return MessageLayout(None, obs.pair, obs.at, live, chains, order)
     message = np.cumsum(new) - 1
     of = np.empty(len(obs), dtype=np.int32)
     of[order] = message
     pair = p[new].astype(np.int32)
     at = t[new]
-    none = np.zeros(len(pair), dtype=np.int32)
-    chains, chain_order = chains_of(pair, at, none, pair_agent, obs.changes, lay.pairs, rules)
-    return MessageLayout(of, pair, at, chains, chain_order)
+    live = np.bincount(of, weights=~obs.history, minlength=len(pair)) > 0
+    chains, chain_order = chains_of(pair, at, live, pair_agent, obs.changes, lay.pairs, rules)
+    return MessageLayout(of, pair, at, live, chains, chain_order)
 
 
 Inputs = Callable[[npt.NDArray[np.integer[Any]] | slice], tuple[Floats, Floats]]

@@ -18,6 +18,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from agentladder.domain.skill.chain import Message, Track, step
 from agentladder.domain.skill.evidence import (
     AGGREGATE,
@@ -198,32 +200,90 @@ def _deliberation(
     evidence: DeliberationEvidence,
     rules: SkillRules,
 ) -> dict[str, AgentSkill]:
-    """Each author's skill moved by what its own scores say: their mean, each score's
-    source's leniency removed and weighed by its noise and honesty (as last fitted), with
-    the deliberation's shared offset as one more error of that mean (its variance
-    ``difficulty``). The offset is not solved from the other authors' scores here: between
-    fits nothing holds the fleet's level, and a jointly solved offset took up a share of
-    every deliberation's distance from the prior level, so that honest peers' estimates of
-    a fleet above the prior read 0.4 low until the next fit (which solves the offsets with
-    everything else)."""
+    """The authors' skills moved by the peers' scores (each evaluator's leniency, noise and
+    honesty as last fitted). Where the fleet has been fitted and every author's estimate is
+    settled (its variance at most the deliberation offset's), the authors and the shared
+    offset are solved at once (the
+    other authors' scores say how easy the task was); otherwise each author by what its
+    own scores say, the offset one more error of their mean. Between fits nothing holds the
+    fleet's level: solved at once from vague priors (a new fleet's), the offset took up a
+    share of the fleet's distance from the prior level, and honest peers' estimates read
+    0.4 low until the next fit; an author's own scores have no such share."""
     task_type, at = evidence.task_type, evidence.at
-    said: dict[str, list[tuple[float, float]]] = {}
+    authors = sorted(
+        {e.author for e in evidence.evaluations} | {r.author for r in evidence.aggregated}
+    )
+    if not authors:
+        return current
+    priors = {
+        a: _drifted(prior_at(current[a], fleet, task_type, rules), at, rules) for a in authors
+    }
+    rows: list[tuple[str, float, float]] = []
     for ev in evidence.evaluations:
         source = current[ev.evaluator].evaluator
-        said.setdefault(ev.author, []).append(_scored(ev.score, source, task_type))
+        rows.append((ev.author, *_scored(ev.score, source, task_type)))
     aggregate = fleet.source(AGGREGATE, rules)
     for reported in evidence.aggregated:
-        said.setdefault(reported.author, []).append(
-            _scored(reported.score, aggregate, task_type)
-        )
-    out = dict(current)
+        rows.append((reported.author, *_scored(reported.score, aggregate, task_type)))
     offset = fleet.difficulty(rules)
-    for author in sorted(said):
-        scores = said[author]
-        total = sum(weight for _, weight in scores)
-        mean = sum(value * weight for value, weight in scores) / total
-        message = Message(at=at, mean=mean, var=1.0 / total + offset, count=len(scores))
+    if fleet.fit is not None and all(p.var <= offset for p in priors.values()):
+        said = _jointly(authors, priors, rows, offset)
+    else:
+        said = _alone(authors, rows, offset)
+    out = dict(current)
+    for author, (mean, var, count) in said.items():
+        message = Message(at=at, mean=mean, var=var, count=count)
         out[author] = _moved(current[author], fleet, task_type, message, rules)
+    return out
+
+
+def _alone(
+    authors: list[str], rows: list[tuple[str, float, float]], offset: float
+) -> dict[str, tuple[float, float, int]]:
+    """Per author, what its own scores say (mean, variance, count): their weighted mean,
+    the deliberation's offset one more error of it."""
+    out = {}
+    for author in authors:
+        mine = [(value, weight) for a, value, weight in rows if a == author]
+        total = sum(weight for _, weight in mine)
+        mean = sum(value * weight for value, weight in mine) / total
+        out[author] = (mean, 1.0 / total + offset, len(mine))
+    return out
+
+
+def _jointly(
+    authors: list[str], priors: dict[str, Estimate], rows: list[tuple[str, float, float]],
+    offset: float,
+) -> dict[str, tuple[float, float, int]]:  # fmt: skip
+    """Per author, what the deliberation's scores say of it (mean, variance, count) once
+    the authors' skills and the shared offset are solved at once from their priors."""
+    index = {a: i for i, a in enumerate(authors)}
+    n = len(authors) + 1  # the authors, then the offset
+    precision = np.zeros((n, n))
+    shift = np.zeros(n)
+    for a, i in index.items():
+        precision[i, i] = 1.0 / priors[a].var
+        shift[i] = priors[a].mean / priors[a].var
+    precision[-1, -1] = 1.0 / offset
+    counts = dict.fromkeys(authors, 0)
+    for author, value, weight in rows:
+        i = index[author]
+        for j in (i, n - 1):
+            shift[j] += weight * value
+            for k in (i, n - 1):
+                precision[j, k] += weight
+        counts[author] += 1
+    cov = np.linalg.inv(precision)
+    mean = cov @ shift
+    out = {}
+    for a, i in index.items():
+        post_mean, post_var = float(mean[i]), float(cov[i, i])
+        prior = priors[a]
+        gained = 1.0 / post_var - 1.0 / prior.var
+        if gained <= 0.0 or counts[a] == 0:
+            continue
+        said = (post_mean / post_var - prior.mean / prior.var) / gained
+        out[a] = (said, 1.0 / gained, counts[a])
     return out
 
 

@@ -61,6 +61,13 @@ class Observations:
     binary: Bools
     at: Floats
     changes: dict[str, list[float]] = field(default_factory=dict)
+    history: Bools = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    """Per observation: evidence of past work (an imported judgment's, one sent with
+    ``history``), which no drift acts on (``chain.py``); every one live where empty."""
+
+    def __post_init__(self) -> None:
+        if len(self.history) != len(self.value):
+            self.history = np.zeros(len(self.value), dtype=np.bool_)
 
     @property
     def agents(self) -> list[str]:

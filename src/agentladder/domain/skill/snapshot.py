@@ -124,21 +124,19 @@ class _Parts:
     changes: dict[str, list[float]]
     spread: float  # type_spread squared
     per_pair: Ints  # observations
-    last: Floats  # the time of the latest
+    last: Floats  # the time of the latest live evidence (-inf: history only)
     moving_mean: Floats
     moving_var: Floats
     still_mean: Floats
     still_var: Floats
     drop: Floats
     rise: Floats
-    scale_var: Floats  # per task type: the anchor's own variance, shared by its agents
-    floor: float  # the least variance of an estimate shown
 
 
-def _parts(fit: FitResult, counts: _Counts, rules: SkillRules) -> _Parts:
+def _parts(fit: FitResult, counts: _Counts) -> _Parts:
     obs, lay, dyn, msg = fit.obs, fit.lay, fit.dynamics, fit.messages
-    last = np.full(lay.pairs, -np.inf)
-    np.maximum.at(last, msg.pair, msg.at)
+    last = np.full(lay.pairs, -np.inf)  # the latest live evidence: drift widens from there
+    np.maximum.at(last, msg.pair[msg.live], msg.at[msg.live])
     none = np.empty(0)
     return _Parts(
         lay=copied(lay, cols=np.empty((0, 3), dtype=np.int32), group=np.empty(0, np.int32)),
@@ -148,8 +146,7 @@ def _parts(fit: FitResult, counts: _Counts, rules: SkillRules) -> _Parts:
         changes=obs.changes, spread=fit.type_spread**2,
         per_pair=np.bincount(obs.pair, minlength=lay.pairs), last=last,
         moving_mean=dyn.moving_mean, moving_var=dyn.moving_var, still_mean=dyn.still_mean,
-        still_var=dyn.still_var, drop=dyn.drop, rise=dyn.rise, scale_var=fit.scale_var,
-        floor=max(rules.sd_floor**2, _MIN_VAR),
+        still_var=dyn.still_var, drop=dyn.drop, rise=dyn.rise,
     )  # fmt: skip
 
 
@@ -179,15 +176,14 @@ def _source_state(parts: _Parts, s: int) -> SourceState:
 
 
 def _shown(parts: _Parts, p: int) -> tuple[Estimate, float]:
-    """A pair's estimate as shown (the fit's, moved by its chain's change, with the
-    uncertainty of its task type's anchor) and that move."""
+    """A pair's estimate as shown (the fit's, moved by its chain's change) and that move."""
     delta_mean = float(parts.moving_mean[p] - parts.still_mean[p])
     delta_var = float(parts.moving_var[p] - parts.still_var[p])
     centre = float(parts.sol.mean[p]) + delta_mean
-    anchor = float(parts.scale_var[int(parts.lay.pair_type[p])])
-    var = max(float(parts.sol.var[p]) + delta_var + anchor, parts.floor)
+    var = max(float(parts.sol.var[p]) + delta_var, _MIN_VAR)
+    last = float(parts.last[p])
     estimate = Estimate(
-        mean=centre, var=var, n=int(parts.per_pair[p]), at=float(parts.last[p]),
+        mean=centre, var=var, n=int(parts.per_pair[p]), at=last if last > -np.inf else None,
         drop=float(parts.drop[p]), rise=float(parts.rise[p]), base_mean=centre, base_var=var,
     )  # fmt: skip
     return estimate, delta_mean
@@ -254,12 +250,9 @@ class FitStates(Mapping[str, AgentSkill]):
         centre = float(weight @ mean[index])
         var = sol.quadratic_at(index, weight) + unseen * parts.spread / n_types**2
         centre += (sum(corrections) + unseen * ability_shift) / n_types
-        var += sum(e.var - own[p] - float(parts.scale_var[int(lay.pair_type[p])])
-                   for e, p in zip(shown, mine, strict=True)) / n_types**2  # fmt: skip
-        # the anchors' errors, taken as shared by every task type (the same sources)
-        var += float(np.mean(np.sqrt(parts.scale_var))) ** 2 if n_types else 0.0
-        var = max(var, parts.floor)
-        last = max((e.at or 0.0) for e in shown)
+        var += sum(e.var - own[p] for e, p in zip(shown, mine, strict=True)) / n_types**2
+        times = [e.at for e in shown if e.at is not None]
+        last = max(times) if times else None
         count = int(sum(e.n for e in shown))
         overall = Estimate(mean=centre, var=max(var, _MIN_VAR), n=count, at=last,
                            base_mean=centre, base_var=max(var, _MIN_VAR))  # fmt: skip
@@ -289,7 +282,7 @@ class FitStates(Mapping[str, AgentSkill]):
 def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: float) -> Snapshot:
     """The states of every agent (made when asked for) and of the fleet after the fit of
     the log up to ``seq``."""
-    parts = _parts(fit, _Counts(fit), rules)
+    parts = _parts(fit, _Counts(fit))
     return Snapshot(FitStates(fit, rules, parts), _fleet(fit, rules, seq, events, at, parts))
 
 
@@ -340,6 +333,7 @@ def _fleet(
         levels=levels,
         sources=sources,
         scales=scales,
+        anchors={t: float(fit.scale_var[i]) for i, t in enumerate(types) if fit.scale_var[i] > 0},
         spreads=Spreads(fit.type_spread, fit.leniency, fit.difficulty),
         fit=FitInfo(
             seq=seq,

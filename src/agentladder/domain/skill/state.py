@@ -13,6 +13,7 @@ turn them into JSON and back, to the same bits.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from pydantic import TypeAdapter
@@ -174,6 +175,20 @@ class FleetSkill:
     spreads: Spreads | None = None
     fit: FitInfo | None = None
     scales: dict[str, tuple[tuple[str, float], ...]] = field(default_factory=dict)
+    anchors: dict[str, float] = field(default_factory=dict)
+    """Per task type: the variance of its scale's anchor (``anchor.py``), an error every
+    agent's skill there shares: added to an estimate when it is shown, not to the state
+    the filter steps move (a shift of the whole scale makes no score less telling)."""
+
+    def anchor_var(self, task_type: str | None) -> float:
+        """The anchor's variance at a task type; overall (None), that of the mean over the
+        task types, their anchors' errors taken as one (the same sources hold them)."""
+        if task_type is not None:
+            return self.anchors.get(task_type, 0.0)
+        if not self.anchors:
+            return 0.0
+        sds = [math.sqrt(v) for v in self.anchors.values()]
+        return (sum(sds) / len(self.levels or self.anchors)) ** 2
 
     def level(self, task_type: str, rules: SkillRules) -> tuple[float, float]:
         """A task type's level (mean, variance): the prior before the fit has seen it."""

@@ -41,6 +41,7 @@ PREFIX = 64
 _COLUMNS: dict[str, type[np.generic]] = {
     "pair": np.int32, "source": np.int32, "evaluator": np.int32, "event": np.int32,
     "grouped": np.bool_, "value": np.float64, "binary": np.bool_, "at": np.float64,
+    "history": np.bool_,
 }  # fmt: skip
 
 
@@ -118,6 +119,7 @@ class TableBuilder:
         self._keys = bytearray()
         self._offsets = array("q", [0])
         self._changes: dict[str, list[float]] = {}
+        self._history = False  # the event being added is evidence of past work
         self.events = 0
         """How many events were added (a model change and an event without rows count)."""
 
@@ -131,6 +133,7 @@ class TableBuilder:
                 continue
             before = len(rows["pair"])
             event = len(self._offsets) - 1
+            self._history = isinstance(item, ScoreEvidence) and _past(item)
             if isinstance(item, DeliberationEvidence):
                 self._deliberation(item, event, rows)
             elif isinstance(item, ScoreEvidence):
@@ -177,6 +180,7 @@ class TableBuilder:
         rows["value"].append(value)
         rows["binary"].append(binary)
         rows["at"].append(at)
+        rows["history"].append(self._history)
 
     def _column(self, name: str) -> npt.NDArray[Any]:
         """One column's pages joined (and dropped)."""
@@ -221,6 +225,7 @@ class TableBuilder:
             binary=self._column("binary")[order],
             at=at,
             changes=changes,
+            history=self._column("history")[order],
         )
 
     def _sources_of(
@@ -253,6 +258,12 @@ class TableBuilder:
         if len(rows):
             out[rows] = combo_map[inverse.ravel()]
         return every, out
+
+
+def _past(item: ScoreEvidence) -> bool:
+    """Whether a judgment is evidence of past work: a deferred one, but a caller's
+    feedback (deferred too, but of an answer just given)."""
+    return item.deferred and not item.judge.startswith("feedback:")
 
 
 def observations_of(evidence: Iterable[Evidence]) -> Observations:
