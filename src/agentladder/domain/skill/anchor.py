@@ -5,17 +5,18 @@ A shared leniency of every source cannot be seen in their scores, so at each tas
 fit holds one weighted average of the sources' leniencies there at exactly zero. The
 weights decide whose scale the board is on:
 
-- **By evidence, up to a cap.** A source weighs by its scores' weight there in the fit
-  (how many, how precise, how honest), as the scale always did, so a crowd of throw-away
-  names weighs what their few scores do. But its scores count only up to the larger of
+- **By its scores, up to a cap.** A source weighs by how many scores it gave at the task
+  type, times its honesty, so a crowd of throw-away names weighs what their few scores do
+  (not by their precision: a source of constant scores learns the least noise there is,
+  and weighed by it took the whole scale). Its scores count only up to the larger of
   ``anchor_scores`` and ``anchor_cap`` times the typical other source's (the median
-  source of the other sources' scores): a thousand judgments under one new name weigh
-  what three established sources do, so volume does not buy the scale; and a judge that
-  holds the scale against a few new sources of a score or two keeps it.
-- **Agreeing sources.** A source whose leniency lies far from the others' is down-weighted
-  (Huber's weight: full within ``anchor_huber`` robust sds of the anchor, then falling as
-  one over the distance), so one loud source moves the scale by a bounded amount, however
-  far it lies.
+  source of the other sources' scores): a thousand judgments under one new name weigh what
+  three established sources' do, so volume does not buy the scale, and a judge that holds
+  the scale against a few new sources of a score or two keeps it.
+- **Agreeing sources.** A source whose leniency lies far from the others' weighs less, and
+  nothing beyond ``anchor_reach`` robust sds of their median (Tukey's biweight: (1 - u²)²
+  at u reaches, the robust sd the weighted median absolute deviation's): one loud source
+  does not move the scale at all once it lies that far, however many scores it gave.
 - **Reference judges.** Where a judge named in ``reference_judges`` has scored a task type,
   those judges alone hold the scale there.
 
@@ -59,18 +60,18 @@ def _weighted_median(values: Floats, weights: Floats) -> float:
 
 def anchor_weights(
     lay: Layout,
-    weight: Floats,
+    honesty: Floats,
     counts: Floats,
     reference: Bools,
     lenient: Floats | None,
     rules: SkillRules,
 ) -> Floats:
     """Per (source, task type): its weight in the scale's anchor at that task type.
-    ``weight``: its scores' weight there in the fit; ``counts``: how many scores;
-    ``lenient``: each one's leniency there as the fit stands (the source's and the
-    source-type's, summed), None before the first solve."""
+    ``honesty``: per source; ``counts``: its scores there; ``lenient``: each one's
+    leniency there as the fit stands (the source's and the source-type's, summed), None
+    before the first solve."""
     cap = np.maximum(rules.anchor_scores, rules.anchor_cap * _typical_other(lay, counts))
-    base = weight * np.minimum(1.0, cap / np.maximum(counts, 1.0))
+    base = honesty[lay.st_source] * np.minimum(counts, cap)
     if reference.any():
         held = np.bincount(lay.st_type, weights=(reference[lay.st_source] & (counts > 0)),
                            minlength=lay.types) > 0  # fmt: skip
@@ -80,15 +81,23 @@ def anchor_weights(
     out = base.copy()
     for t in range(lay.types):
         here = np.flatnonzero((lay.st_type == t) & (base > 0.0))
-        if len(here) < 3:  # two sources cannot say which of them is the far one
-            continue
         d = lenient[here]
-        centre = _weighted_median(d, base[here])
-        spread = _MAD_SD * _weighted_median(np.abs(d - centre), base[here])
-        reach = rules.anchor_huber * max(spread, rules.min_noise_sd)
-        far = np.abs(d - centre)
-        out[here] = base[here] * np.where(far > reach, reach / np.maximum(far, 1e-300), 1.0)
+        centre, reach = _reach(d, base[here], rules)
+        far = np.abs(d - centre) / reach
+        out[here] = base[here] * np.where(far < 1.0, (1.0 - far * far) ** 2, 0.0)
     return out
+
+
+def _reach(d: Floats, w: Floats, rules: SkillRules) -> tuple[float, float]:
+    """The robust centre of leniencies ``d`` (weights ``w``) and the distance beyond which a
+    source weighs nothing: ``anchor_reach`` robust sds (the weighted median absolute
+    deviation's); unbounded with fewer than three sources (two cannot say which of them
+    is the far one)."""
+    if len(d) < 3:
+        return 0.0, np.inf
+    centre = _weighted_median(d, w)
+    spread = _MAD_SD * _weighted_median(np.abs(d - centre), w)
+    return centre, rules.anchor_reach * max(spread, rules.min_noise_sd)
 
 
 def _typical_other(lay: Layout, counts: Floats) -> Floats:
@@ -118,15 +127,16 @@ def _typical_other(lay: Layout, counts: Floats) -> Floats:
 
 def anchor_variance(
     lay: Layout, anchor: Floats, lenient: Floats, lenient_var: Floats, reference: Bools,
-    z: float,
+    rules: SkillRules,
 ) -> Floats:  # fmt: skip
     """Per task type: the variance of the anchor's weighted average of leniencies as an
     estimate of the population's (0 with one effective source or reference judges). The
     sources' spread is that of their leniencies' posteriors (means and variances: the
-    means alone are shrunk), over ``k - 1`` degrees of freedom (``k`` the effective number
-    of sources, their weights' squared sum over their sum of squares; at most doubled, so
-    that a judge beside a few scores of new sources keeps a scale of its own); the variance
-    is widened so that ``z`` of it is Student's t quantile with those degrees of freedom,
+    means alone are shrunk; a source past the reach taken at it), over ``k - 1`` degrees
+    of freedom (``k`` the effective number of sources, their weights' squared sum over
+    their sum of squares; at most doubled, so that a judge beside a few scores of new
+    sources keeps a scale of its own); the variance
+    is widened so that ``interval_z`` of it is Student's t quantile with those degrees of freedom,
     at least 2 (the spread is itself estimated from ``k`` sources). Below two effective
     sources it fades to 0 with ``k - 1``: one source holds the scale by definition, and a
     judge beside a score or two of new sources still does."""
@@ -142,8 +152,11 @@ def anchor_variance(
             continue
         d = lenient[here]
         centre = float(w @ d) / total
+        robust, reach = _reach(d, w, rules)  # a source past the reach counts as at it
+        d = np.clip(d, robust - reach, robust + reach)
         spread = float(w @ ((d - centre) ** 2 + lenient_var[here])) / total
         spread *= min(k / (k - 1.0), 2.0)  # k - 1 degrees of freedom (a source or two: 1)
+        z = rules.interval_z
         widen = (float(stats.t.ppf(stats.norm.cdf(z), max(k - 1.0, 2.0))) / z) ** 2
         out[t] = spread / k * widen * min(1.0, k - 1.0)
     return out

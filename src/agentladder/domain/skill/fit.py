@@ -115,9 +115,11 @@ def _lenient(lay: Layout, sol: Solution) -> Floats:
 
 
 def _lenient_var(lay: Layout, sol: Solution) -> Floats:
-    """Per (source, task type): its leniency's variance there (the two parts' summed, their
-    covariance left out)."""
-    return sol.var[lay.b0 + lay.st_source] + sol.var[lay.v0 : lay.v0 + lay.source_types]
+    """Per (source, task type): its leniency's variance there (the source's and its own
+    beside, with their covariance where the solve kept it)."""
+    b = (lay.b0 + lay.st_source).astype(np.int64)
+    v = np.arange(lay.v0, lay.v0 + lay.source_types, dtype=np.int64)
+    return np.maximum(sol.var[b] + sol.var[v] + 2.0 * sol.cross(b, v), 0.0)
 
 
 def _weights(obs: Observations, lay: Layout, st: State, sol: Solution | None,
@@ -144,10 +146,9 @@ def _weights(obs: Observations, lay: Layout, st: State, sol: Solution | None,
         weight[binary] = fisher / rules.pass_sd**2
         y = obs.value[binary]
         value[binary] = f + (y - p) * rules.pass_sd / np.maximum(dens, 1e-300)
-    # the scale: each source by its evidence, up to a cap; far ones less (``anchor.py``)
+    # the scale: each source by its scores, up to a cap; far ones less (``anchor.py``)
     lenient = None if sol is None else _lenient(lay, sol)
-    evidence = _sums(st_of[scored], weight[scored], lay.source_types)
-    anchor = anchor_weights(lay, evidence, counts, reference, lenient, rules)
+    anchor = anchor_weights(lay, st.honesty, counts, reference, lenient, rules)
     return Weighted(
         weight=weight, value=value - st.deviation, anchor=anchor, type_spread=st.type_spread,
         ability=rules.ability_sd**2, level=rules.level_sd**2, level_mean=rules.prior_mean,
@@ -195,7 +196,7 @@ def fit_observations(obs: Observations, rules: SkillRules) -> FitResult:
         learn(obs, lay, pattern, st, sol, w, st.deviation, rules, rounds)
         del w, inputs  # a round's arrays, not held while the next is made
     scale_var = anchor_variance(
-        lay, w.anchor, _lenient(lay, sol), _lenient_var(lay, sol), reference, rules.interval_z
+        lay, w.anchor, _lenient(lay, sol), _lenient_var(lay, sol), reference, rules
     )
     return FitResult(
         obs=obs, lay=lay, solution=sol, noise=st.noise, source_noise=st.source_noise,

@@ -76,10 +76,10 @@ class SkillRules(BaseModel):
         description="the most scores a source counts in the scale, in those of the typical"
         " other source at the task type (at least anchor_scores)",
     )  # fmt: skip
-    anchor_huber: float = Field(
-        default=2.0, gt=0.0,
-        description="robust sds of the sources' leniencies within which a source weighs fully"
-        " in the scale; farther, its weight falls as one over its distance",
+    anchor_reach: float = Field(
+        default=4.685, gt=0.0,
+        description="robust sds of the sources' leniencies from their median beyond which a"
+        " source weighs nothing in the scale (Tukey's biweight; docs/skill.md, 'The scale')",
     )  # fmt: skip
     sd_floor: float = Field(
         default=0.05, ge=0.0,
