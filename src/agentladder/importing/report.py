@@ -23,22 +23,23 @@ _SKIPPED = {
         " failures",
     ),
     MODEL_CALL: (
-        "sample", "a model call failed (refused by the provider or a gateway: a key, a quota,"
-        " a budget, an unknown model); --include-errors to import {them} as scored",
+        "sample", "a model call of each failed (refused by the provider or a gateway: a key,"
+        " a quota, a budget, an unknown model); --include-errors to import {them} as scored",
     ),
     LINE_ERROR: (
         "line", "{their} error says the task failed for a reason that is not the agent's;"
         " --include-errors to count {them} as failures",
     ),
 }  # fmt: skip
+"""Per reason: the noun and the text of the line (plural: the count is rarely one)."""
 
 
 def skipped_line(reason: str, count: int) -> str:
-    """The summary's line for ``count`` entries skipped for ``reason``."""
-    noun, text = _SKIPPED.get(reason, ("entry", reason))
-    one = count == 1
-    said = text.format(them="it" if one else "them", their="its" if one else "their")
-    return f"{count} {noun if one else noun + 's'} skipped: {said}"
+    """The summary's line for ``count`` entries skipped for ``reason``:
+    ``N samples skipped: the evaluation marked them errors; --include-errors to count
+    them as failures``."""
+    noun, text = _SKIPPED[reason]
+    return f"{count} {noun}s skipped: {text.format(them='them', their='their')}"
 
 
 def report_lines(summary: Summary, as_json: bool) -> tuple[list[str], list[str]]:
