@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.event import ModelEvent
 from inspect_ai.log import (
     EvalConfig,
     EvalDataset,
@@ -14,7 +15,6 @@ from inspect_ai.log import (
     EvalSpec,
     write_eval_log,
 )
-from inspect_ai.event import ModelEvent
 from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage
 from inspect_ai.scorer import Score
 
