@@ -118,8 +118,9 @@ class Summary(BaseModel):
 
     @property
     def items(self) -> int:
-        """Every item counted."""
-        return self.imported + self.duplicate + self.conflicting + self.refused
+        """Every item counted, skipped ones included (notes are none)."""
+        counted = self.imported + self.duplicate + self.conflicting + self.refused
+        return counted + sum(self.skipped.values())
 
     def note(self, where: str, status: ItemStatus, error: str | None) -> None:
         """Count one item."""
