@@ -63,11 +63,15 @@ def test_inspect_samples_that_failed_for_other_reasons_are_skipped(tmp_path: Pat
     assert out[0].startswith("new agents (1): openai-gpt-4o-mini")
     assert out[1].startswith("imported 1, duplicate 0, conflicting 0, refused 0 in ")
     assert out[2] == (
-        "1 samples skipped: the evaluation marked them errors; --include-errors to count them"
-        " as failures"
+        "1 sample skipped: the evaluation marked it an error; --include-errors to count it"
+        " as a failure"
     )
     assert out[3] == skipped_line("model_call", 2)
     assert out[3].startswith("2 samples skipped: a model call of each failed")
+    assert skipped_line("sample_error", 3) == (
+        "3 samples skipped: the evaluation marked them errors; --include-errors to count them"
+        " as failures"
+    )
     assert list(_judged(db)) == ["inspect:evalAbc123:1:1"]
     code, summary = _import(str(log), "--db", str(db))
     assert code == 0

@@ -19,19 +19,22 @@ its next routing: docs/routing.md, "Across instances")."""
 
 _SKIPPED = {
     SAMPLE_ERROR: (
-        "sample", "the evaluation marked {them} errors; --include-errors to count {them} as"
-        " failures",
+        "sample", "the evaluation marked {them} {errors}; --include-errors to count {them} as"
+        " {failures}",
     ),
     MODEL_CALL: (
-        "sample", "a model call of each failed (refused by the provider or a gateway: a key,"
+        "sample", "a model call of {each} failed (refused by the provider or a gateway: a key,"
         " a quota, a budget, an unknown model); --include-errors to import {them} as scored",
     ),
     LINE_ERROR: (
-        "line", "{their} error says the task failed for a reason that is not the agent's;"
-        " --include-errors to count {them} as failures",
+        "line", "{its} error says the task failed for a reason that is not the agent's;"
+        " --include-errors to count {them} as {failures}",
     ),
 }  # fmt: skip
-"""Per reason: the noun and the text of the line (plural: the count is rarely one)."""
+"""Per reason: the noun and the text of the summary's line."""
+_ONE = {"them": "it", "errors": "an error", "failures": "a failure", "each": "it", "its": "its"}
+_MANY = {"them": "them", "errors": "errors", "failures": "failures", "each": "each",
+         "its": "their"}  # fmt: skip
 
 
 def skipped_line(reason: str, count: int) -> str:
@@ -39,7 +42,8 @@ def skipped_line(reason: str, count: int) -> str:
     ``N samples skipped: the evaluation marked them errors; --include-errors to count
     them as failures``."""
     noun, text = _SKIPPED[reason]
-    return f"{count} {noun}s skipped: {text.format(them='them', their='their')}"
+    words = _ONE if count == 1 else _MANY
+    return f"{count} {noun if count == 1 else noun + 's'} skipped: {text.format(**words)}"
 
 
 def report_lines(summary: Summary, as_json: bool) -> tuple[list[str], list[str]]:
