@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inspect_ai.event import InfoEvent
 from typer.testing import CliRunner
 
 from agentladder.cli import app
@@ -173,3 +174,19 @@ def test_the_threshold_applies_to_inspect_samples_and_is_checked(tmp_path: Path)
     assert bad.output.strip() == (
         "error: --success-threshold: Input should be less than or equal to 10"
     )
+
+
+def test_a_sample_of_many_events_is_read_within_its_budget(tmp_path: Path) -> None:
+    """12,000 events (past the 10,000 values a sample's kept fields may hold) of which one
+    is a failed model call: the events are read one at a time and only the failed call
+    counts against the sample's budget, so the sample is skipped for it, not refused."""
+    busy = sample(1, 1, {"match": "C"}, failed_call=QUOTA)
+    busy.events = [InfoEvent(data=n) for n in range(12_000)] + busy.events
+    quiet = sample(2, 1, {"match": "C"})
+    quiet.events = [InfoEvent(data=n) for n in range(12_000)]
+    log = write_log(tmp_path / "busy.json", [busy, quiet])
+    code, summary = _import(str(log), "--db", str(tmp_path / "x.db"))
+    assert code == 0, summary
+    assert (summary["imported"], summary["refused"], summary["skipped"]) == (
+        1, 0, {"model_call": 1},
+    )  # fmt: skip
