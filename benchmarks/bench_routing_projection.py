@@ -146,10 +146,10 @@ async def measure(url: str, agents: int, runs: int) -> dict[str, list[float]]:
         begin = time.perf_counter()
         await _fleet(store, registry, oracle, agents)
         print(f"    fleet of {agents:,} written in {time.perf_counter() - begin:.0f} s")
-        await watched.follow()
+        follows = await watched.follow()  # as serve builds it (services/container.py)
         projection = RoutingProjection(
             store=store, registry=registry, skill=skill, changes=changes,
-            oracle_rules=oracle.rules, tail_sd=4.0, refresh_s=1e9,
+            oracle_rules=oracle.rules, tail_sd=4.0, refresh_s=1e9, follows=follows,
         )  # fmt: skip
         fast = RoutingService(store=store, registry=registry, skill=skill, projection=projection)
         full = RoutingService(store=store, registry=registry, skill=skill)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.event import ModelEvent
 from inspect_ai.log import (
     EvalConfig,
     EvalDataset,
@@ -14,7 +15,7 @@ from inspect_ai.log import (
     EvalSpec,
     write_eval_log,
 )
-from inspect_ai.model import ModelUsage
+from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage
 from inspect_ai.scorer import Score
 
 
@@ -27,9 +28,23 @@ def sample(
     working_time: float | None = 2.5,
     tokens: tuple[int, int] = (1000, 500),
     model: str = "openai/gpt-4o-mini",
+    served: str = "",
+    failed_call: str | None = None,
 ) -> EvalSample:
-    """One sample: its scores by scorer name (values), its usage and working time."""
+    """One sample: its scores by scorer name (values), its usage and working time; the
+    model its provider says answered (``served``: ``output.model``); a model call that
+    failed with ``failed_call`` (its event's error) among its events."""
+    events = []
+    if failed_call is not None:
+        events.append(
+            ModelEvent(
+                model=model, input=[], tools=[], tool_choice="none", config=GenerateConfig(),
+                output=ModelOutput(model=served), error=failed_call,
+            )
+        )  # fmt: skip
     return EvalSample(
+        output=ModelOutput(model=served),
+        events=events,
         id=sample_id,
         epoch=epoch,
         input="question",

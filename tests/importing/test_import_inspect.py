@@ -35,8 +35,9 @@ def _events(db: Path) -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("suffix", [".eval", ".json"])
 def test_each_sample_epoch_is_one_judgment_by_the_rules(tmp_path: Path, suffix: str) -> None:
     """C/I/P and numbers (one scorer's numbers on one scale: 0.75 and 7 make it 0-10), an
-    errored sample (failed, 0), working time as duration, the contract id from eval id,
-    sample id and epoch; a re-import adds nothing."""
+    errored sample skipped (and with --include-errors failed, 0), working time as
+    duration, the contract id from eval id, sample id and epoch; a re-import adds
+    nothing."""
     log = write_log(
         tmp_path / f"run{suffix}",
         [
@@ -51,7 +52,15 @@ def test_each_sample_epoch_is_one_judgment_by_the_rules(tmp_path: Path, suffix: 
     db = tmp_path / "x.db"
     code, summary = _import(str(log), "--db", str(db))
     assert code == 0, summary
-    assert (summary["imported"], summary["duplicate"], summary["refused"]) == (6, 0, 0)
+    assert (summary["imported"], summary["duplicate"], summary["refused"]) == (5, 0, 0)
+    assert summary["skipped"] == {"sample_error": 1}
+    assert summary["skips"] == [
+        {"where": f"{log}#5/1", "reason": "sample_error", "error": "the sandbox died"}
+    ]
+    assert "judgment:inspect:evalAbc123:5:1" not in _events(db)
+    code, summary = _import(str(log), "--db", str(db), "--include-errors")
+    assert code == 0, summary
+    assert (summary["imported"], summary["duplicate"], summary["skipped"]) == (1, 5, {})
     events = _events(db)
     assert set(events) == {
         "judgment:inspect:evalAbc123:1:1", "judgment:inspect:evalAbc123:1:2",
@@ -70,9 +79,13 @@ def test_each_sample_epoch_is_one_judgment_by_the_rules(tmp_path: Path, suffix: 
     assert first["model"] == "openai/gpt-4o-mini"
     assert first["cost"] == 0.0  # no prices configured, none recorded
     assert events["judgment:inspect:evalAbc123:5:1"]["duration_ms"] == 500.0
-    code, again = _import(str(log), "--db", str(db))
+    code, again = _import(str(log), "--db", str(db), "--include-errors")
     assert code == 0
     assert (again["imported"], again["duplicate"]) == (0, 6)
+    code, again = _import(str(log), "--db", str(db))  # skipped again, stored all the same
+    assert (code, again["imported"], again["duplicate"], again["skipped"]) == (
+        0, 0, 5, {"sample_error": 1},
+    )  # fmt: skip
     assert len(_events(db)) == 6
 
 

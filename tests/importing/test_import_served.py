@@ -8,6 +8,7 @@ agent left out and why, never an agent whose whole interval lies below the floor
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentladder.cli import app
+from agentladder.importing.report import FITTED
 from tests.served import start_server
 
 # three models of one benchmark: each answered 30 questions well and one badly
@@ -111,3 +113,41 @@ def test_imported_history_keeps_the_level_rate_and_its_agents_can_be_routed(
         assert entry["reason"] == "below_quality_floor"
         assert "lies below quality_floor 9.9" in entry["detail"]
     assert summary["new_agents"] == list(MODELS)
+
+
+def test_a_running_server_routes_with_an_import_from_its_next_request(tmp_path: Path) -> None:
+    """A server on a SQLite file, its routing projection loaded (one routing); then an
+    import of a new, better agent into the same file by another process's command: the
+    import says the server uses it from its next request, and the very next POST /route
+    picks the new agent (before, the projection saw it at its next whole load, up to
+    routing.projection_refresh_s, 60 s, later; the server's own fit found nothing new)."""
+    db = tmp_path / "history.db"
+    first = CliRunner().invoke(
+        app, ["import", str(history(tmp_path / "h.jsonl")), "--db", str(db), "--json"]
+    )
+    assert first.exit_code == 0, first.output
+    served = start_server(tmp_path, "agents: []\n", db="history.db")
+    try:
+        before = route(served, count=2)
+        assert before.status_code == 200, before.text
+        assert [p["agent_id"] for p in before.json()["agents"]] == ["model-a", "model-b"]
+        better = tmp_path / "better.jsonl"
+        better.write_text(
+            "".join(
+                json.dumps({"agent_id": "model-z", "contract_id": f"z{i}", "task_type": "qa",
+                            "score": 10.0}) + "\n"
+                for i in range(40)
+            ),
+            encoding="utf-8",
+        )  # fmt: skip
+        imported = CliRunner().invoke(app, ["import", str(better), "--db", str(db)])
+        done = time.monotonic()
+        after = route(served, count=2)
+        seconds = time.monotonic() - done
+    finally:
+        served.stop()
+    assert imported.exit_code == 0, imported.output
+    assert FITTED in imported.stdout.splitlines()
+    assert after.status_code == 200, after.text
+    assert [p["agent_id"] for p in after.json()["agents"]] == ["model-z", "model-a"]
+    assert seconds < 10.0

@@ -328,31 +328,43 @@ def test_two_instances_on_one_nats_see_each_others_commits(
     asyncio.run(main())
 
 
-def test_on_sqlite_another_instances_commits_arrive_with_the_background_load(
+def test_on_sqlite_another_instances_commits_arrive_with_its_fit_or_the_background_load(
     tmp_path: Path,
 ) -> None:
     """Two instances on one SQLite file: the other's commits are in the first's projection
-    once routing.projection_refresh_s has passed and the background load it starts is in
-    place; before that the first routes from what it had."""
+    once the other fits (the next routing reads the store's fit record, finds a fit it
+    has not loaded, and loads the fleet again: what an import into a served file needs),
+    or else once routing.projection_refresh_s has passed and the background load it
+    starts is in place; before either the first routes from what it had."""
 
     async def main() -> None:
         url = f"sqlite:///{tmp_path / 'shared.db'}"
         first, second = await instance(url, refresh_s=30.0), await instance(url)
+        fit_at = OTHERS.index(("fit",))
         try:
             assert not await first.watched.follow()  # SQLite cannot say what others write
             await commit(first, ("register", "a0", 1, {"python"}), 0)
             await compare(first, 0)
-            for index, step in enumerate(OTHERS, start=1):
+            for index, step in enumerate(OTHERS[:fit_at], start=1):
                 await commit(second, step, index)
             table = await first.service.projected("code_review")
             assert {c.agent_id for c in table.by_low} == {"a0"}  # not yet
+            loads = first.projection.loads
+            await commit(second, OTHERS[fit_at], fit_at + 1)  # the other's fit
+            await compare(first, 1)
+            assert first.projection.loads == loads + 1  # at the next routing
+            table = await first.service.projected("code_review")
+            assert {c.agent_id for c in table.by_low} == {"a0", "a1", "a5", "a6"}
+            before = {c.agent_id: c.low for c in table.by_low}
+            for index, step in enumerate(OTHERS[fit_at + 1 :], start=fit_at + 2):
+                await commit(second, step, index)  # a judgment of a5, after the fit
+            table = await first.service.projected("code_review")
+            assert {c.agent_id: c.low for c in table.by_low} == before  # not yet
             for world in (first, second):
                 world.clock.advance(30.0)
             await first.service.projected("code_review")  # starts the background load
             await first.projection.refreshed()
-            await compare(first, 1)
-            table = await first.service.projected("code_review")
-            assert {c.agent_id for c in table.by_low} == {"a0", "a1", "a5", "a6"}
+            await compare(first, 2)
             assert await first.projection.moment() == first.skill.now()
         finally:
             for world in (first, second):

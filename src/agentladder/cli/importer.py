@@ -4,6 +4,7 @@ read within bounds that options may raise (``importing.bounds``)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import time
@@ -20,6 +21,7 @@ from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _with_services
 from agentladder.cli.handoff import can_hand_off, hand_off
 from agentladder.cli.stores import CreateOpt
 from agentladder.domain.agents import validate_agent_name
+from agentladder.domain.eval_mapping import SUCCESS_FROM
 from agentladder.domain.scales import Scale
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.errors import InvalidInput
@@ -27,9 +29,10 @@ from agentladder.importing.bounds import ImportBounds, parse_size
 from agentladder.importing.inspect_logs import InspectOptions
 from agentladder.importing.items import Item
 from agentladder.importing.last_step import hand_over
-from agentladder.importing.report import exit_status, report_lines
+from agentladder.importing.report import FITTED, exit_status, report_lines
 from agentladder.importing.run import Summary, run_import
-from agentladder.importing.sources import Format, count_lines, expand, read_sources
+from agentladder.importing.sources import Format, count_lines, read_sources
+from agentladder.importing.walk import found
 from agentladder.services.container import Services
 from agentladder.services.oracle.service import check_task_type
 from agentladder.store.memory import MemoryStore
@@ -80,6 +83,23 @@ def import_results(
             " none, else 0-10; Inspect: of every scorer, else each decided from its values)."
         ),
     ] = None,
+    success_threshold: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=10.0,
+            help="The lowest score (0-10) that is a success, for a JSONL line without"
+            " success and an Inspect sample (5).",
+        ),
+    ] = SUCCESS_FROM,
+    include_errors: Annotated[
+        bool,
+        typer.Option(
+            "--include-errors",
+            help="Import the samples and lines that failed for reasons not the agent's"
+            " (errors, refused model calls) as failures instead of skipping them.",
+        ),
+    ] = False,
     config: ConfigOpt = None,
     store: StoreOpt = None,
     db: Annotated[Path | None, typer.Option("--db", help="A SQLite file to import into.")] = None,
@@ -105,7 +125,7 @@ def import_results(
     ] = "32MiB",
 ) -> None:
     """Import judged results, each exactly once; exit 1 when an item was refused or
-    conflicted (the others are imported)."""
+    conflicted, or a file or folder yielded nothing (the others are imported)."""
     check_task_type(task_type)
     mapping = parse_agent_map(agent or [])
     url = _store_url(store, db)
@@ -116,7 +136,8 @@ def import_results(
         max_members=max_members,
         max_string=parse_size("--max-string", max_string),
     )
-    files = expand(paths)
+    walked = found(paths, bounds)
+    files = walked.files
     total = None if as_json else count_lines(files, file_format)
 
     handing_off = can_hand_off()
@@ -125,8 +146,11 @@ def import_results(
 
     async def work(services: Services) -> Summary:
         nonlocal fits, handing_off, handed
-        options = InspectOptions(mapping, task_type, scorer, services.oracle.agents, scale)
-        items = read_sources(files, file_format, options, bounds)
+        options = InspectOptions(
+            mapping, task_type, scorer, services.oracle.agents, scale,
+            success_from=success_threshold, include_errors=include_errors,
+        )  # fmt: skip
+        items = itertools.chain(walked.entries, read_sources(files, file_format, options, bounds))
         if as_json:
             summary = await run_import(services.oracle, items, fit=False)
         else:
@@ -136,7 +160,7 @@ def import_results(
         handing_off = handing_off and not _in_memory(services)
         handed = (url or services.settings.store, services.settings.skill)
         if fits and not handing_off:
-            await _fit(services, summary, as_json)
+            await _fit(services, summary, as_json, said=not _in_memory(services))
         return summary
 
     # history into a new store, but never in place of one whose file vanished
@@ -173,9 +197,10 @@ async def _with_bar(services: Services, items: Iterable[Item], total: int | None
         return summary
 
 
-async def _fit(services: Services, summary: Summary, as_json: bool) -> None:
+async def _fit(services: Services, summary: Summary, as_json: bool, said: bool = True) -> None:
     """The import's last step: the skill model fitted to the whole log (its order does not
-    count), its time added to the summary's."""
+    count), its time added to the summary's; ``said``: the summary says when a server on
+    the store uses it (``FITTED``)."""
     skill = services.oracle.skill
     if skill is None:  # the skill model is off
         return
@@ -183,6 +208,8 @@ async def _fit(services: Services, summary: Summary, as_json: bool) -> None:
         err.print("fitting the skill model to the whole log", soft_wrap=True)
     started = time.perf_counter()
     await skill.fit()
+    if said:
+        summary.notes.append(FITTED)
     summary.seconds += time.perf_counter() - started
     summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
 

@@ -7,12 +7,13 @@ for a log whose run never finished), then each ``samples/ID_epoch_N.json`` membe
 Inspect's order (by epoch, then sample id), one at a time, each streamed through the
 JSON parser keeping only the fields a judgment needs (``jsonstream``). A ``.json`` log is
 one JSON document: read twice, streaming, first for its run (near its start), then for
-its samples, one at a time. Unless ``--scale`` says it, each scorer's scale is decided
-from all its values in the import's logs, read in a first pass (``scorer_ranges``).
+its samples, one at a time. A first pass reads every log whole (``survey``): whether it
+can be imported, and unless ``--scale`` says it, each scorer's values, from which its
+scale is decided.
 
 Reading needs ijson (and zstandard for the zstd members Inspect writes): the optional
-extra ``agentladder[inspect]``. A file that cannot be read, or that breaks a bound, is one
-refused item naming the file (and the member and bound); items read before it stay.
+extra ``agentladder[inspect]``. A file that cannot be read, or that breaks a bound, or
+holds no sample, is one refused item naming the file (and the member and bound).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from agentladder.importing.jsonstream import (
 )
 from agentladder.importing.zipped import Member, ZipLog
 
-__all__ = ["LOG_SUFFIXES", "InspectOptions", "read_inspect_log", "scorer_ranges"]
+__all__ = ["LOG_SUFFIXES", "InspectOptions", "read_inspect_log", "survey"]
 
 LOG_SUFFIXES = (".eval", ".json")
 _HEADERS = ("header.json", "_journal/start.json")
@@ -63,37 +64,64 @@ def _needs() -> None:
 def read_inspect_log(
     path: Path, options: InspectOptions, bounds: ImportBounds | None = None
 ) -> Iterator[Item]:
-    """Every sample x epoch of the log at ``path`` as an item, in the log's order."""
+    """Every sample x epoch of the log at ``path`` as an item, in the log's order; one
+    refused item naming the file when it cannot be read (after the items read before),
+    or holds no sample."""
     _needs()
     bounds = bounds or ImportBounds()
+    samples = 0
     try:
         for fields, budget, run in _samples_of(path, bounds):
+            samples += 1
             yield sample_item(str(path), fields, budget, run, options)
     except (InvalidInput, OSError) as error:
-        reason = error.reason if isinstance(error, InvalidInput) else error.strerror or error
-        yield Item(str(path), error=f"file: cannot be read as an Inspect log: {reason}"
-                   f" ({shown_value(str(path))})")  # fmt: skip
+        yield Item(str(path), error=_unreadable(path, error))
+        return
+    if not samples:
+        yield Item(str(path), error=_empty(path))
 
 
-def scorer_ranges(
+def _unreadable(path: Path, error: InvalidInput | OSError) -> str:
+    reason = error.reason if isinstance(error, InvalidInput) else error.strerror or error
+    return f"file: cannot be read as an Inspect log: {reason} ({shown_value(str(path))})"
+
+
+def _empty(path: Path) -> str:
+    return (
+        "file: the log holds no samples (its run ended before any sample did, or it was"
+        f" run without logging samples) ({shown_value(str(path))})"
+    )
+
+
+def survey(
     path: Path, options: InspectOptions, bounds: ImportBounds, ranges: dict[str, list[float]]
-) -> None:
-    """Widen ``ranges`` (scorer -> [lowest, highest]) by every finite number the chosen
-    scorer gave in the log at ``path``; a log that cannot be read adds nothing (reading it
-    for its items says why)."""
+) -> str | None:
+    """Read the log at ``path`` whole, widening ``ranges`` (scorer -> [lowest, highest])
+    by every finite number the chosen scorer gave; why it cannot be imported (the line of
+    its refusal: it cannot be read to its end, or holds no sample), or None. A log that
+    cannot be read adds nothing to ``ranges``."""
     _needs()
+    seen: dict[str, list[float]] = {}
+    samples = 0
     try:
         for fields, _, _ in _samples_of(path, bounds):
+            samples += 1
             chosen = chosen_value(fields, options.scorer)
             if chosen is None:
                 continue
             name, value = chosen
             number = isinstance(value, int | float) and not isinstance(value, bool)
             if number and math.isfinite(value):
-                span = ranges.setdefault(name, [value, value])
+                span = seen.setdefault(name, [value, value])
                 span[0], span[1] = min(span[0], value), max(span[1], value)
-    except (InvalidInput, OSError):
-        return
+    except (InvalidInput, OSError) as error:
+        return _unreadable(path, error)
+    if not samples:
+        return _empty(path)
+    for name, (low, high) in seen.items():
+        span = ranges.setdefault(name, [low, high])
+        span[0], span[1] = min(span[0], low), max(span[1], high)
+    return None
 
 
 _Sample = tuple[Any, Budget, Run]

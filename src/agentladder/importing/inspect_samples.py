@@ -9,7 +9,13 @@ A scorer's numeric values are on one scale for all of them (``InspectOptions.sca
 given by ``--scale``, or ``domain.scales.detect`` over every value the import's logs hold
 of that scorer, read in a first pass). Its judge, for the skill model, is
 ``inspect:<scorer>``; the time of its judgments the run's ``created``. Everything else in
-a log (messages, events, attachments, the store) is skipped unread.
+a log (messages, attachments, the store, every event but a failed model call) is skipped
+unread.
+
+A sample that failed for a reason that is not the model's (``failure_of``: the evaluation
+marked it an error, or one of its model calls failed: refused by the provider or a
+gateway, a key, a quota, a budget) is skipped, unless ``InspectOptions.include_errors``.
+A sample's model version is the model its provider says answered (``output.model``).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentladder.domain.agents import AgentConfig
+from agentladder.domain.agents import MODEL_FIELD_MAX, AgentConfig
 from agentladder.domain.eval_mapping import (
     SUCCESS_FROM,
     agent_id_of,
@@ -34,8 +40,8 @@ from agentladder.domain.eval_mapping import (
 )
 from agentladder.domain.scales import Scale, to_ten
 from agentladder.errors import InvalidInput, shown_value
-from agentladder.importing.items import Item, validation_line
-from agentladder.importing.jsonstream import KEEP, PRESENT, Budget, Shape
+from agentladder.importing.items import MODEL_CALL, SAMPLE_ERROR, Item, validation_line
+from agentladder.importing.jsonstream import KEEP, Budget, Picked, Shape
 from agentladder.services.oracle.models import JudgmentRequest
 
 __all__ = [
@@ -45,6 +51,7 @@ __all__ = [
     "InspectOptions",
     "Run",
     "chosen_value",
+    "failure_of",
     "run_of",
     "sample_item",
 ]
@@ -56,10 +63,19 @@ EVAL: Shape = {
 HEADER: Shape = {"eval": EVAL}
 """``header.json``, ``_journal/start.json``, and a ``.json`` log's top level."""
 _USAGE: Shape = {"input_tokens": KEEP, "output_tokens": KEEP, "total_cost": KEEP}
+
+
+def _failed_call(event: Any) -> bool:
+    """A model event whose call failed (``ModelEvent.error``: what the call raised)."""
+    return isinstance(event, dict) and event.get("event") == "model" and bool(event.get("error"))
+
+
 SAMPLE: Shape = {
     "id": KEEP,
     "epoch": KEEP,
-    "error": PRESENT,
+    "error": {"message": KEEP},
+    "events": Picked({"event": KEEP, "error": KEEP}, _failed_call, most=1),
+    "output": {"model": KEEP},
     "working_time": KEEP,
     "scores": {"*": {"value": KEEP}},
     "score": {"value": KEEP},  # logs before scores were named
@@ -71,7 +87,9 @@ _CONSTANTS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 class InspectOptions:
     """How logs map: model name -> agent id, a task type for all, the scorer to use, the
     configured agents (their prices), the scale of every scorer (``scale``) and the scale
-    decided for each (``scales``; a scorer in neither: 0-10)."""
+    decided for each (``scales``; a scorer in neither: 0-10); the lowest score that is a
+    success (``success_from``); whether samples that failed for reasons not the model's
+    are imported as failures (``include_errors``) rather than skipped."""
 
     def __init__(
         self,
@@ -80,6 +98,9 @@ class InspectOptions:
         scorer: str | None = None,
         configs: Mapping[str, AgentConfig] | None = None,
         scale: Scale | None = None,
+        *,
+        success_from: float = SUCCESS_FROM,
+        include_errors: bool = False,
     ) -> None:
         self.agents = dict(agents or {})
         self.task_type = task_type
@@ -87,6 +108,8 @@ class InspectOptions:
         self.configs = dict(configs or {})
         self.scale = scale
         self.scales: dict[str, Scale] = {}
+        self.success_from = success_from
+        self.include_errors = include_errors
 
     def scale_of(self, scorer: str) -> Scale:
         """The scale of ``scorer``'s numeric values."""
@@ -188,8 +211,12 @@ def sample_item(path: str, fields: Any, budget: Budget, run: Run, options: Inspe
     if task_type is None:
         reason = "cannot be made a task type; give one with --task-type"
         return Item(where, error=f"task: {reason} ({shown_value(run.task)})")
+    failure = failure_of(fields)
+    if failure is not None and not options.include_errors:
+        reason, message = failure
+        return Item(where, error=message, skipped=reason)
     judge: str | None = None  # an errored sample: no scorer scored it
-    if fields.get("error") is True:
+    if failure is not None and failure[0] == SAMPLE_ERROR:
         score, success = 0.0, False
     else:
         scores = fields.get("scores")
@@ -198,7 +225,7 @@ def sample_item(path: str, fields: Any, budget: Budget, run: Run, options: Inspe
         scored = _score(scores if isinstance(scores, dict) else {}, options)
         if isinstance(scored, str):
             return Item(where, error=scored)
-        (score, judge), success = scored, scored[0] >= SUCCESS_FROM
+        (score, judge), success = scored, scored[0] >= options.success_from
     try:
         working = _number(fields.get("working_time"), "working_time")
         cost = _cost(fields.get("model_usage"), options.configs.get(agent_id))
@@ -217,7 +244,47 @@ def sample_item(path: str, fields: Any, budget: Budget, run: Run, options: Inspe
         return Item(where, error=str(error))
     except ValidationError as error:
         return Item(where, error=validation_line(error, "sample"))
-    return Item(where, request, judge=judge, at=run.created)
+    version = None if failure is not None else served_model(fields)
+    return Item(where, request, judge=judge, at=run.created, model_version=version,
+                provider=request.provider)  # fmt: skip
+
+
+_SHOWN = 300
+"""Characters of a failure's message kept in the summary."""
+
+
+def failure_of(fields: Any) -> tuple[str, str] | None:
+    """Why a projected sample failed for a reason that is not the model's, if it did:
+    (``SAMPLE_ERROR``, the sample's error message) when the evaluation marked it an
+    error, else (``MODEL_CALL``, the error) when one of its model calls failed (what the
+    call raised after Inspect's retries: a provider's or a gateway's refusal, 401, 404,
+    429 ``insufficient_quota``, a budget, a network failure) though the agent's code
+    went on."""
+    fields = fields if isinstance(fields, dict) else {}
+    error = fields.get("error")
+    if error is not None:
+        text = error.get("message") if isinstance(error, dict) else error
+        return SAMPLE_ERROR, _line(text if isinstance(text, str) and text else "an error")
+    calls = fields.get("events")
+    if isinstance(calls, list) and calls:
+        text = calls[0].get("error") if isinstance(calls[0], dict) else None
+        return MODEL_CALL, _line(text if isinstance(text, str) else "a model call failed")
+    return None
+
+
+def _line(text: str) -> str:
+    """``text`` on one line, at most ``_SHOWN`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _SHOWN else flat[: _SHOWN - 3] + "..."
+
+
+def served_model(fields: Any) -> str | None:
+    """The model the sample's provider says answered (``output.model``: an API's dated
+    snapshot, such as ``gpt-4o-2024-08-06`` for ``openai/gpt-4o``); None when it names
+    none."""
+    output = fields.get("output") if isinstance(fields, dict) else None
+    model = output.get("model") if isinstance(output, dict) else None
+    return model[:MODEL_FIELD_MAX] if isinstance(model, str) and model.strip() else None
 
 
 def _score(scores: Mapping[str, Any], options: InspectOptions) -> tuple[float, str | None] | str:

@@ -9,15 +9,29 @@ from pydantic import ValidationError
 from agentladder.errors import InvalidInput, shown_value
 from agentladder.services.oracle.models import JudgmentRequest
 
-__all__ = ["Item", "validation_line"]
+__all__ = ["LINE_ERROR", "MODEL_CALL", "SAMPLE_ERROR", "SKIPPED", "Item", "validation_line"]
+
+SAMPLE_ERROR = "sample_error"
+"""Skipped: the evaluation marked the sample an error (Inspect's ``error``)."""
+MODEL_CALL = "model_call"
+"""Skipped: one of the sample's model calls failed (refused or failed by the provider or
+a gateway) though the agent's code went on."""
+LINE_ERROR = "line_error"
+"""Skipped: a JSONL line's ``error`` says the task failed for a reason not the agent's."""
+SKIPPED = (SAMPLE_ERROR, MODEL_CALL, LINE_ERROR)
 
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """``where`` (``file:line`` or ``file#sample/epoch``), and a request or a refusal;
-    ``size``: the bytes it was read from, when they may be many (a JSONL line); ``judge``
-    and ``at``: the skill evidence's judge and time when the request names none (an
-    Inspect scorer, its run's creation)."""
+    """``where`` (``file:line``, ``file#sample/epoch``, or a file), and a request or a
+    refusal (``error``); ``size``: the bytes it was read from, when they may be many (a
+    JSONL line); ``judge`` and ``at``: the skill evidence's judge and time when the request
+    names none (an Inspect scorer, its run's creation); ``model_version`` and
+    ``provider``: the version of the model it measured, if known.
+
+    An entry that is no judgment and no refusal: ``skipped`` (one of ``SKIPPED``: a
+    failure that was not the agent's, ``error`` saying what failed), or ``note`` (a line
+    for the summary: what was left out of a folder, an eval set's manifests)."""
 
     where: str
     request: JudgmentRequest | None = None
@@ -25,6 +39,10 @@ class Item:
     size: int = 0
     judge: str | None = None
     at: float | None = None
+    model_version: str | None = None
+    provider: str = ""
+    skipped: str | None = None
+    note: str | None = None
 
 
 def validation_line(error: ValidationError, whole: str = "line") -> str:

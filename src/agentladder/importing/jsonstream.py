@@ -12,7 +12,8 @@ yajl2) and keep only the fields asked for, never the document.
   pure-Python parser (``slow``), about ten times slower, which takes them.
 - ``project`` keeps what a shape
   names (``KEEP`` a value whole, within a ``Budget``; ``PRESENT`` only whether it is not
-  null; a mapping of keys, ``"*"`` for any key) and skips the rest without building it.
+  null; a mapping of keys, ``"*"`` for any key; ``Picked``: of an array, the few elements
+  a test picks, each projected by its own shape) and skips the rest without building it.
 
 A document that is not JSON, nests too deep or holds too long a string is
 ``InvalidInput("file", ...)`` naming where and the bound.
@@ -20,8 +21,9 @@ A document that is not JSON, nests too deep or holds too long a string is
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, Union
 
 from agentladder.errors import InvalidInput
 from agentladder.importing.bounds import MAX_DEPTH, shown_size
@@ -33,6 +35,7 @@ __all__ = [
     "Events",
     "IntegerOverflow",
     "JsonGuard",
+    "Picked",
     "Shape",
     "project",
     "skip",
@@ -40,7 +43,21 @@ __all__ = [
 
 KEEP = "keep"
 PRESENT = "present"
-Shape = Mapping[str, "Shape"] | str
+Shape = Union[Mapping[str, "Shape"], str, "Picked"]
+
+
+@dataclass(frozen=True)
+class Picked:
+    """Of an array, the elements ``pick`` accepts once projected by ``shape``, at most
+    ``most`` of them: each element is projected within a budget of its own, and only the
+    ones kept count in the sample's (an agent's transcript may hold thousands of events
+    of which a few matter)."""
+
+    shape: Shape
+    pick: Callable[[Any], bool]
+    most: int = 20
+
+
 READ_SIZE = 1 << 20
 """Bytes the parser asks for at a time. The C parser lexes a string that spans reads again
 from its start at each read, so a 32 MiB string took 6.6 s in reads of 64 KiB (ijson's
@@ -201,6 +218,15 @@ class Budget:
         self.events = events
         self.text = text
         self.over: str | None = None  # the field that went over, once one did
+        self._given = (events, text)
+
+    def charge(self, spent: Budget, field: str) -> bool:
+        """Count what ``spent`` (another budget) took; False once over."""
+        self.events -= spent._given[0] - spent.events
+        self.text -= spent._given[1] - spent.text
+        if self.over is None and (self.events < 0 or self.text < 0):
+            self.over = field
+        return self.over is None
 
     def take(self, value: Any, field: str) -> bool:
         """Count ``value``; False once over (and ``over`` names ``field``)."""
@@ -228,6 +254,8 @@ def project(
     if shape == PRESENT:
         skip(events, event)
         return event != "null"
+    if isinstance(shape, Picked):
+        return _picked(events, event, shape, budget, field)
     if isinstance(shape, str) or event != "start_map":
         return _whole(events, event, value, budget, field)
     kept: dict[str, Any] = {}
@@ -242,6 +270,21 @@ def project(
         else:
             name = f"{field}.{key}" if field else str(key)
             kept[key] = project(events, first, first_value, part, budget, name)
+
+
+def _picked(events: Events, event: str, shape: Picked, budget: Budget, field: str) -> Any:
+    """The elements of an array that ``shape`` picks (None for a value that is not one)."""
+    if event != "start_array":
+        skip(events, event)
+        return None
+    kept: list[Any] = []
+    while (item := events.next())[0] != "end_array":
+        own = Budget()
+        element = project(events, item[0], item[1], shape.shape, own, field)
+        picked = own.over is None and len(kept) < shape.most and shape.pick(element)
+        if picked and budget.charge(own, field):
+            kept.append(element)
+    return kept
 
 
 def _whole(events: Events, event: str, value: Any, budget: Budget, field: str) -> Any:

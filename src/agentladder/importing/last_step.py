@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from agentladder.domain.skill.rules import SkillRules
-from agentladder.importing.report import exit_status, report_lines
+from agentladder.importing.report import FITTED, exit_status, report_lines
 from agentladder.importing.run import Summary
 from agentladder.services.clock import SystemClock
 from agentladder.services.skill.service import SkillService
@@ -58,6 +58,7 @@ def _run(path: Path, as_json: bool) -> int:
         print("fitting the skill model to the whole log", file=sys.stderr, flush=True)
     started = time.perf_counter()
     asyncio.run(_fit(handed["store"], SkillRules.model_validate(handed["skill"])))
+    summary.notes.append(FITTED)
     summary.seconds += time.perf_counter() - started
     summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
     out, errors = report_lines(summary, as_json)

@@ -5,15 +5,51 @@ from __future__ import annotations
 
 import json
 
+from agentladder.importing.items import LINE_ERROR, MODEL_CALL, SAMPLE_ERROR
 from agentladder.importing.run import Summary
 
-__all__ = ["exit_status", "report_lines"]
+__all__ = ["FITTED", "exit_status", "report_lines", "skipped_line"]
+
+FITTED = (
+    "the skill estimates include this import: a server on this store answers with them"
+    " from its next request"
+)
+"""The note of an import whose fit committed (a server notices a new fit in the store at
+its next routing: docs/routing.md, "Across instances")."""
+
+_SKIPPED = {
+    SAMPLE_ERROR: (
+        "sample", "the evaluation marked {them} {errors}; --include-errors to count {them} as"
+        " {failures}",
+    ),
+    MODEL_CALL: (
+        "sample", "a model call of {each} failed (refused by the provider or a gateway: a key,"
+        " a quota, a budget, an unknown model); --include-errors to import {them} as scored",
+    ),
+    LINE_ERROR: (
+        "line", "{its} error says the task failed for a reason that is not the agent's;"
+        " --include-errors to count {them} as {failures}",
+    ),
+}  # fmt: skip
+"""Per reason: the noun and the text of the summary's line."""
+_ONE = {"them": "it", "errors": "an error", "failures": "a failure", "each": "it", "its": "its"}
+_MANY = {"them": "them", "errors": "errors", "failures": "failures", "each": "each",
+         "its": "their"}  # fmt: skip
+
+
+def skipped_line(reason: str, count: int) -> str:
+    """The summary's line for ``count`` entries skipped for ``reason``:
+    ``N samples skipped: the evaluation marked them errors; --include-errors to count
+    them as failures``."""
+    noun, text = _SKIPPED[reason]
+    words = _ONE if count == 1 else _MANY
+    return f"{count} {noun if count == 1 else noun + 's'} skipped: {text.format(**words)}"
 
 
 def report_lines(summary: Summary, as_json: bool) -> tuple[list[str], list[str]]:
     """(standard output's lines, standard error's): the JSON summary alone with
-    ``as_json``; else each problem on standard error, the new agents and the counts on
-    standard output."""
+    ``as_json``; else each problem on standard error, the new agents, the counts and one
+    line per note on standard output."""
     if as_json:
         return [json.dumps(summary.model_dump(mode="json"), indent=2)], []
     errors = [f"{p.where}: {p.status.value}: {p.error}" for p in summary.problems]
@@ -31,9 +67,17 @@ def report_lines(summary: Summary, as_json: bool) -> tuple[list[str], list[str]]
         f"{summary.conflicting}, refused {summary.refused} in {summary.seconds:.1f} s "
         f"({summary.per_second:,.0f}/s)"
     )
+    out += [skipped_line(reason, count) for reason, count in summary.skipped.items()]
+    if summary.model_versions:
+        out.append(
+            f"model versions recorded: {summary.model_versions} (each a new model in the"
+            " skill estimates from its first evidence)"
+        )
+    out += summary.notes
     return out, errors
 
 
 def exit_status(summary: Summary) -> int:
-    """1 when an item was refused or conflicted, else 0."""
+    """1 when an item was refused or conflicted (a file or folder that yielded nothing is
+    a refused item), else 0; skipped entries and notes leave it 0."""
     return 1 if summary.conflicting or summary.refused else 0

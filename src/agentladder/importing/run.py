@@ -5,8 +5,13 @@ Batches of ``BATCH`` judgments, fewer when their lines hold over ``BATCH_BYTES``
 judgment's output may be a megabyte): on SQLite each batch is one transaction for the
 Oracle events and their skill evidence. At the end, the skill model fits the whole
 log (``SkillService.fit``), so the estimates do not depend on the order of the file.
-Refused items are counted and never applied. A run killed at any point leaves whole
-batches applied; a re-run counts those as duplicates and applies the rest.
+Refused items are counted and never applied; skipped ones (a failure that was not the
+agent's) are counted by reason; notes are kept for the summary. A run killed at any point
+leaves whole batches applied; a re-run counts those as duplicates and applies the rest.
+
+The model versions the applied judgments name are gathered (``versions.Versions``): once
+every batch is stored, one ``ModelChange`` per agent and version is applied before the
+fit, each once by its key.
 
 Every judgment that says no time (``observed_at``, an Inspect run's ``created``) is skill
 evidence of one moment, the import's start: history has no order, and the order of a file
@@ -32,16 +37,19 @@ from pydantic import BaseModel, Field
 
 from agentladder.domain.frozen import replaced
 from agentladder.importing.items import Item
+from agentladder.importing.versions import Versions
 from agentladder.services.oracle.batch import EvidenceSource, ItemStatus, submit_many
 from agentladder.services.oracle.known import unknown_among
 from agentladder.services.oracle.service import Oracle
 
-__all__ = ["BATCH", "BATCH_BYTES", "MAX_PROBLEMS", "Problem", "Summary", "run_import"]
+__all__ = ["BATCH", "BATCH_BYTES", "MAX_PROBLEMS", "Problem", "Skip", "Summary", "run_import"]
 
 BATCH = 1000
 """Judgments per batch."""
 BATCH_BYTES = 16 << 20
 """The bytes of input a batch holds at most (it ends with the item that passes them)."""
+CHANGES_BATCH = 300
+"""Model changes applied at a time (the NATS store's atomic batch of skill evidence)."""
 MAX_PROBLEMS = 1000
 """Refused and conflicting items listed in the summary (the rest are counted)."""
 IMPORTED = {"history": True, "new_agent": True}
@@ -53,6 +61,14 @@ class Problem(BaseModel):
 
     where: str
     status: ItemStatus
+    error: str
+
+
+class Skip(BaseModel):
+    """An entry skipped as a failure that was not the agent's: where, why, what failed."""
+
+    where: str
+    reason: str
     error: str
 
 
@@ -72,6 +88,26 @@ class Summary(BaseModel):
         description="agents the import created (unknown before it), the first MAX_PROBLEMS",
     )
     new_agents_left_out: int = Field(default=0, description="new agents beyond those listed")
+    skipped: dict[str, int] = Field(
+        default_factory=dict,
+        description="entries skipped as failures that were not the agent's, by reason",
+    )
+    skips: list[Skip] = Field(default_factory=list, description="the first MAX_PROBLEMS")
+    skips_left_out: int = Field(default=0, description="skips beyond those listed")
+    notes: list[str] = Field(
+        default_factory=list, description="what was left out of folders, eval sets, the fit"
+    )
+    model_versions: int = Field(
+        default=0, description="model versions recorded (ModelChange evidence stored)"
+    )
+
+    def skip(self, where: str, reason: str, error: str | None) -> None:
+        """Count one skipped entry."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        if len(self.skips) < MAX_PROBLEMS:
+            self.skips.append(Skip(where=where, reason=reason, error=error or ""))
+        else:
+            self.skips_left_out += 1
 
     def created(self, agent_id: str) -> None:
         """One agent the import created."""
@@ -82,8 +118,9 @@ class Summary(BaseModel):
 
     @property
     def items(self) -> int:
-        """Every item counted."""
-        return self.imported + self.duplicate + self.conflicting + self.refused
+        """Every item counted, skipped ones included (notes are none)."""
+        counted = self.imported + self.duplicate + self.conflicting + self.refused
+        return counted + sum(self.skipped.values())
 
     def note(self, where: str, status: ItemStatus, error: str | None) -> None:
         """Count one item."""
@@ -121,10 +158,15 @@ async def run_import(
     moment = oracle.clock.now().timestamp()  # of every line that says no time: one set
     source = iter(items)
     seen: set[str] = set()
+    versions = Versions()
     while chunk := _chunk(source, batch):
         ready = [item for item in chunk if item.request is not None]
         for item in chunk:
-            if item.request is None:
+            if item.note is not None:
+                summary.notes.append(item.note)
+            elif item.skipped is not None:
+                summary.skip(item.where, item.skipped, item.error)
+            elif item.request is None:
                 summary.note(item.where, ItemStatus.REFUSED, item.error)
         requests = [
             replaced(item.request, **IMPORTED) for item in ready if item.request is not None
@@ -136,8 +178,15 @@ async def run_import(
             EvidenceSource(item.judge, moment if item.at is None else item.at) for item in ready
         ]
         outcomes = await submit_many(oracle, requests, sources)
-        for item, request, outcome in zip(ready, requests, outcomes, strict=True):
+        for item, request, outcome, evidence in zip(
+            ready, requests, outcomes, sources, strict=True
+        ):
             summary.note(item.where, outcome.status, outcome.error)
+            applied = outcome.status in (ItemStatus.IMPORTED, ItemStatus.DUPLICATE)
+            if applied and item.model_version is not None:
+                at = evidence.at if request.observed_at is None else request.observed_at.timestamp()
+                version, provider = item.model_version, item.provider
+                versions.saw(request.agent_id, provider, version, moment if at is None else at)
             if request.agent_id in new and outcome.status is ItemStatus.IMPORTED:
                 new.discard(request.agent_id)
                 seen.add(request.agent_id)
@@ -146,6 +195,11 @@ async def run_import(
         summary.per_second = summary.items / summary.seconds if summary.seconds else 0.0
         if progress is not None:
             progress(summary)
+    if oracle.skill is not None and versions.first:
+        changes = versions.changes()
+        for start in range(0, len(changes), CHANGES_BATCH):
+            stored = await oracle.skill.observe_many(changes[start : start + CHANGES_BATCH])
+            summary.model_versions += sum(1 for one in stored if one.created)
     if fit and oracle.skill is not None and await oracle.skill.needs_fit():
         await oracle.skill.fit()  # the whole history at once: its order does not count
     summary.seconds = time.perf_counter() - started

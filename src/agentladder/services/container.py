@@ -275,14 +275,14 @@ async def build_services(
     projection = None
     if settings.routing.projection_refresh_s > 0:
         try:
-            await watched.follow()  # other instances' writes (NATS)
+            follows = await watched.follow()  # other instances' writes (NATS)
         except BaseException:
             await store.close()
             raise
         projection = RoutingProjection(
             store=store, registry=registry, skill=skill, changes=changes,
             oracle_rules=settings.oracle, tail_sd=settings.routing.explore_tail_sd,
-            refresh_s=settings.routing.projection_refresh_s,
+            refresh_s=settings.routing.projection_refresh_s, follows=follows,
         )  # fmt: skip
     routing = RoutingService(
         store=store, registry=registry, skill=skill, oracle_rules=settings.oracle,

@@ -10,7 +10,12 @@ reads only as far down the orders as its picks and the agents it lists (docs/rou
 - **When it is updated**: a write through this instance's ``WatchedStore`` marks the
   agents it touched; the next routing reads those agents again (four reads of a few
   keys) and moves them in the orders (``bisect``). A skill fit marks everything: the next
-  routing loads the whole fleet again before it answers. Every ``refresh_s`` seconds
+  routing loads the whole fleet again before it answers. A fit another process committed
+  (an import's, ``agentladder skill rebuild``, another instance's) is seen the same way:
+  on a store that reports other instances' writes (NATS, ``follows``) when its message
+  arrives, on the others (SQLite) by each routing reading the fleet's fit record first
+  (one row, decoded only when its text changed) and loading the whole fleet again when
+  it is not the one loaded. Every ``refresh_s`` seconds
   the whole fleet is loaded again in the background (estimates widen with time; another
   instance's writes on a shared store), the current orders serving meanwhile.
 - **At the call**: whether an agent is online (its last heartbeat), reachable, down or
@@ -94,9 +99,10 @@ class RoutingProjection:
 
     def __init__(
         self, *, store: Store, registry: Registry, skill: SkillService, changes: Changes,
-        oracle_rules: OracleRules, tail_sd: float, refresh_s: float,
+        oracle_rules: OracleRules, tail_sd: float, refresh_s: float, follows: bool = False,
     ) -> None:  # fmt: skip
         self.store = store
+        self.follows = follows  # the store reports other instances' writes (no fit check)
         self.registry = registry
         self.skill = skill
         self.oracle_rules = oracle_rules
@@ -162,6 +168,9 @@ class RoutingProjection:
         self._during.append(marks)
         try:
             at = self.skill.now()
+            # the fleet first: a fit committed while the rest is read leaves the fleet's
+            # fit record older than the store's, which the next routing sees (``_current``)
+            fleet = await self.store.get_fleet_skill()
             registrations = await self.store.list_registrations()
             skills = {s.agent_id: s for s in await self.store.list_skills()}
             ids = [r.agent_id for r in registrations]
@@ -169,7 +178,6 @@ class RoutingProjection:
             ids += sorted(agent for agent in skills if agent not in known)
             # one after the other: at 10,000 agents on NATS, gathered, the fleet's one get
             # waited behind 20,000 and timed out
-            fleet = await self.store.get_fleet_skill()
             stats = await self.store.get_many_stats(ids)
             profiles = await self.store.get_many_profiles(ids)
         except BaseException:
@@ -272,6 +280,10 @@ class RoutingProjection:
         of ``task_type``."""
         async with self._lock:
             state = self._state
+            if state is not None and self._loaded_epoch == self._epoch and not self.follows:
+                stored = (await self.store.get_fleet_skill()).fit
+                if stored != state.maker.fleet.fit:  # another process's fit
+                    self._epoch += 1
             if state is None or self._loaded_epoch != self._epoch:
                 kept: list[str | None] = [] if state is None else list(state.types)
                 epoch, marks = self._epoch, set[str]()

@@ -248,8 +248,10 @@ class SqliteSkills(SqliteFile):
         return await self._read(run)
 
     async def get_fleet_skill(self) -> FleetSkill:
-        """The fleet's row."""
-        return await self._read_short(_fleet)
+        """The fleet's row, decoded only when its text differs from the one last read or
+        written here (a routing reads it before each answer: services/routing/projection)."""
+        fleets = self._decoded_fleet()
+        return await self._read_short(lambda conn: _fleet(conn, fleets))
 
     async def get_skill_event(self, key: str) -> SkillEvent | None:
         """By key."""
