@@ -128,8 +128,9 @@ def test_a_check_lands_as_a_judgment_by_the_judge_under_the_contract(
 ) -> None:
     """A rookie's answer (rate 1: checked) is judged: a judgment under the request's
     contract id by ``gateway-judge:referee`` at the task type, with the judge's score, and a
-    passed validation; the judge saw the rubric of the task type and the answer; its cost
-    is counted at its prices."""
+    passed validation; the skill model has one observation of the answer (the judge's
+    score, not its score and its verdict); the judge saw the rubric of the task type and
+    the answer; its cost is counted at its prices."""
 
     async def body(client: openai.AsyncOpenAI, services: Services, judging: Judging) -> None:
         headers = await ask(client)
@@ -145,6 +146,8 @@ def test_a_check_lands_as_a_judgment_by_the_judge_under_the_contract(
         verdict = await services.store.get_event("alpha", f"validation:{contract}")
         assert verdict is not None
         assert verdict.payload["passed"] is True
+        skill = [e.key for e in await services.store.skill_events(after=0, limit=1000)]
+        assert [k for k in skill if contract in k] == [f"judgment:alpha:{contract}"]
         prompt = judging.seen[0]["messages"][1]["content"]
         assert "Name the controls that matter." in prompt
         assert "answer from alpha" in prompt

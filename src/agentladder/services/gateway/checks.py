@@ -187,7 +187,9 @@ class Checks:
             )  # fmt: skip
         reason = check.reason if check.reason is not None else "(its reason was not kept)"
         notes = f"{self.settings.judge_name} scored {score:g}: {reason}"[:MAX_NOTES]
-        await self.sentinel.record_validation(agent, contract, passed, notes)
+        # the verdict is the judge's score against the pass score: its judgment is the answer's
+        # one observation by that judge (docs/skill.md, "One answer, one observation")
+        await self.sentinel.record_validation(agent, contract, passed, notes, evidence=False)
         return passed
 
     async def _ask(self, check: PendingCheck) -> tuple[float, str]:

@@ -67,9 +67,13 @@ class Sentinel:
         return decision
 
     async def record_validation(
-        self, agent_id: str, contract_id: str, passed: bool, notes: str = ""
-    ) -> ValidationResult:
-        """Record the verdict on the judged task ``contract_id``, once."""
+        self, agent_id: str, contract_id: str, passed: bool, notes: str = "",
+        *, evidence: bool = True,
+    ) -> ValidationResult:  # fmt: skip
+        """Record the verdict on the judged task ``contract_id``, once. ``evidence``: the
+        verdict is also skill evidence (an independent check of the answer); not where it
+        is the judgment's own score read against a pass score (the gateway's checks: that
+        judge's score is already the answer's one observation by it)."""
         if len(notes) > MAX_NOTES:
             raise InvalidInput(
                 "notes", notes[:40] + "...", f"must be at most {MAX_NOTES} characters"
@@ -111,7 +115,7 @@ class Sentinel:
             raise PayloadConflict(f"{agent_id}/{key}")
         if applied.created:
             self.verdicts[(reasons[-1], "passed" if passed else "failed")] += 1
-        if self.oracle.skill is not None:  # evidence once per verdict (a repeat heals a gap)
+        if evidence and self.oracle.skill is not None:  # once per verdict (a repeat heals a gap)
             await self.oracle.skill.observe(
                 verdict_evidence(
                     agent_id, contract_id, judgment.task_type, passed,
