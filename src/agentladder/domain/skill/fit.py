@@ -109,6 +109,20 @@ def _sums(index: npt.NDArray[np.integer[Any]], weights: Floats, size: int) -> Fl
     return np.bincount(index, weights=weights, minlength=size).astype(np.float64)
 
 
+LONE_LEVEL_SD = 4.0
+"""A task type one agent alone has evidence at: its level's prior sd, in ``level_sd``s."""
+
+
+def _level_var(lay: Layout, rules: SkillRules) -> Floats:
+    """Per task type, its level's prior variance: ``level_sd``², and 16 times that where
+    one agent alone has evidence: there the prior mean of levels (``prior_mean``) would
+    read the agent's scores as its ability against every other type's (1,000 self-judged
+    10s over 50 types of its own put an agent of quality 3 first overall, +65 sd), when
+    nothing compares it with another agent there."""
+    agents = np.bincount(lay.pair_type, minlength=lay.types)
+    return np.where(agents > 1, rules.level_sd**2, (LONE_LEVEL_SD * rules.level_sd) ** 2)
+
+
 def _lenient(lay: Layout, sol: Solution) -> Floats:
     """Per (source, task type): its leniency there (the source's and its own beside)."""
     return sol.mean[lay.b0 + lay.st_source] + sol.mean[lay.v0 : lay.v0 + lay.source_types]
@@ -151,7 +165,7 @@ def _weights(obs: Observations, lay: Layout, st: State, sol: Solution | None,
     anchor = anchor_weights(lay, st.honesty, counts, reference, lenient, rules)
     return Weighted(
         weight=weight, value=value - st.deviation, anchor=anchor, type_spread=st.type_spread,
-        ability=rules.ability_sd**2, level=rules.level_sd**2, level_mean=rules.prior_mean,
+        ability=rules.ability_sd**2, level=_level_var(lay, rules), level_mean=rules.prior_mean,
         leniency=st.leniency, type_leniency=rules.type_leniency_sd**2,
         difficulty=st.difficulty,
     )  # fmt: skip

@@ -69,7 +69,7 @@ class Weighted:
     anchor: Floats
     type_spread: float
     ability: float
-    level: float
+    level: Floats  # per task type
     level_mean: float
     leniency: float
     type_leniency: float
