@@ -13,8 +13,8 @@ import pytest
 
 from agentladder.config import parse_settings
 from agentladder.services.container import build_services
-from agentladder.services.skill import service as skill_service
 from agentladder.services.skill import fitting
+from agentladder.services.skill import service as skill_service
 from agentladder.services.skill.fitting import Log
 from agentladder.services.skill.service import SkillService
 from agentladder.services.skill.shared import SharedRun
