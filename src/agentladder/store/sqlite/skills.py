@@ -270,9 +270,10 @@ class SqliteSkills(SqliteFile):
         return await self._read(run)
 
     async def count_skill_events(self, *, after: int = 0) -> int:
-        """One range of the table's key (``seq`` is its rowid): what it costs grows with
-        the count, not with the log (about 3 ms for 100,000 events past ``after``), on a
-        reader thread."""
+        """One range of the table's key (``seq`` is its rowid), on a reader thread: what
+        it costs grows with the count, not with the log (on this machine 0.03 ms for 10
+        events past ``after``, 23 ms for 100,000, 160 ms for 1,000,000; between two fits
+        of ``serve`` the count is what arrived in ``skill.fit_interval_s``)."""
 
         def run(conn: sqlite3.Connection) -> int:
             (count,) = conn.execute(
