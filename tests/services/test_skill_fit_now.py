@@ -12,10 +12,13 @@ from typing import Any
 import pytest
 
 from agentladder.config import parse_settings
+from agentladder.domain.skill.evidence import ModelChange
+from agentladder.domain.skill.rules import SkillRules
 from agentladder.services.container import build_services
 from agentladder.services.skill import fitting
 from agentladder.services.skill import service as skill_service
 from agentladder.services.skill.fitting import Log
+from agentladder.services.skill.replay import verify_skills
 from agentladder.services.skill.service import SkillService
 from agentladder.services.skill.shared import SharedRun
 from agentladder.store.base import Store
@@ -201,5 +204,29 @@ def test_the_periodic_fitter_shares_an_admins_fit_and_says_when_it_looks_next() 
         finally:
             await services.close()
         assert skill.schedule.within(pending=1, running=False) is None
+
+    asyncio.run(main())
+
+
+def test_a_log_of_model_changes_only_fits_to_no_state() -> None:
+    """An agent's new model before any score (a heartbeat's model change) is the whole log:
+    the fit has nothing to solve and records its fit of one event, no observation, no state
+    (the solver refused the empty system: ``POST /skills/fit`` answered 500). ``verify``
+    agrees."""
+
+    async def main() -> None:
+        store = MemoryStore()
+        skill = SkillService(store)
+        change = ModelChange(key="model:a:1", at=1.0, agent_id="a", model_name="m2")
+        await skill.observe(change)
+        assert (await skill.freshness()).pending == 1
+        report = await skill.fit()
+        assert (report.ran, report.events) == (True, 1)
+        fleet = await store.get_fleet_skill()
+        assert fleet.fit is not None
+        assert (fleet.fit.events, fleet.fit.observations) == (1, 0)
+        assert await store.list_skills() == []
+        assert (await skill.freshness()).pending == 0
+        assert (await verify_skills(store, SkillRules())).differences == []
 
     asyncio.run(main())
