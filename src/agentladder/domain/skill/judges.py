@@ -48,7 +48,7 @@ would give them: it is warned of (``LITTLE_WEIGHT``)."""
 LITTLE_WEIGHT = "its scores are given little weight: they disagree with the other sources'"
 ALONE = "alone: its leniency cannot be learned"
 """The warning of a source that is the only one at every task type it scores: nothing
-checks its scores, so its leniency is the scale's own (and its honesty stays the prior)."""
+checks its scores, so its leniency is the scale's own, and its honesty is not judged."""
 FEEDBACK = FEEDBACK_SOURCE.rstrip(":")
 """Every gateway client's feedback as one source, where the clients' names are not shown."""
 

@@ -271,9 +271,9 @@ class SqliteSkills(SqliteFile):
 
     async def count_skill_events(self, *, after: int = 0) -> int:
         """One range of the table's key (``seq`` is its rowid), on a reader thread: what
-        it costs grows with the count, not with the log (on this machine 0.03 ms for 10
-        events past ``after``, 23 ms for 100,000, 160 ms for 1,000,000; between two fits
-        of ``serve`` the count is what arrived in ``skill.fit_interval_s``)."""
+        it costs grows with the count, not with the log (0.07 ms for 10 events past ``after``,
+        20 ms for 100,000: docs/benchmarks.md, "Counting what awaits the fit"; between two
+        fits of ``serve`` the count is what arrived in ``skill.fit_interval_s``)."""
 
         def run(conn: sqlite3.Connection) -> int:
             (count,) = conn.execute(
