@@ -11,9 +11,10 @@ the path in ``MT_BENCH_JUDGMENTS``.
 Each judgment is one JSONL line of the import: the model is the agent, the category the
 task type, the score on the `1-10` scale (1 is 0, 10 is 10), GPT-4 the judge, the
 judgment's time its `observed_at`. The lines go through the import's own reader and
-``run_import`` on the in-memory store, fit included. Every estimate is read at the time
-of the model's latest judgment: the models were judged months apart, and an estimate read
-later widens with the days since its evidence (docs/skill.md, "Time").
+``run_import`` on the in-memory store, fit included. Every estimate is read now, years
+after the judgments: imported history does not drift with the calendar (docs/skill.md,
+"Time"; until 2026-12-07 it was read at each model's latest judgment, since an estimate
+read later widened with the days since).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 import math
 import os
 import statistics
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -104,9 +106,8 @@ def imported(rows: Sequence[Judged], folder: Path) -> Reading:
     each model's estimates overall and at every category, read at its latest judgment."""
     file = folder / "judgments.jsonl"
     file.write_text("".join(json.dumps(line(r)) + "\n" for r in rows))
-    latest: dict[str, float] = {}
-    for r in rows:
-        latest[r.model] = max(latest.get(r.model, r.tstamp), r.tstamp)
+    now = time.time()
+    latest = dict.fromkeys(sorted({r.model for r in rows}), now)
     categories = sorted({r.category for r in rows})
     return asyncio.run(_imported(file, latest, categories))
 

@@ -16,8 +16,10 @@ from agentladder.services.container import Services
 from tests.api.conftest import ADMIN, ORCH, bearer, call_api
 from tests.api.test_hostile_corpus import (
     ADMIN_WRITES,
+    BODILESS_WRITES,
     ENDPOINTS,
     Endpoint,
+    bodiless_cases,
     check_response,
     corpus,
     snapshot,
@@ -74,6 +76,34 @@ def test_every_bad_request_is_a_4xx_in_the_one_shape_and_stores_nothing(
     call_api(run, store=f"sqlite:///{tmp_path / 'hostile.db'}")
     assert problems == [], "\n".join(problems[:40])
     assert len(cases) >= 60
+
+
+@pytest.mark.parametrize("path", sorted(BODILESS_WRITES))
+def test_a_write_that_takes_no_body_refuses_one(path: str) -> None:
+    """Each body but none or ``{}`` is a 4xx in the one shape, nothing fitted; an empty
+    body and ``{}`` are taken."""
+    problems: list[str] = []
+
+    async def run(client: httpx.AsyncClient, services: Services) -> None:
+        await seed(client, services)
+        for case in bodiless_cases(path):
+            response = await client.post(
+                case.path, content=case.body,
+                headers={**bearer(ADMIN), "content-type": case.content_type},
+            )  # fmt: skip
+            found = check_response(case, response.status_code, response.json(),
+                                   len(response.content))  # fmt: skip
+            if (await services.store.get_fleet_skill()).fit is not None:
+                found.append("a fit ran")
+            problems.extend(f"{case.label}: {p}" for p in found)
+        for body in (b"", b"{}", b" { } "):
+            taken = await client.post(
+                path, content=body, headers={**bearer(ADMIN), "content-type": "application/json"}
+            )
+            assert taken.status_code == 200, (body, taken.text)
+
+    call_api(run)
+    assert problems == [], "\n".join(problems)
 
 
 def test_names_with_a_dot_inside_are_names() -> None:

@@ -21,7 +21,17 @@ from agentladder.config import Settings, parse_settings
 from agentladder.services.container import Services
 from tests.api.conftest import CONFIG
 
-__all__ = ["ADMIN_WRITES", "ENDPOINTS", "HOSTILE_NAMES", "Case", "Endpoint", "corpus", "snapshot"]
+__all__ = [
+    "ADMIN_WRITES",
+    "BODILESS_WRITES",
+    "ENDPOINTS",
+    "HOSTILE_NAMES",
+    "Case",
+    "Endpoint",
+    "bodiless_cases",
+    "corpus",
+    "snapshot",
+]
 
 Path = tuple[str | int, ...]
 _MARK = "\u0000hostile\u0000"
@@ -367,6 +377,23 @@ which an orchestrator token may not make), the orchestrator's for the rest."""
 
 ADMIN_WRITES = frozenset({"/agents/heartbeat", "/agents/tasks/answers"})
 
+BODILESS_WRITES = frozenset({"/skills/fit"})
+"""Writes that take no body (an admin's): any body but none or ``{}`` is refused."""
+
+
+def bodiless_cases(path: str) -> list[Case]:
+    """Every bad body of a write that takes none."""
+    cases = [
+        Case("a body", path, raw, 422, "invalid_input", "body")
+        for raw in (b'{"force": true}', b"[]", b"null", b'"x"', b"42", b"[{}]")
+    ]
+    cases.append(Case("not JSON", path, b"{", 422, "invalid_input", "body"))
+    cases.append(Case("a key twice", path, b'{"a": 1, "a": 2}', 400, "bad_request"))
+    cases.append(Case("invalid UTF-8", path, b'{"x": "\xff"}', 422, "invalid_input", "body"))
+    cases.append(Case("wrong content type", path, b"{}", 415, "unsupported_media_type", None,
+                      "text/plain"))  # fmt: skip
+    return cases
+
 
 def corpus(endpoint: Endpoint) -> list[Case]:
     """Every bad request of ``endpoint``."""
@@ -446,7 +473,7 @@ def test_the_corpus_covers_every_write_endpoint() -> None:
         for method in item
         if method in ("post", "put", "patch", "delete")
     }
-    assert writes == {e.path for e in ENDPOINTS}
+    assert writes == {e.path for e in ENDPOINTS} | BODILESS_WRITES
     for endpoint in ENDPOINTS:
         kinds = {case.kind for case in corpus(endpoint)}
         expected = {

@@ -97,6 +97,17 @@ def test_every_method_sync(served: Server) -> None:
         assert board.task_type == "code"
         assert "sim_a" in {e.agent_id for e in board.entries}  # judged at code just now
         assert ladder.agent_skills("sim_a").overall.agent_id == "sim_a"
+        assert board.pending >= 1  # the judgment just made awaits the fit
+        fitted = ladder.fit_skills()
+        assert fitted.pending == 0
+        assert fitted.fitted_at is not None
+        assert fitted.seconds <= fitted.waited_s
+        assert ladder.skills("code", fresh=True).fitted_at == fitted.fitted_at
+        mine = ladder.agent_skills("sim_a", fresh=True)
+        assert (mine.pending, mine.fitted_at) == (0, fitted.fitted_at)
+        judges = ladder.skill_judges()
+        assert "judge:oracle" in {j.source for j in judges.judges}
+        assert judges.fitted_at == fitted.fitted_at
         routed = ladder.route(RouteRequest(count=2, task_type="code"))
         assert sorted(p.agent_id for p in routed.agents) == ["sim_a", "sim_b"]
         agent = ladder.heartbeat(AgentConfig(name="ext_sync", provider_id="acme", model_name="m1"))
@@ -137,6 +148,11 @@ def test_every_method_async(served: Server) -> None:
             assert decision.rate == 1.0
             assert (await ladder.skills()).task_type is None
             assert (await ladder.agent_skills("sim_b")).overall.agent_id == "sim_b"
+            boards = await asyncio.gather(ladder.fit_skills(), ladder.skills(fresh=True))
+            assert [b.pending for b in boards] == [0, 0]
+            assert boards[0].fitted_at == boards[1].fitted_at
+            assert (await ladder.agent_skills("sim_b", fresh=True)).pending == 0
+            assert (await ladder.skill_judges()).judges
             routed = await ladder.route(RouteRequest(count=2, task_type="code"))
             assert len(routed.agents) == 2
             agent = await ladder.heartbeat(AgentConfig(name="ext_async", provider_id="acme"))
@@ -164,6 +180,10 @@ def test_errors_sync(served: Server) -> None:
             ladder.route(RouteRequest(count=9))
         assert few.value.status == 400
         assert len(few.value.excluded) + len(few.value.qualified) >= 2
+        for admins_only in (ladder.fit_skills, lambda: ladder.skills(fresh=True)):
+            with pytest.raises(Forbidden) as not_admin:
+                admins_only()
+            assert not_admin.value.status == 403
     for token in (None, "not-a-known-token-0123456789"):
         with Ladder(served.base, token=token) as nobody, pytest.raises(Unauthorized) as denied:
             nobody.judge(one)
@@ -188,6 +208,9 @@ def test_errors_async(served: Server) -> None:
         async with AsyncLadder(served.base) as nobody:
             with pytest.raises(Unauthorized):
                 await nobody.report(external(fresh("anon")))
+            with pytest.raises(Unauthorized):
+                await nobody.agent_skills("sim_a", fresh=True)
+            assert (await nobody.skill_judges()).pending >= 0  # a read: anyone may
         async with AsyncLadder(served.base, token=AGENT) as agent:
             with pytest.raises(Forbidden):
                 await agent.should_validate("sim_a")

@@ -96,6 +96,31 @@ def test_a_page_starts_right_after_any_seq(with_store: Any) -> None:
     with_store(body)
 
 
+def test_the_events_after_any_seq_are_counted(with_store: Any) -> None:
+    """``count_skill_events(after=)`` equals the events a read past that point gives, from
+    every seq, every number between two seqs and past the end; a fit's seq counts what it
+    left for the next fit (none right after it)."""
+
+    async def body(store: Store) -> None:
+        assert await store.count_skill_events() == 0
+        skill = SkillService(store)
+        for event in EVENTS[:5]:
+            await skill.observe(event)
+        assert (await skill.fit()).ran
+        fleet = await store.get_fleet_skill()
+        assert fleet.fit is not None
+        assert await store.count_skill_events(after=fleet.fit.seq) == 0
+        for event in EVENTS[5:]:
+            await skill.observe(event)
+        seqs = [e.seq for e in await store.skill_events(limit=1000)]
+        assert await store.count_skill_events(after=fleet.fit.seq) == len(EVENTS) - 5
+        assert await store.count_skill_events() == len(EVENTS)
+        for after in [*range(seqs[-1] + 2), seqs[-1] + 100]:
+            assert await store.count_skill_events(after=after) == sum(s > after for s in seqs)
+
+    with_store(body)
+
+
 def test_a_changed_payload_under_a_known_key_is_a_conflict(with_store: Any) -> None:
     """The same deliberation id with other scores: PayloadConflict, nothing applied."""
 

@@ -35,6 +35,8 @@ from agentladder.api.routes import (
     oracle,
     oracle_batch,
     routing,
+    skill_fit,
+    skill_judges,
     skills,
 )
 from agentladder.api.schemas import document
@@ -63,7 +65,8 @@ def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> No
     # of theirs is not tried against the other routes' patterns on its way.
     for module in (
         gateway, oracle, oracle_batch, health, agent_tasks, agents, deliberations, skills,
-        routing, dashboard, dashboard_agent, dashboard_routing, dashboard_traffic,
+        skill_fit, skill_judges, routing, dashboard, dashboard_agent, dashboard_routing,
+        dashboard_traffic,
     ):  # fmt: skip
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)

@@ -61,7 +61,9 @@ ERRORS: dict[tuple[str, str], tuple[str, ...]] = {
     ("/oracle/agents/{agent_id}/privileges", "get"): (*_READ, "422"),
     ("/oracle/sentinel/check", "post"): _WRITE,
     ("/oracle/validations", "post"): (*_WRITE, "404", "409"),
-    ("/skills", "get"): (*_READ, "422"),
-    ("/agents/{agent_id}/skills", "get"): (*_READ, "404"),
+    ("/skills", "get"): (*_READ, "401", "403", "422"),  # 401, 403: ?fresh=true
+    ("/agents/{agent_id}/skills", "get"): (*_READ, "401", "403", "404", "422"),
+    ("/skills/fit", "post"): _WRITE,
+    ("/skills/judges", "get"): _READ,
 }
 """Each operation's error statuses."""

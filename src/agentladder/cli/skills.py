@@ -1,9 +1,12 @@
-"""``agentladder skills``: the evidence model's board, with intervals and tiers; and
-``agentladder skill rebuild``: the fit of the whole skill log, now."""
+"""``agentladder skills``: the evidence model's board, with intervals and tiers and how
+fresh it is; ``agentladder skill fit``: the fit of what awaits it, now;
+``agentladder skill rebuild``: the fit of the whole skill log, now (after a change of the
+rules); ``agentladder skill judges``: every source of scores the fit knows."""
 
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
@@ -13,10 +16,13 @@ from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
 from agentladder.cli.shown import EMPTY_STORE
 from agentladder.cli.stores import DbOpt, store_url
+from agentladder.domain.skill.board import SkillEntry
+from agentladder.domain.skill.judges import SourceRecord, source_records
 from agentladder.services.container import Services
+from agentladder.services.skill.freshness import Freshness
 from agentladder.services.skill.service import FitReport
 
-__all__ = ["skill_rebuild", "skills"]
+__all__ = ["freshness_line", "skill_fit", "skill_judges", "skill_rebuild", "skills"]
 
 skill_app = typer.Typer(help="The evidence model's states.", no_args_is_help=True)
 app.add_typer(skill_app, name="skill")
@@ -31,14 +37,24 @@ def skills(
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     as_json: JsonOpt = False,
 ) -> None:
-    """Agents by skill (0-10) with 95% intervals, tiers and provisional estimates marked."""
-    rows = _with_services(config, store_url(store, db), lambda s: s.skill.board(task_type, limit))
+    """Agents by skill (0-10) with 95% intervals, tiers and provisional estimates marked,
+    and when the estimates were last fitted, with the evidence that awaits the next fit."""
+
+    async def read(services: Services) -> tuple[list[SkillEntry], Freshness]:
+        fleet = await services.store.get_fleet_skill()
+        board = await services.skill.board(task_type, limit)
+        return board, await services.skill.freshness(fleet)
+
+    rows, fresh = _with_services(config, store_url(store, db), read)
     if as_json:
-        _print_json({"task_type": task_type, "entries": [r.model_dump(mode="json") for r in rows]})
+        _print_json({"task_type": task_type, "entries": [r.model_dump(mode="json") for r in rows],
+                     "fitted_at": fresh.fitted_at, "pending": fresh.pending})  # fmt: skip
         return
     if not rows:
         where = f" at {task_type}" if task_type else ""
         console.print(f"No skill evidence{where} yet: {EMPTY_STORE}.", highlight=False)
+        if fresh.pending:
+            console.print(freshness_line(fresh), highlight=False)
         return
     title = f"Skill{' at ' + task_type if task_type else ' overall'} (95% intervals; tier 1: "
     table = Table(title=title + "not separated from the best)")
@@ -53,6 +69,103 @@ def skills(
             f"{r.sd:.2f}", str(r.observations), "provisional" if r.provisional else "settled",
         )  # fmt: skip
     console.print(table)
+    console.print(freshness_line(fresh), highlight=False)
+
+
+def freshness_line(fresh: Freshness) -> str:
+    """When the estimates were last fitted and what awaits the next fit, in one line."""
+    when = "not fitted yet" if fresh.fitted_at is None else f"fitted {utc(fresh.fitted_at)}"
+    if not fresh.pending:
+        return f"Skill {when}; no evidence awaits the next fit."
+    events = f"{fresh.pending} skill event{'' if fresh.pending == 1 else 's'}"
+    return (
+        f"Skill {when}; {events} await{'s' if fresh.pending == 1 else ''} the next fit (each"
+        " moved the estimates by one filter step at most): `agentladder skill fit` fits them now."
+    )
+
+
+def utc(at: float) -> str:
+    """Unix seconds as ``2026-01-05 10:00:00 UTC`` (the dashboard's format)."""
+    return f"{datetime.fromtimestamp(at, UTC):%Y-%m-%d %H:%M:%S} UTC"
+
+
+@skill_app.command("fit")
+def skill_fit(
+    config: ConfigOpt = None, store: StoreOpt = None, db: DbOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Fit the skill log now if evidence awaits the fit (the events stored since the last
+    fit, or a change of the skill rules); say what it did."""
+    report, fresh, before = _with_services(config, store_url(store, db), _fit)
+    if as_json:
+        _print_json({"ran": report.ran, "events": report.events, "seq": report.seq,
+                     "fitted": before, "seconds": round(report.seconds, 3),
+                     "fitted_at": fresh.fitted_at, "pending": fresh.pending})  # fmt: skip
+        return
+    if not report.ran:
+        console.print(freshness_line(fresh), highlight=False)
+        return
+    why = f"{before} skill event{'' if before == 1 else 's'} awaited the fit"
+    if not before:
+        why = "the skill rules changed since the last fit"
+    console.print(
+        f"[green]fitted[/]: {why}; {report.events} fitted in all ({report.seconds:.1f} s),"
+        f" {utc(fresh.fitted_at or 0)}"
+    )
+    if fresh.pending:  # stored by another process while it ran
+        console.print(freshness_line(fresh), highlight=False)
+
+
+async def _fit(services: Services) -> tuple[FitReport, Freshness, int]:
+    skill = services.skill
+    before = await skill.freshness()
+    if not await skill.needs_fit():
+        fleet = await services.store.get_fleet_skill()
+        done = fleet.fit
+        report = FitReport(0, 0, ran=False) if done is None else FitReport(
+            done.seq, done.events, ran=False, at=done.at
+        )  # fmt: skip
+        return report, before, before.pending
+    report = await skill.fit()
+    return report, await skill.freshness(), before.pending
+
+
+@skill_app.command("judges")
+def skill_judges(
+    config: ConfigOpt = None, store: StoreOpt = None, db: DbOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Every source of scores the last fit knows (judges, agents as peer evaluators, the
+    aggregated reports, each gateway client's feedback), most evidence first: its
+    leniency, noise, honesty, weight and a warning where its scores count little."""
+
+    async def read(services: Services) -> tuple[list[SourceRecord], Freshness]:
+        fleet = await services.store.get_fleet_skill()
+        skills = await services.store.list_skills()
+        return source_records(fleet, skills, clients=True), await services.skill.freshness(fleet)
+
+    records, fresh = _with_services(config, store_url(store, db), read)
+    if as_json:
+        _print_json({"fitted_at": fresh.fitted_at, "pending": fresh.pending,
+                     "judges": [r.model_dump(mode="json") for r in records]})  # fmt: skip
+        return
+    if not records:
+        console.print(f"No source of scores fitted yet. {freshness_line(fresh)}", highlight=False)
+        return
+    table = Table(title="Sources of scores (score points; share: of the scale, overall)")
+    table.add_column("source", overflow="fold", ratio=1, min_width=12)
+    for column in ("observations", "leniency", "noise sd", "honesty", "share"):
+        table.add_column(column, overflow="fold")
+    for r in records:
+        table.add_row(
+            r.source + (" (!)" if r.warning else ""), str(r.observations),
+            f"{round(r.leniency, 2) + 0.0:+.2f} ± {r.leniency_sd:.2f}",  # never -0.00
+            f"{r.noise_sd:.2f}", f"{r.honesty:.2f}",
+            f"{100 * r.share:.0f}%",
+        )  # fmt: skip
+    console.print(table)
+    for r in records:  # whole lines: a table column would fold them in a narrow terminal
+        if r.warning:
+            console.print(f"(!) {r.source}: {r.warning}", highlight=False, soft_wrap=True)
+    console.print(freshness_line(fresh), highlight=False)
 
 
 @skill_app.command("rebuild")

@@ -34,12 +34,14 @@ from agentladder.client.models import (
     BatchItemOut,
     DeliberationOut,
     ExternalDeliberation,
+    JudgesOut,
     JudgmentRequest,
     JudgmentResult,
     RouteOut,
     RouteRequest,
     SamplingDecision,
     SkillBoardOut,
+    SkillFitOut,
     Validation,
     ValidationResult,
 )
@@ -172,13 +174,26 @@ class AsyncLadder:
         result = await self.record_validation(agent_id, contract_id, passed=passed, notes=notes)
         return Validation(decision=decision, result=result)
 
-    async def skills(self, task_type: str | None = None, *, limit: int = 100) -> SkillBoardOut:
-        """The skill board, best first: overall, or of one task type."""
-        return await self._send(calls.skills(task_type, limit))
+    async def skills(
+        self, task_type: str | None = None, *, limit: int = 100, fresh: bool = False
+    ) -> SkillBoardOut:
+        """The skill board, best first: overall, or of one task type, with how fresh it is
+        (``fitted_at``, ``pending``); ``fresh``: fitted first (an admin's token)."""
+        return await self._send(calls.skills(task_type, limit, fresh))
 
-    async def agent_skills(self, agent_id: str) -> AgentSkillsOut:
-        """One agent's skill, overall and per task type."""
-        return await self._send(calls.agent_skills(agent_id))
+    async def agent_skills(self, agent_id: str, *, fresh: bool = False) -> AgentSkillsOut:
+        """One agent's skill, overall and per task type, with how fresh it is; ``fresh``:
+        fitted first (an admin's token)."""
+        return await self._send(calls.agent_skills(agent_id, fresh))
+
+    async def fit_skills(self) -> SkillFitOut:
+        """Fit the skill log now when evidence awaits the fit (an admin's token); a fit
+        already running is waited for, and shared."""
+        return await self._send(calls.fit_skills())
+
+    async def skill_judges(self) -> JudgesOut:
+        """Every source of scores the skill fit knows, most evidence first."""
+        return await self._send(calls.skill_judges())
 
     async def route(self, request: RouteRequest) -> RouteOut:
         """The agents routing would choose for a task, with why (nothing is run)."""

@@ -15,6 +15,7 @@ from agentladder.client.models import (
     BatchOut,
     DeliberationOut,
     ExternalDeliberation,
+    JudgesOut,
     JudgmentRequest,
     JudgmentResult,
     RouteOut,
@@ -22,6 +23,7 @@ from agentladder.client.models import (
     SamplingDecision,
     SentinelCheck,
     SkillBoardOut,
+    SkillFitOut,
     ValidationIn,
     ValidationResult,
 )
@@ -31,11 +33,13 @@ __all__ = [
     "batch",
     "check",
     "deliberation",
+    "fit_skills",
     "heartbeat",
     "judge",
     "profile",
     "report",
     "route",
+    "skill_judges",
     "skills",
     "verdict",
 ]
@@ -84,14 +88,31 @@ def verdict(agent_id: str, contract_id: str, passed: bool, notes: str) -> Call[V
     return Call("POST", "/oracle/validations", ValidationResult, body)
 
 
-def skills(task_type: str | None, limit: int) -> Call[SkillBoardOut]:
+def _fresh(fresh: bool) -> str | None:
+    """``?fresh=true`` when asked for, else no parameter (the request as before it existed)."""
+    return "true" if fresh else None
+
+
+def skills(task_type: str | None, limit: int, fresh: bool = False) -> Call[SkillBoardOut]:
     """``GET /skills``."""
-    return Call("GET", "/skills", SkillBoardOut, params={"task_type": task_type, "limit": limit})
+    params = {"task_type": task_type, "limit": limit, "fresh": _fresh(fresh)}
+    return Call("GET", "/skills", SkillBoardOut, params=params)
 
 
-def agent_skills(agent_id: str) -> Call[AgentSkillsOut]:
+def agent_skills(agent_id: str, fresh: bool = False) -> Call[AgentSkillsOut]:
     """``GET /agents/{agent_id}/skills``."""
-    return Call("GET", f"/agents/{_id(agent_id)}/skills", AgentSkillsOut)
+    params = {"fresh": _fresh(fresh)}
+    return Call("GET", f"/agents/{_id(agent_id)}/skills", AgentSkillsOut, params=params)
+
+
+def fit_skills() -> Call[SkillFitOut]:
+    """``POST /skills/fit``: no body."""
+    return Call("POST", "/skills/fit", SkillFitOut)
+
+
+def skill_judges() -> Call[JudgesOut]:
+    """``GET /skills/judges``."""
+    return Call("GET", "/skills/judges", JudgesOut)
 
 
 def route(request: RouteRequest) -> Call[RouteOut]:

@@ -9,7 +9,15 @@ from agentladder.api.records import DeliberationOut
 from agentladder.api.routes.oracle import SentinelCheck, ValidationIn
 from agentladder.api.routes.oracle_batch import BATCH_MAX, BatchIn, BatchItemOut, BatchOut
 from agentladder.api.routes.routing import RouteOut, RouteRequest
-from agentladder.api.routes.skills import AgentSkillsOut, SkillBoardOut, SkillOut
+from agentladder.api.routes.skill_fit import SkillFitOut
+from agentladder.api.routes.skill_judges import JudgeOut, JudgesOut, JudgeTypeOut
+from agentladder.api.routes.skills import (
+    AgentSkillsOut,
+    FreshnessOut,
+    SkillAsOfOut,
+    SkillBoardOut,
+    SkillOut,
+)
 from agentladder.api.schemas import Accepted, AgentOut
 from agentladder.domain.agents import AgentConfig
 from agentladder.domain.external import ExternalDeliberation, ReportedAgent, ReportedRound
@@ -29,6 +37,10 @@ __all__ = [
     "BatchOut",
     "DeliberationOut",
     "ExternalDeliberation",
+    "FreshnessOut",
+    "JudgeOut",
+    "JudgeTypeOut",
+    "JudgesOut",
     "JudgmentRequest",
     "JudgmentResult",
     "ReportedAgent",
@@ -37,7 +49,9 @@ __all__ = [
     "RouteRequest",
     "SamplingDecision",
     "SentinelCheck",
+    "SkillAsOfOut",
     "SkillBoardOut",
+    "SkillFitOut",
     "SkillOut",
     "Validation",
     "ValidationIn",

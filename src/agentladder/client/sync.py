@@ -33,12 +33,14 @@ from agentladder.client.models import (
     BatchItemOut,
     DeliberationOut,
     ExternalDeliberation,
+    JudgesOut,
     JudgmentRequest,
     JudgmentResult,
     RouteOut,
     RouteRequest,
     SamplingDecision,
     SkillBoardOut,
+    SkillFitOut,
     Validation,
     ValidationResult,
 )
@@ -168,13 +170,26 @@ class Ladder:
         result = self.record_validation(agent_id, contract_id, passed=check(), notes=notes)
         return Validation(decision=decision, result=result)
 
-    def skills(self, task_type: str | None = None, *, limit: int = 100) -> SkillBoardOut:
-        """The skill board, best first: overall, or of one task type."""
-        return self._send(calls.skills(task_type, limit))
+    def skills(
+        self, task_type: str | None = None, *, limit: int = 100, fresh: bool = False
+    ) -> SkillBoardOut:
+        """The skill board, best first: overall, or of one task type, with how fresh it is
+        (``fitted_at``, ``pending``); ``fresh``: fitted first (an admin's token)."""
+        return self._send(calls.skills(task_type, limit, fresh))
 
-    def agent_skills(self, agent_id: str) -> AgentSkillsOut:
-        """One agent's skill, overall and per task type."""
-        return self._send(calls.agent_skills(agent_id))
+    def agent_skills(self, agent_id: str, *, fresh: bool = False) -> AgentSkillsOut:
+        """One agent's skill, overall and per task type, with how fresh it is; ``fresh``:
+        fitted first (an admin's token)."""
+        return self._send(calls.agent_skills(agent_id, fresh))
+
+    def fit_skills(self) -> SkillFitOut:
+        """Fit the skill log now when evidence awaits the fit (an admin's token); a fit
+        already running is waited for, and shared."""
+        return self._send(calls.fit_skills())
+
+    def skill_judges(self) -> JudgesOut:
+        """Every source of scores the skill fit knows, most evidence first."""
+        return self._send(calls.skill_judges())
 
     def route(self, request: RouteRequest) -> RouteOut:
         """The agents routing would choose for a task, with why (nothing is run)."""

@@ -49,7 +49,7 @@ from agentladder.services.passes import QuietPasses, cancelled
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.projection import RoutingProjection
 from agentladder.services.routing.service import RoutingService
-from agentladder.services.skill.service import SkillService
+from agentladder.services.skill.service import FitReport, SkillService
 from agentladder.store.base import Store
 from agentladder.store.nats.config import parse_nats_url
 from agentladder.store.nats.io import callbacks
@@ -110,14 +110,26 @@ class Services:
 
         async def fitting() -> None:
             passes = QuietPasses("the skill fit", (StoreUnavailable, RevisionConflict))
-            pause = self.settings.skill.fit_interval_s
-            while True:
-                await asyncio.sleep(pause)
-                started = time.monotonic()
-                await passes.run(self.skill.fit)
-                # a fit takes at most about a tenth of the time: it shares the interpreter
-                # with the event loop, whose answers it would otherwise slow
-                pause = max(self.settings.skill.fit_interval_s, 9.0 * (time.monotonic() - started))
+            skill, interval = self.skill, self.settings.skill.fit_interval_s
+            pause = interval
+            fits: list[FitReport] = []
+
+            async def one_pass() -> None:
+                fits[:] = [await skill.fit_now()]  # one in flight (an admin's): shared
+
+            try:
+                while True:
+                    skill.schedule.next_look_in(pause)
+                    await asyncio.sleep(pause)
+                    started = time.monotonic()
+                    fits.clear()
+                    await passes.run(one_pass)
+                    took = fits[0].seconds if fits else time.monotonic() - started
+                    # a fit takes at most about a tenth of the time: it shares the
+                    # interpreter with the event loop, whose answers it would otherwise slow
+                    pause = max(interval, 9.0 * took)
+            finally:
+                skill.schedule.stopped()
 
         self.gateway.stats.start()
         self.gateway.budgets.start()
@@ -137,7 +149,7 @@ class Services:
         <cause>``, with its calls and their cost; said in one line when any)."""
         async with stopping("the background work"):
             await cancelled(self._background)
-            await self.skill.settle()  # a fit's commit, once begun, ends whole
+            await self.skill.close()  # a fit's commit, once begun, ends whole
         async with stopping("the deliberations in flight"):
             interrupted = await self.orchestrator.close(cause)
         async with stopping("the routing projection"):

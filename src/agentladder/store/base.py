@@ -235,6 +235,12 @@ class Store(SpendStore, CheckStore, Protocol):
     async def skill_events(self, *, after: int = 0, limit: int = 1000) -> list[SkillEvent]:
         """Up to ``limit`` skill events with ``seq`` above ``after``, in ``seq`` order."""
 
+    async def count_skill_events(self, *, after: int = 0) -> int:
+        """How many skill events have a ``seq`` above ``after`` (after the last fit's:
+        the evidence that awaits the next fit), counted without reading them: memory
+        from its list, SQLite by an index range, NATS by the server (a consumer's count
+        of pending messages)."""
+
     async def put_registration(self, registration: Registration) -> None:
         """Insert or replace an agent's registration."""
 

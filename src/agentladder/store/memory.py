@@ -282,6 +282,10 @@ class MemoryStore(MemoryChecks):
         """A slice of the log (seq n is at index n - 1)."""
         return self._skill_log[max(0, after) : max(0, after) + limit]
 
+    async def count_skill_events(self, *, after: int = 0) -> int:
+        """The log's length past ``after`` (seqs are 1, 2, ...: an event's index plus one)."""
+        return max(0, len(self._skill_log) - max(0, after))
+
     async def put_registration(self, registration: Registration) -> None:
         """Insert or replace."""
         self._registrations[registration.agent_id] = registration

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
 from agentladder.api.paging import PageOut, page_of
-from agentladder.api.routes.skills import SkillOut, skill_out
+from agentladder.api.routes.skills import SkillAsOfOut, freshness_out
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out, with_health
 from agentladder.domain.routing.health import Cooldown
 from agentladder.domain.stats import AgentPerformanceStats
@@ -103,7 +103,7 @@ class AgentDetailOut(AgentOut):
     """One agent, with its overall skill (the evidence model's estimate) beside its stats
     and health, and the down period in force when it has an end (``cooldown``)."""
 
-    skill: SkillOut
+    skill: SkillAsOfOut
     cooldown: Cooldown | None = None
 
 
@@ -112,10 +112,14 @@ async def get_agent(services: ServicesDep, agent_id: str) -> AgentDetailOut:
     """One agent; 404 if it never heartbeated."""
     view = await services.registry.get(agent_id)
     stats = await services.store.get_stats(agent_id)
+    fleet = await services.store.get_fleet_skill()
     skill = (await services.skill.overall([agent_id]))[agent_id]
+    shown = SkillAsOfOut(
+        **skill.model_dump(), **freshness_out(await services.skill.freshness(fleet))
+    )
     base = agent_out(view, None if stats is None else stats.value, services.health.health(agent_id))
     cooldown = services.health.cooldown(agent_id)
-    return AgentDetailOut.model_construct(**dict(base), skill=skill_out(skill), cooldown=cooldown)
+    return AgentDetailOut.model_construct(**dict(base), skill=shown, cooldown=cooldown)
 
 
 @router.get("/admin/api/agents/stats", response_model=AgentStatsListOut)

@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
 from agentladder.api.dashboard_rows import AgentRow, all_profiles, rows, tags_of
-from agentladder.api.deps import ServicesDep
+from agentladder.api.deps import ServicesDep, caller_of_request
 from agentladder.api.render import POLL_MS, TypesOffset, page, types_shown
 from agentladder.api.svg_axes import Axis, skill_axis
 from agentladder.domain.agents import INPUT_TOKENS_PER_ROUND, OUTPUT_TOKENS_PER_ROUND
@@ -34,6 +34,7 @@ from agentladder.domain.deliberation_record import (
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.rules import Complexity
 from agentladder.domain.skill.board import SkillEntry, skill_board
+from agentladder.domain.skill.judges import source_records
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill, FleetSkill
 from agentladder.services.container import Services
@@ -45,6 +46,8 @@ __all__ = ["POLL_MS", "AgentRow", "evidence_weights", "router", "settled"]
 
 LEADERBOARD_SIZE = 10
 SKILL_SIZE = 30
+JUDGES_SHOWN = 12
+"""Sources of scores the index lists (the most evidence first; the rest: GET /skills/judges)."""
 DELIBERATIONS_PAGE = 50
 
 router = APIRouter(prefix="/dashboard", tags=["dashboard"], include_in_schema=False)
@@ -141,10 +144,14 @@ async def index(request: Request, services: ServicesDep, types: TypesOffset = 0)
     shown = types_shown(weights, types)
     now, rules = services.skill.now(), services.skill.rules
     skill_boards = await off_loop(_skill_boards_of, skills, fleet, shown.types, now, rules)
+    clients = caller_of_request(request).may("admin")  # the gateway's clients: docs/gateway.md
+    judges = await off_loop(source_records, fleet, skills, clients=clients)
     return await page(
         request, "index.html", rows=agents, boards=await _boards(services, shown.types),
         tags=tags_of(agents), skill_boards=skill_boards, shown=shown,
         unscored=await off_loop(unscored, profiles),
+        freshness=await services.skill.freshness(fleet), judges=judges[:JUDGES_SHOWN],
+        judges_more=max(0, len(judges) - JUDGES_SHOWN),
     )  # fmt: skip
 
 

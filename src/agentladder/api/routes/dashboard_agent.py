@@ -183,7 +183,7 @@ async def agent_page(
         probation=probation_of(profile, services.oracle),
         overall_skill=typed.overall, typed_skills=typed.skills,
         specializations=typed.specializations, shown=typed.shown,
-        skill_series=skill_series(skills),
+        skill_series=skill_series(skills), freshness=await services.skill.freshness(fleet),
         stats=None if found is None else found.value,
         health=services.health.health(agent_id), evaluations=evaluations,
         xp_series=await xp_series(services, agent_id, start=start, end=now),

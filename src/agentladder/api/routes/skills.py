@@ -1,4 +1,7 @@
-"""``/skills``: the evidence model's estimates, per task type and overall, in tiers."""
+"""``/skills``: the evidence model's estimates, per task type and overall, in tiers, each
+answer with how fresh it is (``FreshnessOut``); ``?fresh=true`` fits first (admin only:
+docs/api.md). ``POST /skills/fit``: ``skill_fit.py``; ``GET /skills/judges``:
+``skill_judges.py``."""
 
 from __future__ import annotations
 
@@ -8,12 +11,25 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentladder.api.deps import ServicesDep
+from agentladder.api.auth import Caller
+from agentladder.api.deps import CallerDep, ServicesDep
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.skill.board import SkillEntry
 from agentladder.domain.skill.capped import FEEDBACK_SOURCE
+from agentladder.services.container import Services
+from agentladder.services.skill.freshness import Freshness
 
-__all__ = ["SkillOut", "router", "skill_out"]
+__all__ = [
+    "AgentSkillsOut",
+    "FreshnessOut",
+    "SkillAsOfOut",
+    "SkillBoardOut",
+    "SkillOut",
+    "fitted_first",
+    "freshness_out",
+    "router",
+    "skill_out",
+]
 
 router = APIRouter(tags=["skills"])
 
@@ -37,6 +53,38 @@ class SkillOut(BaseModel):
     tier: int | None = None
 
 
+class FreshnessOut(BaseModel):
+    """How fresh a skill answer is (docs/skill.md, "Between two fits")."""
+
+    fitted_at: float | None = Field(
+        default=None,
+        description="when the last fit ran (seconds since the epoch); null before the first",
+    )
+    pending: int = Field(
+        default=0,
+        description="skill events stored after the last fit: evidence that awaits the next"
+        " fit (each moved the estimates by one filter step, history and feedback by none)",
+    )
+    next_fit_within_s: float | None = Field(
+        default=None,
+        description="seconds until this instance's fitter next fits them (0: a fit runs);"
+        " null when nothing is pending",
+    )
+
+
+def freshness_out(freshness: Freshness) -> dict[str, float | int | None]:
+    """The fields of ``FreshnessOut`` of a service's ``Freshness``."""
+    return {
+        "fitted_at": freshness.fitted_at,
+        "pending": freshness.pending,
+        "next_fit_within_s": freshness.next_fit_within_s,
+    }
+
+
+class SkillAsOfOut(SkillOut, FreshnessOut):
+    """One estimate with how fresh it is (``GET /agents/{agent_id}``'s ``skill``)."""
+
+
 class ScaleSource(BaseModel):
     """One source of scores and its share of a task type's scale."""
 
@@ -52,7 +100,7 @@ class ScaleOut(BaseModel):
     sources: list[ScaleSource] = Field(description="the largest shares, at most three")
 
 
-class SkillBoardOut(BaseModel):
+class SkillBoardOut(FreshnessOut):
     """``GET /skills``: the board of one task type, or overall."""
 
     task_type: str | None
@@ -63,7 +111,7 @@ class SkillBoardOut(BaseModel):
     )
 
 
-class AgentSkillsOut(BaseModel):
+class AgentSkillsOut(FreshnessOut):
     """``GET /agents/{agent_id}/skills``: overall and at every task type it has evidence in."""
 
     agent_id: str
@@ -86,27 +134,55 @@ def _named(shares: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
     return sorted(named.items(), key=lambda item: (-item[1], item[0]))
 
 
+FreshQuery = Annotated[
+    bool,
+    Query(
+        description="fit first when evidence awaits the fit (or wait for the fit running):"
+        " admin only, 401 or 403 otherwise"
+    ),
+]
+
+
+async def fitted_first(services: Services, caller: Caller, fresh: bool) -> None:
+    """With ``fresh``, the admin's fit of what awaits it (``SkillService.fit_now``: shared
+    with a fit running and with other callers); a reader is refused (a fit costs CPU)."""
+    if fresh:
+        caller.require("admin")
+        await services.skill.fit_now()
+
+
 @router.get("/skills", response_model=SkillBoardOut)
 async def skills(
     services: ServicesDep,
+    caller: CallerDep,
     task_type: Annotated[str | None, Query(pattern=TASK_TYPE_PATTERN)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    fresh: FreshQuery = False,
 ) -> SkillBoardOut:
     """Agents by skill, best first; tiers mark the order the evidence supports."""
-    board = await services.skill.board(task_type, limit)
+    await fitted_first(services, caller, fresh)
     fleet = await services.store.get_fleet_skill()
+    board = await services.skill.board(task_type, limit)
     scales = [
         ScaleOut(task_type=t, sources=[ScaleSource(source=n, share=s) for n, s in _named(shares)])
         for t, shares in sorted(fleet.scales.items())
         if task_type is None or t == task_type
     ]
-    return SkillBoardOut(task_type=task_type, entries=[skill_out(e) for e in board], scale=scales)
+    return SkillBoardOut(
+        task_type=task_type, entries=[skill_out(e) for e in board], scale=scales,
+        **freshness_out(await services.skill.freshness(fleet)),
+    )  # fmt: skip
 
 
 @router.get("/agents/{agent_id}/skills", response_model=AgentSkillsOut)
-async def agent_skills(services: ServicesDep, agent_id: str) -> AgentSkillsOut:
+async def agent_skills(
+    services: ServicesDep, caller: CallerDep, agent_id: str, fresh: FreshQuery = False
+) -> AgentSkillsOut:
     """One agent's skill overall and per task type; 404 for an agent without evidence."""
+    await fitted_first(services, caller, fresh)
+    fleet = await services.store.get_fleet_skill()
     overall, typed = await services.skill.of_agent(agent_id)
     return AgentSkillsOut(
-        agent_id=agent_id, overall=skill_out(overall), task_types=[skill_out(e) for e in typed]
-    )
+        agent_id=agent_id, overall=skill_out(overall), task_types=[skill_out(e) for e in typed],
+        **freshness_out(await services.skill.freshness(fleet)),
+    )  # fmt: skip

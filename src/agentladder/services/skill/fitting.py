@@ -85,9 +85,13 @@ async def events_after(store: Store, after: int) -> list[SkillEvent]:
 
 
 def fitted(log: Log, rules: SkillRules, at: float) -> Snapshot:
-    """Every state as the fit of the log gives it (pure, CPU-bound)."""
-    if not log.events:
-        info = FitInfo(seq=log.seq, events=0, observations=0, at=at, rules=rules.digest())
+    """Every state as the fit of the log gives it (pure, CPU-bound). A log without an
+    observation (empty, or only model changes: an agent's new model before any score) has
+    nothing to fit: no state, as the fit leaves none for an agent with only model changes
+    (its system would be empty, which the solver refuses)."""
+    if not log.events or not len(log.table):
+        info = FitInfo(seq=log.seq, events=log.events, observations=0, at=at,
+                       rules=rules.digest())  # fmt: skip
         return Snapshot({}, FleetSkill(fit=info))
     fit = fit_observations(log.table, rules)
     release_freed()  # the rounds' arrays

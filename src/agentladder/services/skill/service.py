@@ -5,8 +5,9 @@ Every observation becomes one skill event in the store's log, applied with the s
 changes in one atomic unit (``Store.apply_skill``): a filter step from the last fit
 (``domain.skill.live``). ``fit`` reads the whole log, fits it (``domain.skill.fit``: the
 result depends on the set of events, not their order) off the event loop, and replaces
-every state (``Store.commit_skill_fit``). The same key twice counts once; the same key
-with other evidence is a ``PayloadConflict``.
+every state (``Store.commit_skill_fit``); ``fit_now`` is the fit for callers who want one
+now, one at a time and shared (``shared.py``). ``freshness`` says what awaits the next fit.
+The same key twice counts once; the same key with other evidence is a ``PayloadConflict``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from pydantic import TypeAdapter
 
@@ -26,13 +29,16 @@ from agentladder.domain.skill.state import AgentSkill, FitInfo, FleetSkill, new_
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.offload import off_loop
-from agentladder.services.skill.fitting import fitted_commit, read_log, stamped
+from agentladder.services.skill.fitting import fit_of, fitted_commit, read_log, stamped
+from agentladder.services.skill.freshness import FitSchedule, Freshness
+from agentladder.services.skill.shared import SharedRun
 from agentladder.store.base import SkillItem, Store
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
 __all__ = [
     "EVIDENCE",
     "FitReport",
+    "Freshness",
     "SkillService",
     "checked",
     "evidence_hash",
@@ -79,13 +85,18 @@ def checked(applied: SkillApplied, evidence: Evidence) -> SkillApplied:
     return applied
 
 
+@dataclass(frozen=True, slots=True)
 class FitReport:
-    """What one fit did: the log's end it read, how many events, and whether it ran."""
+    """What one fit did: the log's end it read (``seq``), how many events, whether it ran
+    (not when the last fit had read the log to its end with the same rules), when it ran
+    (``at``: the fleet's ``FitInfo.at``; the last fit's when it did not run) and how long
+    it took (``seconds``: reading the log, fitting and committing; 0 when it did not run)."""
 
-    def __init__(self, seq: int, events: int, ran: bool) -> None:
-        self.seq = seq
-        self.events = events
-        self.ran = ran
+    seq: int
+    events: int
+    ran: bool
+    at: float | None = None
+    seconds: float = 0.0
 
 
 class SkillService:
@@ -99,6 +110,10 @@ class SkillService:
         self.clock = clock or SystemClock()
         self._fitting = asyncio.Lock()
         self._committing: asyncio.Future[None] | None = None  # a fit's commit in flight
+        self.fit_now = SharedRun(self.fit)
+        """``fit`` for callers who want one now (``POST /skills/fit``, ``?fresh=true``, the
+        periodic fitter): one at a time, shared by those who ask meanwhile (``shared.py``)."""
+        self.schedule = FitSchedule()
 
     def now(self) -> float:
         """The clock's time in seconds."""
@@ -158,7 +173,8 @@ class SkillService:
             fleet = await self.store.get_fleet_skill()
             done = fleet.fit
             if done is not None and not force and not await self._stale(done):
-                return FitReport(done.seq, done.events, ran=False)
+                return FitReport(done.seq, done.events, ran=False, at=done.at)
+            started = time.perf_counter()
             log = await read_log(self.store)
             at = self.now()
             commit = await off_loop(fitted_commit, log, self.rules, at)
@@ -169,7 +185,26 @@ class SkillService:
             # middle would leave states that no replay of the log gives; ``settle`` waits.
             self._committing = asyncio.ensure_future(self.store.commit_skill_fit(seq, commit))
             await asyncio.shield(self._committing)
-            return FitReport(seq, events, ran=True)
+            return FitReport(seq, events, ran=True, at=at, seconds=time.perf_counter() - started)
+
+    async def freshness(self, fleet: FleetSkill | None = None) -> Freshness:
+        """How fresh the estimates are (``fleet``: the fleet's state as just read, else
+        read now): the last fit's time, the events stored after its seq (counted by the
+        store, not read), and when this instance's fitter next fits them."""
+        if fleet is None:
+            fleet = await self.store.get_fleet_skill()
+        pending = await self.store.count_skill_events(after=fit_of(fleet))
+        running = self._fitting.locked() or self.fit_now.running
+        return Freshness(
+            fitted_at=None if fleet.fit is None else fleet.fit.at,
+            pending=pending,
+            next_fit_within_s=self.schedule.within(pending, running),
+        )
+
+    async def close(self) -> None:
+        """Cancel the shared fits in flight (``fit_now``) and wait for a commit begun."""
+        await self.fit_now.close()
+        await self.settle()
 
     async def settle(self) -> None:
         """Wait for a fit's commit in flight, if any, to end (its failure is the fit's)."""

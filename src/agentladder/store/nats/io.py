@@ -10,11 +10,14 @@
   subject matching a wildcard) through one ephemeral ordered consumer, instead of one
   request per message.
 - ``last_msg``: the last message on a subject (or None), by the stream's message get.
+- ``count_after``: how many messages on a subject follow a stream sequence, counted by
+  the server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any, cast
 
@@ -23,7 +26,14 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DeliverPolicy,
+    RawStreamMsg,
+    StorageType,
+    StreamConfig,
+)
 from nats.js.kv import KeyValue
 
 from agentladder.errors import StoreError, StoreUnavailable
@@ -35,6 +45,7 @@ __all__ = [
     "REQUEST_TIMEOUT",
     "callbacks",
     "connect",
+    "count_after",
     "ensure_kv",
     "ensure_oracle_stream",
     "is_deleted",
@@ -259,6 +270,33 @@ async def _read(
         return messages
     finally:
         await sub.unsubscribe()
+
+
+COUNT_INACTIVE_S = 10.0
+"""How long the server keeps a counting consumer whose delete was lost (a dropped
+connection): it removes it by itself then."""
+
+
+async def count_after(js: JetStreamContext, stream: str, subject: str, after: int) -> int:
+    """How many messages on ``subject`` (wildcards allowed) the stream holds past stream
+    sequence ``after``, counted by the server: the pending count of an ephemeral consumer
+    that would start there (created, read, deleted: two requests; no message is
+    delivered). About the same whatever the count: over a skill log of 60,000 events 0.8 ms
+    with none to count and 10 ms otherwise; of 200,000, 44 to 57 ms on a busy machine
+    (docs/benchmarks.md, "Counting what awaits the fit")."""
+    config = ConsumerConfig(
+        filter_subject=subject,
+        deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+        opt_start_seq=max(1, after + 1),
+        ack_policy=AckPolicy.NONE,
+        inactive_threshold=COUNT_INACTIVE_S,
+    )
+    info = await js.add_consumer(stream, config, timeout=REQUEST_TIMEOUT)
+    try:
+        return int(info.num_pending or 0)
+    finally:
+        with contextlib.suppress(nats.errors.Error):  # else the server drops it when idle
+            await js.delete_consumer(stream, info.name)
 
 
 async def next_msg(

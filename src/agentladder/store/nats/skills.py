@@ -69,6 +69,7 @@ from agentladder.store.nats.batch import (
 from agentladder.store.nats.config import claim_token
 from agentladder.store.nats.io import (
     REQUEST_TIMEOUT,
+    count_after,
     is_deleted,
     last_msg,
     msgs_at,
@@ -461,6 +462,14 @@ class SkillKv:
             if (msg.subject or "").startswith(f"{self.pre}e.")
         )
         return [event for event in found if event.seq > after]
+
+    async def count_events(self, after: int) -> int:
+        """How many events the log holds past ``after``: its entries at stream sequences
+        above it (an event's seq is its entry's stream sequence), counted by the server.
+        An entry of the previous format keeps its own seq, at most its stream sequence:
+        until a fit reads past the first event of this format, such an entry above
+        ``after`` but whose seq is not may be counted."""
+        return await count_after(self.js, self.stream, f"{self.pre}e.>", after)
 
     async def events(self, after: int, limit: int) -> list[SkillEvent]:
         """Up to ``limit`` events with ``seq`` above ``after``, in order. An event's seq is

@@ -429,6 +429,12 @@ class NatsStore:
             await self._skills.repairs.wait()
             return await self._skills.events(after, limit)
 
+    async def count_skill_events(self, *, after: int = 0) -> int:
+        """Counted by the server (``SkillKv.count_events``): two requests."""
+        with self._guard("count_skill_events"):
+            await self._skills.repairs.wait()
+            return await self._skills.count_events(after)
+
     async def get_event(self, agent_id: str, key: str) -> OracleEvent | None:
         """The event held by the key's claim."""
         with self._guard("get_event"):
