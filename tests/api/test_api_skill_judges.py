@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
 
 from agentladder.services.container import Services
 from tests.api.conftest import ADMIN, ORCH, bearer
@@ -71,7 +72,7 @@ def test_the_judges_their_weight_and_warnings(api: Any) -> None:
         for row in scale:
             for listed in row["sources"]:
                 here = {t["task_type"]: t for t in found[listed["source"]]["task_types"]}
-                assert here[row["task_type"]]["share"] == listed["share"]
+                assert here[row["task_type"]]["share"] == pytest.approx(listed["share"], abs=1e-9)
         assert found["judge:solo"]["share"] == 0.5  # all of math's scale, none of qa's
         admin = (await client.get("/skills/judges", headers=bearer(ADMIN))).json()
         named = [j["source"] for j in admin["judges"]]

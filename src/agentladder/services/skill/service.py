@@ -46,6 +46,10 @@ __all__ = [
     "payload_of",
 ]
 
+PENDING_FOR_S = 1.0
+"""How long one count of the evidence awaiting the fit answers ``pending`` (per fit): a
+skill answer's ``pending`` may be that much behind the log."""
+
 log = logging.getLogger(__name__)
 
 EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
@@ -110,6 +114,7 @@ class SkillService:
         self.clock = clock or SystemClock()
         self._fitting = asyncio.Lock()
         self._committing: asyncio.Future[None] | None = None  # a fit's commit in flight
+        self._counted: tuple[int, int, float] | None = None  # after, pending, when
         self.fit_now = SharedRun(self.fit)
         """``fit`` for callers who want one now (``POST /skills/fit``, ``?fresh=true``, the
         periodic fitter): one at a time, shared by those who ask meanwhile (``shared.py``)."""
@@ -139,11 +144,13 @@ class SkillService:
         """Apply the evidence once per key; ``PayloadConflict`` when the key was applied
         with other evidence."""
         applied = await self.store.apply_skill(*self.item(evidence))
+        self._counted = None
         return checked(applied, evidence)
 
     def item(self, evidence: Evidence) -> SkillItem:
         """What ``observe`` gives the store (``Store.apply_skill``): the key, the agents and
         the fold; for a store write that applies it with another (``checked`` then)."""
+        self._counted = None  # what awaits the fit is counted anew
         return evidence.key, evidence.touched(), self._fold(evidence, evidence_hash(evidence))
 
     async def observe_many(self, evidence: Sequence[Evidence]) -> list[SkillApplied]:
@@ -151,7 +158,9 @@ class SkillService:
         before with other evidence is left as it was: its entry's ``payload_hash`` then
         differs from ``evidence_hash`` of the one given (where ``observe`` raises)."""
         items = [(e.key, e.touched(), self._fold(e, evidence_hash(e))) for e in evidence]
-        return await self.store.apply_skill_many(items)
+        applied = await self.store.apply_skill_many(items)
+        self._counted = None
+        return applied
 
     async def needs_fit(self) -> bool:
         """Whether ``fit`` has something to do: the log has events, and no fit read it to
@@ -193,13 +202,26 @@ class SkillService:
         store, not read), and when this instance's fitter next fits them."""
         if fleet is None:
             fleet = await self.store.get_fleet_skill()
-        pending = await self.store.count_skill_events(after=fit_of(fleet))
+        pending = await self._pending(fit_of(fleet))
         running = self._fitting.locked() or self.fit_now.running
         return Freshness(
             fitted_at=None if fleet.fit is None else fleet.fit.at,
             pending=pending,
             next_fit_within_s=self.schedule.within(pending, running),
         )
+
+    async def _pending(self, after: int) -> int:
+        """The events stored after seq ``after``, counted at most once every
+        ``PENDING_FOR_S`` per fit (a count on NATS asks the server twice: 10 to 57 ms on a
+        busy machine; every ``GET /agents/{agent_id}`` says it), and anew after this
+        instance stored evidence."""
+        now = time.monotonic()
+        cached = self._counted
+        if cached is not None and cached[0] == after and now - cached[2] < PENDING_FOR_S:
+            return cached[1]
+        pending = await self.store.count_skill_events(after=after)
+        self._counted = (after, pending, now)
+        return pending
 
     async def close(self) -> None:
         """Cancel the shared fits in flight (``fit_now``) and wait for a commit begun."""
