@@ -59,7 +59,7 @@ from benchmarks.fidelity_judged import (
 from benchmarks.fidelity_measures import measure, shifted
 from benchmarks.fidelity_methods import kendall_tau
 from benchmarks.fidelity_peers import CHECKPOINTS, METHODS, peer_run, sim_evidence
-from benchmarks.fidelity_scale import WORLDS, read
+from benchmarks.fidelity_scale import WORLDS, clipped_mean, read
 
 SCENARIOS = (
     Scenario("8 agents, noise 0.5", agents=8, noise=0.5),
@@ -201,10 +201,30 @@ def _last(world: JudgedWorld) -> float:
 
 
 def _judged_truth(world: JudgedWorld, fleet_types: list[str]) -> dict[str | None, dict[str, float]]:
-    shift = shifted(world.scored, fleet_types)
-    truth: dict[str | None, dict[str, float]] = {
-        t: {a: world.quality[a][t] + shift[t] for a in world.agents} for t in fleet_types
-    }
+    """The score the world's judges would give, on average: per task type, each judge's
+    expected score (its leniency there, its noise, clipped to 0-10 as the world clips),
+    weighed by its share of the scores there (the scale's anchor: docs/skill.md). With
+    ``FIDELITY_TRUTH=shifted``, as measured before 2026-12-07: the quality shifted by the
+    judges' evidence-weighted leniency, unclipped."""
+    if os.environ.get("FIDELITY_TRUTH") == "shifted":
+        shift = shifted(world.scored, fleet_types)
+        truth: dict[str | None, dict[str, float]] = {
+            t: {a: world.quality[a][t] + shift[t] for a in world.agents} for t in fleet_types
+        }
+        truth[None] = {a: statistics.fmean(truth[t][a] for t in fleet_types)
+                       for a in world.agents}  # fmt: skip
+        return truth
+    given: dict[str, dict[tuple[float, float], int]] = {}
+    for _, task_type, bias, noise in world.scored:
+        here = given.setdefault(task_type, {})
+        here[(bias, noise)] = here.get((bias, noise), 0) + 1
+    truth = {}
+    for t in fleet_types:
+        judges = given.get(t, {})
+        total = sum(judges.values())
+        truth[t] = {a: sum(n * clipped_mean(world.quality[a][t] + bias, noise)
+                           for (bias, noise), n in judges.items()) / total
+                    for a in world.agents}  # fmt: skip
     truth[None] = {a: statistics.fmean(truth[t][a] for t in fleet_types) for a in world.agents}
     return truth
 

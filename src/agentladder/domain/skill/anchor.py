@@ -41,6 +41,11 @@ __all__ = ["anchor_variance", "anchor_weights", "references"]
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
+PRIOR_SPREAD = 0.5
+"""How far sources' leniencies spread (sd) before any is seen: judges of one rubric
+typically differ by about half a point."""
+PRIOR_DF = 2.0
+"""What ``PRIOR_SPREAD`` is worth, in degrees of freedom of the sources' own spread."""
 _MAD_SD = 1.482602218505602
 """A normal distribution's sd over its median absolute deviation."""
 
@@ -130,16 +135,18 @@ def anchor_variance(
     rules: SkillRules,
 ) -> Floats:  # fmt: skip
     """Per task type: the variance of the anchor's weighted average of leniencies as an
-    estimate of the population's (0 with one effective source or reference judges). The
-    sources' spread is that of their leniencies' posteriors (means and variances: the
-    means alone are shrunk; a source past the reach taken at it), over ``k - 1`` degrees
-    of freedom (``k`` the effective number of sources, their weights' squared sum over
-    their sum of squares; at most doubled, so that a judge beside a few scores of new
-    sources keeps a scale of its own); the variance
-    is widened so that ``interval_z`` of it is Student's t quantile with those degrees of freedom,
-    at least 2 (the spread is itself estimated from ``k`` sources). Below two effective
-    sources it fades to 0 with ``k - 1``: one source holds the scale by definition, and a
-    judge beside a score or two of new sources still does."""
+    estimate of the population's (0 with one effective source or reference judges).
+
+    ``k``: the effective number of sources (their weights' squared sum over their sum of
+    squares). The sources' spread: that of their leniencies' posteriors (means and
+    variances: the means alone are shrunk; a source past the reach taken at it), over
+    ``k - 1`` degrees of freedom (at most doubled), pooled with a prior spread of
+    ``PRIOR_SPREAD`` worth ``PRIOR_DF`` degrees of freedom (two judges alone do not
+    say how far judges differ: their two leniencies, 2 points apart, made every interval
+    +-4 with Student's t on one degree); the variance is that spread over ``k``, widened so
+    that ``interval_z`` of it is Student's t quantile with the pooled degrees of freedom.
+    Below two effective sources it fades to 0 with ``k - 1``: one source holds the scale
+    by definition, and a judge beside a score or two of new sources still does."""
     out = np.zeros(lay.types)
     for t in range(lay.types):
         here = np.flatnonzero((lay.st_type == t) & (anchor > 0.0))
@@ -156,7 +163,9 @@ def anchor_variance(
         d = np.clip(d, robust - reach, robust + reach)
         spread = float(w @ ((d - centre) ** 2 + lenient_var[here])) / total
         spread *= min(k / (k - 1.0), 2.0)  # k - 1 degrees of freedom (a source or two: 1)
+        prior, seen = PRIOR_DF, k - 1.0
+        spread = (prior * PRIOR_SPREAD**2 + seen * spread) / (prior + seen)
         z = rules.interval_z
-        widen = (float(stats.t.ppf(stats.norm.cdf(z), max(k - 1.0, 2.0))) / z) ** 2
+        widen = (float(stats.t.ppf(stats.norm.cdf(z), prior + seen)) / z) ** 2
         out[t] = spread / k * widen * min(1.0, k - 1.0)
     return out
