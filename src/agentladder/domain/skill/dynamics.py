@@ -60,19 +60,19 @@ def message_layout(obs: Observations, lay: Layout, rules: SkillRules) -> Message
     orders anything; the chains are ordered by pair and time, all distinct."""
     agents = obs.agents
     pair_agent = [agents[int(a)] for a in lay.pair_agent]
-    order = np.lexsort((obs.at, obs.pair))
-    p, t = obs.pair[order], obs.at[order]
-    new = np.ones(len(order), dtype=bool)
+    by_time = np.lexsort((obs.at, obs.pair))
+    p, t = obs.pair[by_time], obs.at[by_time]
+    new = np.ones(len(by_time), dtype=bool)
     new[1:] = (p[1:] != p[:-1]) | (t[1:] != t[:-1])
     if new.all():  # each observation its own message
-        del order, p, t, new
+        del by_time, p, t, new
         live = ~obs.history
         chains, order = chains_of(obs.pair, obs.at, live, pair_agent, obs.changes, lay.pairs,
                                   rules)  # fmt: skip
         return MessageLayout(None, obs.pair, obs.at, live, chains, order)
     message = np.cumsum(new) - 1
     of = np.empty(len(obs), dtype=np.int32)
-    of[order] = message
+    of[by_time] = message
     pair = p[new].astype(np.int32)
     at = t[new]
     live = np.bincount(of, weights=~obs.history, minlength=len(pair)) > 0
