@@ -56,6 +56,7 @@ from benchmarks.fidelity_judged import (
     new_judge_scores,
     peer_deliberations,
 )
+from benchmarks.fidelity_live import TWELVE, between_fits
 from benchmarks.fidelity_measures import measure, shifted
 from benchmarks.fidelity_methods import kendall_tau
 from benchmarks.fidelity_peers import CHECKPOINTS, METHODS, peer_run, sim_evidence
@@ -393,6 +394,16 @@ def scale(seeds: int) -> list[str]:
     return missed
 
 
+def between(seeds: int) -> list[str]:
+    """The twelve-agent world read before its fit: τ of the live board against the plain
+    means' (the live board orders at least as well as the plain means, in median)."""
+    runs = [between_fits(seed, rules()) for seed in range(seeds)]
+    row = {k: _median([r[k] for r in runs]) for k in ("live", "plain", "fit")}
+    print(f"  {TWELVE.name}, 150 deliberations, {seeds} seeds: median τ live {row['live']:.3f},"
+          f" plain mean {row['plain']:.3f}, fit {row['fit']:.3f}")  # fmt: skip
+    return [] if row["live"] >= row["plain"] else [f"between fits: τ {row['live']:.3f} live"]
+
+
 def main() -> None:
     """Every section, then the targets missed."""
     seeds = int(os.environ.get("FIDELITY_SEEDS", "5"))
@@ -408,6 +419,7 @@ def main() -> None:
         ("a deliberation after 1,000 judgments", lambda: level_after_judgments(seeds)),
         ("small data", lambda: small_data(int(os.environ.get("FIDELITY_SMALL_SEEDS", "100")))),
         ("new sources: Sybils and aggregated-only reports", lambda: sources(seeds)),
+        ("between fits", lambda: between(int(os.environ.get("FIDELITY_LIVE_SEEDS", "6")))),
         (
             "scale: the truth is the score honest judges would give",
             lambda: scale(int(os.environ.get("FIDELITY_SCALE_SEEDS", "20"))),
