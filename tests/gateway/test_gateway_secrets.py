@@ -252,6 +252,7 @@ READS: dict[str, tuple[str, ...]] = {
     "/oracle/agents/{agent_id}/validation-rate": ("/oracle/agents/leaky/validation-rate",),
     "/oracle/agents/{agent_id}/privileges": ("/oracle/agents/leaky/privileges",),
     "/skills": ("/skills",),
+    "/skills/judges": ("/skills/judges",),
     "/agents/{agent_id}/skills": ("/agents/leaky/skills",),
     "/metrics": ("/metrics",),
     "/openapi.json": ("/openapi.json",),
