@@ -57,7 +57,8 @@ async def _seed(path: Path) -> None:
 def test_a_stored_estimate_past_ten_does_not_hang_the_server(tmp_path: Path) -> None:
     """/skills (overall and per type), the dashboard and /healthz answer within seconds
     on a store holding an estimate past 10; the board reads it just under 10, with its
-    interval within 9.99-10 and not inverted; SIGTERM
+    interval within 9.85-10 (no sd is below ``skill.sd_floor``, 0.05) and not inverted;
+    SIGTERM
     then stops the server gracefully (twice: the restart on the same data too)."""
     asyncio.run(_seed(tmp_path / "served.db"))
     for _ in range(2):
@@ -74,6 +75,6 @@ def test_a_stored_estimate_past_ten_does_not_hang_the_server(tmp_path: Path) -> 
             server.stop()
         entries = {e["agent_id"]: e for e in typed.json()["entries"]}
         over = entries["over"]
-        assert 9.99 <= over["low"] <= over["skill"] <= over["high"] <= 10.0
+        assert 9.85 <= over["low"] <= over["skill"] <= over["high"] <= 10.0
         assert over["tier"] == 1
         assert entries["steady"]["tier"] == 2
