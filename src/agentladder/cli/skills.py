@@ -1,5 +1,6 @@
-"""``agentladder skills``: the evidence model's board, with intervals and tiers; and
-``agentladder skill rebuild``: the fit of the whole skill log, now."""
+"""``agentladder skills``: the evidence model's board, with intervals, the settled agents
+in tiers and the provisional ones apart; and ``agentladder skill rebuild``: the fit of the
+whole skill log, now."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
 from agentladder.cli.shown import EMPTY_STORE
 from agentladder.cli.stores import DbOpt, store_url
+from agentladder.domain.skill.board import SkillEntry
 from agentladder.services.container import Services
 from agentladder.services.skill.service import FitReport
 
@@ -31,8 +33,11 @@ def skills(
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     as_json: JsonOpt = False,
 ) -> None:
-    """Agents by skill (0-10) with 95% intervals, tiers and provisional estimates marked."""
-    rows = _with_services(config, store_url(store, db), lambda s: s.skill.board(task_type, limit))
+    """Agents by skill (0-10) with 95% intervals: the settled ones in tiers, then the
+    provisional ones (too little evidence for a tier) under their own heading."""
+    rows, provisional_sd = _with_services(
+        config, store_url(store, db), lambda s: _board(s, task_type, limit)
+    )
     if as_json:
         _print_json({"task_type": task_type, "entries": [r.model_dump(mode="json") for r in rows]})
         return
@@ -40,19 +45,39 @@ def skills(
         where = f" at {task_type}" if task_type else ""
         console.print(f"No skill evidence{where} yet: {EMPTY_STORE}.", highlight=False)
         return
-    title = f"Skill{' at ' + task_type if task_type else ' overall'} (95% intervals; tier 1: "
-    table = Table(title=title + "not separated from the best)")
-    # an id is shown whole (folded onto more lines when narrow): two never read the same
-    table.add_column("tier")
+    where = f"at {task_type}" if task_type else "overall"
+    settled = [r for r in rows if not r.provisional]
+    if settled:
+        title = (f"Skill {where}, settled agents in tiers (95% intervals; tier 1: not"
+                 " separated from the best among settled agents)")  # fmt: skip
+        console.print(_table(title, settled, tiered=True))
+    provisional = [r for r in rows if r.provisional]
+    if provisional:
+        title = (f"Provisional {where}: too little evidence for a tier (sd above"
+                 f" {provisional_sd:g})")  # fmt: skip
+        console.print(_table(title, provisional, tiered=False))
+
+
+async def _board(
+    services: Services, task_type: str | None, limit: int
+) -> tuple[list[SkillEntry], float]:
+    return await services.skill.board(task_type, limit), services.skill.rules.provisional_sd
+
+
+def _table(title: str, rows: list[SkillEntry], *, tiered: bool) -> Table:
+    """Rows of the board, every column labelled; an id is shown whole (folded onto more
+    lines when narrow): two never read the same."""
+    table = Table(title=title)
+    if tiered:
+        table.add_column("tier")
     table.add_column("agent", overflow="fold", ratio=1, min_width=12)
-    for column in ("skill", "interval", "sd", "observations", "estimate"):
+    for column in ("skill", "interval", "sd", "observations"):
         table.add_column(column, overflow="fold")
     for r in rows:
-        table.add_row(
-            str(r.tier), r.agent_id, f"{r.skill:.2f}", f"{r.low:.2f}-{r.high:.2f}",
-            f"{r.sd:.2f}", str(r.observations), "provisional" if r.provisional else "settled",
-        )  # fmt: skip
-    console.print(table)
+        cells = [r.agent_id, f"{r.skill:.2f}", f"{r.low:.2f}-{r.high:.2f}", f"{r.sd:.2f}",
+                 str(r.observations)]  # fmt: skip
+        table.add_row(*([str(r.tier)] if tiered else []), *cells)
+    return table
 
 
 @skill_app.command("rebuild")

@@ -19,10 +19,11 @@ router = APIRouter(tags=["skills"])
 
 
 class SkillOut(BaseModel):
-    """One agent's skill at one task type (``task_type`` null: overall), on the 0-10 score
-    scale: the posterior mean, its sd, the 95% interval, the observations behind it,
-    whether it is still provisional (sd above ``skill.provisional_sd``) and its tier on
-    the board (1: its interval overlaps the best agent's)."""
+    """One agent's skill at one task type (``task_type`` null: overall, the mean of its
+    task types as shown), on the 0-10 score scale: the posterior mean, its sd, the 95%
+    interval, the observations behind it, whether it is still provisional (sd above
+    ``skill.provisional_sd``) and its tier on the board among the settled agents (1: the
+    best and the agents not separated from it; null for a provisional estimate)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -56,7 +57,10 @@ class SkillBoardOut(BaseModel):
     """``GET /skills``: the board of one task type, or overall."""
 
     task_type: str | None
-    entries: list[SkillOut]
+    entries: list[SkillOut] = Field(
+        description="the settled agents best first, in tiers; then the provisional ones best"
+        " first, with tier null"
+    )
     scale: list[ScaleOut] = Field(
         default_factory=list,
         description="the scale of each task type the board covers (every one, overall)",
@@ -64,11 +68,18 @@ class SkillBoardOut(BaseModel):
 
 
 class AgentSkillsOut(BaseModel):
-    """``GET /agents/{agent_id}/skills``: overall and at every task type it has evidence in."""
+    """``GET /agents/{agent_id}/skills``: overall, at every task type it has evidence in,
+    and at the fleet's other task types as predicted; overall is the mean of the skills
+    of ``task_types`` and ``predicted``."""
 
     agent_id: str
     overall: SkillOut
     task_types: list[SkillOut]
+    predicted: list[SkillOut] = Field(
+        default_factory=list,
+        description="the fleet's task types the agent has no evidence at, as predicted from"
+        " its general ability (0 observations)",
+    )
 
 
 def skill_out(entry: SkillEntry) -> SkillOut:
@@ -92,7 +103,8 @@ async def skills(
     task_type: Annotated[str | None, Query(pattern=TASK_TYPE_PATTERN)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> SkillBoardOut:
-    """Agents by skill, best first; tiers mark the order the evidence supports."""
+    """Settled agents by skill, best first, in tiers (the order the evidence supports);
+    then the provisional ones, with no tier."""
     board = await services.skill.board(task_type, limit)
     fleet = await services.store.get_fleet_skill()
     scales = [
@@ -106,7 +118,10 @@ async def skills(
 @router.get("/agents/{agent_id}/skills", response_model=AgentSkillsOut)
 async def agent_skills(services: ServicesDep, agent_id: str) -> AgentSkillsOut:
     """One agent's skill overall and per task type; 404 for an agent without evidence."""
-    overall, typed = await services.skill.of_agent(agent_id)
+    found = await services.skill.of_agent(agent_id)
     return AgentSkillsOut(
-        agent_id=agent_id, overall=skill_out(overall), task_types=[skill_out(e) for e in typed]
+        agent_id=agent_id,
+        overall=skill_out(found.overall),
+        task_types=[skill_out(e) for e in found.task_types],
+        predicted=[skill_out(e) for e in found.predicted],
     )

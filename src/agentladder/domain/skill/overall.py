@@ -22,10 +22,17 @@ below it), and the overall's sd is
 the latent one narrowed by the types' average factor. It is the joint posterior's where
 no type is narrowed, and exact where every type is narrowed alike or the types are fully
 correlated; against the joint covariance with each type narrowed by its own factor it
-measured within 4% (agents from 0.3 to 9.95 at eight task types, some not done: see
-docs/skill.md). Its 95% interval is the skill plus and minus ``interval_z`` sd, cut to
-the scale (the overall cannot lie outside it, so the cut loses no coverage):
-``0 <= low <= skill <= high <= 10``.
+measured within 2.1% (48 agents from 0.3 to 9.95 at eight task types, some not done:
+``benchmarks/bench_overall.py``, docs/benchmarks.md).
+
+Its 95% interval reaches ``interval_z`` sd on each side, corrected for the skew the
+restriction gives the task types near an end of the scale (a type pressed against 10 has
+a short upper half) as far as their mean keeps it: the types' half-widths per sd,
+averaged, differ from ``interval_z`` by some amount on each side, and the overall's by that
+times K sd / sum s_i (1 for one type, or types that move together: an agent seen at one
+task type reads overall exactly as that type; 1/sqrt(K) for K independent types alike,
+the factor by which the skew of their mean shrinks). It is cut to the scale (the overall
+cannot lie outside it, so the cut loses no coverage): ``0 <= low <= skill <= high <= 10``.
 """
 
 from __future__ import annotations
@@ -85,5 +92,9 @@ def overall_of(
     sd = math.sqrt(total_var + drift / count**2) * narrowed
     sd = min(_MAX_SD, max(_MIN_SD, sd))
     skill = math.fsum(p[0] for p in parts) / count
-    half = rules.interval_z * sd
-    return skill, sd, max(LOW, skill - half), min(HIGH, skill + half)
+    spread = math.fsum(p[1] for p in parts)
+    kept = min(1.0, count * sd / spread)  # how much of the types' skew their mean keeps
+    z = rules.interval_z
+    below = z + kept * (math.fsum(p[0] - p[2] for p in parts) / spread - z)
+    above = z + kept * (math.fsum(p[3] - p[0] for p in parts) / spread - z)
+    return skill, sd, max(LOW, skill - sd * below), min(HIGH, skill + sd * above)
