@@ -123,9 +123,10 @@ def test_overall_reads_the_same_everywhere_and_is_the_mean_of_the_task_types_sho
     api: Any,
 ) -> None:
     """A near-perfect agent (scores 9.6 to 10 at two of three task types), a middling one
-    at all three, after a fit: GET /agents/{id}/skills, GET /agents/{id} and GET /skills
-    read one overall (within 1e-6: each reads it as of its own moment, and the estimates
-    widen with time), the mean of ``task_types`` and ``predicted`` skills within 1e-9."""
+    at all three, after a fit: GET /agents/{id}/skills, GET /agents/{id}, GET /skills and
+    POST /route (no task type) read one overall (within 1e-6: each reads it as of its own
+    moment, and the estimates widen with time), the mean of ``task_types`` and
+    ``predicted`` skills within 1e-9."""
 
     async def body(client: httpx.AsyncClient, services: Services) -> None:
         items = [("sim_a", t, s) for t in ("qa", "math") for s in (10.0, 9.8, 10.0, 9.6) * 3]
@@ -145,6 +146,13 @@ def test_overall_reads_the_same_everywhere_and_is_the_mean_of_the_task_types_sho
             for other in (profile["skill"], board[agent]):
                 for field in ("skill", "sd", "low", "high"):
                     assert other[field] == pytest.approx(mine["overall"][field], abs=1e-6)
+        routed = await client.post("/route", json={"count": 2, "strategy": "best"},
+                                   headers=bearer(ORCH))  # fmt: skip
+        assert routed.status_code == 200, routed.text
+        for chosen in routed.json()["agents"]:
+            mine = (await client.get(f"/agents/{chosen['agent_id']}/skills")).json()
+            for field in ("skill", "sd", "low"):
+                assert chosen[field] == pytest.approx(mine["overall"][field], abs=1e-6)
         top = (await client.get("/agents/sim_a/skills")).json()
         assert [e["task_type"] for e in top["predicted"]] == ["code"]
         assert top["predicted"][0]["observations"] == 0

@@ -140,9 +140,10 @@ def test_every_agent_is_within_the_evidence_of_its_tiers_best(
     values: list[tuple[float, float]],
 ) -> None:
     """Any board of settled agents: tiers count up from 1 down the list without gaps,
-    every agent is not separated from its tier's first (best) agent, and each tier's first
-    is separated from the one before's; so a tier spans at most 1.96 * sqrt(2) of the
-    largest sd (2.77 points at ``provisional_sd`` 1.0)."""
+    every agent is not separated from its tier's first (best) agent, so a tier spans at
+    most 1.96 * sqrt(2) of the largest sd (2.77 points at ``provisional_sd`` 1.0); and a
+    tier ends only before the first agent separated from its best, at the widest gap
+    between neighbours down to that agent."""
     entries = sorted(
         (_entry(f"a{i:02d}", s, s - sd, s + sd).model_copy(update={"sd": sd})
          for i, (s, sd) in enumerate(values)),
@@ -152,15 +153,22 @@ def test_every_agent_is_within_the_evidence_of_its_tiers_best(
     order = [grouped[e.agent_id] for e in entries]
     assert order == sorted(order)
     assert sorted(set(order)) == list(range(1, max(order) + 1))
-    first: dict[int, SkillEntry] = {}
-    for entry in entries:
-        first.setdefault(grouped[entry.agent_id], entry)
-    for entry in entries:
-        best = first[grouped[entry.agent_id]]
-        assert entry is best or not separated(best, entry, RULES.interval_z), (best, entry)
-        assert best.skill - entry.skill < RULES.interval_z * math.sqrt(2.0) * 1.0
-    for tier in range(2, max(order) + 1):
-        assert separated(first[tier - 1], first[tier], RULES.interval_z)
+    z = RULES.interval_z
+    for position, entry in enumerate(entries):
+        first = order.index(order[position])
+        best = entries[first]
+        assert entry is best or not separated(best, entry, z), (best, entry)
+        assert best.skill - entry.skill < z * math.sqrt(2.0) * 1.0
+        if position + 1 < len(entries) and order[position + 1] != order[position]:  # an end
+            reach = next(p for p in range(first + 1, len(entries))
+                         if separated(best, entries[p], z))  # fmt: skip
+            assert position < reach
+
+            def gap(p: int) -> float:
+                upper, lower = entries[p], entries[p + 1]
+                return (upper.skill - lower.skill) / math.hypot(upper.sd, lower.sd)
+
+            assert all(gap(position) >= gap(p) for p in range(first, reach))
 
 
 def _settled(name: str, skill: float, sd: float = 1.0) -> SkillEntry:
@@ -170,11 +178,12 @@ def _settled(name: str, skill: float, sd: float = 1.0) -> SkillEntry:
 def test_a_chain_of_overlapping_intervals_does_not_hold_a_worse_agent_in_tier_1() -> None:
     """9.84, 8.0, 6.2 and 4.2, each sd 1.0 (settled): each overlaps its neighbour, so the
     rule that cut only where every agent above was separated from every agent below put
-    all four in tier 1. Tier 1 is now the best and those not separated from it: 9.84 and
-    8.0; 6.2 begins tier 2, with 4.2 (not separated from 6.2)."""
+    all four in tier 1. Now 6.2 is separated from 9.84, so tier 1 ends before it, at the
+    widest gap (9.84 to 8.0: 1.30 sd); tier 2 begins at 8.0 and ends before 4.2 (separated
+    from 8.0) at its widest gap (6.2 to 4.2: 1.41 sd): 9.84 | 8.0, 6.2 | 4.2."""
     entries = [_settled("a", 9.84), _settled("b", 8.0), _settled("c", 6.2), _settled("d", 4.2)]
     assert not any(separated(u, v, RULES.interval_z) for u, v in itertools.pairwise(entries))
-    assert tiers(entries) == {"a": 1, "b": 1, "c": 2, "d": 2}
+    assert tiers(entries) == {"a": 1, "b": 2, "c": 2, "d": 3}
 
 
 def test_a_provisional_estimate_takes_no_tier_and_is_listed_after_the_settled() -> None:

@@ -23,7 +23,8 @@ class SkillOut(BaseModel):
     task types as shown), on the 0-10 score scale: the posterior mean, its sd, the 95%
     interval, the observations behind it, whether it is still provisional (sd above
     ``skill.provisional_sd``) and its tier on the board among the settled agents (1: the
-    best and the agents not separated from it; null for a provisional estimate)."""
+    best and the agents after it down to the clearest break before the first one the
+    evidence separates from it; null for a provisional estimate: docs/skill.md)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
