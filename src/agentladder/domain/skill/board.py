@@ -3,7 +3,7 @@
 What is shown is the posterior restricted to the scale (a skill lies within 0-10): its
 mean, sd and 95% interval, so ``0 <= low <= skill <= high <= 10`` always. An estimate
 widens with the days since its latest evidence (``drift_sd_per_day``). Overall is the mean
-of the agent's task types as shown, each widened on its own (``overall.py``).
+of the agent's task types as shown (``overall.py``).
 
 An estimate whose sd is above ``provisional_sd`` is provisional: too little evidence to
 place it, so it is given no tier (its width alone would put it beside any agent) and the
@@ -85,16 +85,18 @@ def skill_view(
 
 
 def _overall(skill: AgentSkill, fleet: FleetSkill, now: float, rules: SkillRules) -> Shown:
-    """The overall as of ``now``: its task types each widened on its own, then combined
-    (``overall.py``); with no task type known at all, the stored estimate (a new agent's
-    prior) restricted to the scale."""
+    """The overall as of ``now``: the latent mean's variance widened since the agent's
+    latest evidence, its task types each since its own, then combined (``overall.py``);
+    with no task type known at all, the stored estimate (a new agent's prior) restricted
+    to the scale."""
+    total_var = _widened(skill.overall, now, rules)
     names = overall_types(skill, fleet)
     if not names:
-        mean, sd = shown(skill.overall.mean, _widened(skill.overall, now, rules), rules)
+        mean, sd = shown(skill.overall.mean, total_var, rules)
         return on_scale(mean, sd, rules.interval_z)
     estimates = [prior_at(skill, fleet, t, rules) for t in names]
     widened = [_widened(e, now, rules) for e in estimates]
-    return overall_of(estimates, skill.overall.var, rules, widened)
+    return overall_of(estimates, total_var, rules, widened)
 
 
 def skill_board(

@@ -11,11 +11,12 @@ restriction narrows the task types. The states keep the variance V of the mean o
 latent skills (``AgentSkill.overall``: made at the fit by ``snapshot.py`` from the joint
 posterior, so that estimates that share evidence, such as one general ability copied into
 several unseen types, are not averaged as if independent; moved between fits by
-``live._overall_moved``). As of the moment read, each type's latent sd u_i has widened
-with inactivity (``board.py``), and V with them (each type's drift its own:
-V + sum(u_i^2 - t_i^2) / K^2, t_i the sds stored); the restriction to the scale narrows
-each u_i to the shown s_i (a skill cannot pass 10, so the posterior near 10 is the part
-below it), and the overall's sd is
+``live._overall_moved``). As of the moment read, V has widened with the days since the
+agent's latest evidence, as every estimate does (``board.py``: ``drift_sd_per_day``, the
+drift taken as shared by the agent's task types, as it was before the overall was made
+of its types), and each type's latent sd u_i with the days since its own; the
+restriction to the scale narrows each u_i to the shown s_i (a skill cannot pass 10, so
+the posterior near 10 is the part below it), and the overall's sd is
 
     sqrt(V) * (sum s_i) / (sum u_i),
 
@@ -72,25 +73,22 @@ def overall_of(
     estimates: Sequence[Estimate], total_var: float, rules: SkillRules,
     variances: Sequence[float] | None = None,
 ) -> Shown:  # fmt: skip
-    """The overall of the agent's estimates at K >= 1 task types, as stored, and of the
-    variance of their latent mean (``total_var``): the mean of each type's shown skill,
-    each shown with its variance as of the moment read (``variances``, default the stored
-    ones), and its sd and 95% interval (the module's rule). A ``total_var`` that is not a
+    """The overall of the agent's estimates at K >= 1 task types and of the variance of
+    their latent mean (``total_var``), each as of the moment read (``variances``: the
+    types' variances then, default their stored ones): the mean of each type's shown
+    skill, and its sd and 95% interval (the module's rule). A ``total_var`` that is not a
     positive finite number reads as the types' taken as independent."""
     if not estimates:
         raise ValueError("an overall needs at least one task type")
     count = len(estimates)
-    stored = [shown(e.mean, e.var, rules) for e in estimates]
     now = [e.var for e in estimates] if variances is None else variances
     latent = [shown(e.mean, v, rules) for e, v in zip(estimates, now, strict=True)]
     parts = [on_scale(mean, sd, rules.interval_z) for mean, sd in latent]
     if not math.isfinite(total_var) or total_var <= 0.0:
-        total_var = math.fsum(sd * sd for _, sd in stored) / count**2
-    # a plain sum: a stored variance near the largest float overflows to inf, not an error
-    drift = sum(max(0.0, u * u - t * t) for (_, u), (_, t) in zip(latent, stored, strict=True))
+        # a plain sum: variances near the largest float overflow to inf, not an error
+        total_var = sum(sd * sd for _, sd in latent) / count**2
     narrowed = math.fsum(p[1] for p in parts) / math.fsum(sd for _, sd in latent)
-    sd = math.sqrt(total_var + drift / count**2) * narrowed
-    sd = min(_MAX_SD, max(_MIN_SD, sd))
+    sd = min(_MAX_SD, max(_MIN_SD, math.sqrt(total_var) * narrowed))
     skill = math.fsum(p[0] for p in parts) / count
     spread = math.fsum(p[1] for p in parts)
     kept = min(1.0, count * sd / spread)  # how much of the types' skew their mean keeps
