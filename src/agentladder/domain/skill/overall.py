@@ -23,7 +23,7 @@ the posterior near 10 is the part below it), and the overall's sd is
 the latent one narrowed by the types' average factor. It is the joint posterior's where
 no type is narrowed, and exact where every type is narrowed alike or the types are fully
 correlated; against the joint covariance with each type narrowed by its own factor it
-measured within 2.1% (48 agents from 0.3 to 9.95 at eight task types, some not done:
+measured within 1.6% (48 agents from 0.3 to 9.95 at eight task types, some not done:
 ``benchmarks/bench_overall.py``, docs/benchmarks.md).
 
 Its 95% interval reaches ``interval_z`` sd on each side, corrected for the skew the
