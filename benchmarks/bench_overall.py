@@ -16,6 +16,11 @@ each (agent, type) judged 10 times by one judge of noise 0.5 or 1.5 (scores clip
   overall's interval (``covers``), beside the same share for the rule before (``old``:
   the latent mean restricted to the scale afterwards; ``before``: its coverage).
 
+And its cost (``cost``): the overall board (``skill_board``, tiers included) of 10,000
+agents at 3 and 8 task types and of 300 agents at 3,000, each agent with evidence at up
+to five of them, and one filter step's (which writes the overall shown into the agent's
+history): the board's median of 5 runs, the step's mean of 1,000.
+
 Run: ``.venv/bin/python -m benchmarks overall`` (``OVERALL_SEEDS=N``, default 4).
 """
 
@@ -26,14 +31,20 @@ import math
 import os
 import random
 import statistics
+import time
 
 import numpy as np
 
 from agentladder.domain.skill import (
+    AgentSkill,
+    Estimate,
+    FleetSkill,
     ScoreEvidence,
     SkillRules,
+    apply_evidence,
     fit_observations,
     observations_of,
+    skill_board,
     skill_view,
     snapshot_of,
 )
@@ -41,6 +52,7 @@ from agentladder.domain.skill.evidence import Evidence
 from agentladder.domain.skill.fit import FitResult
 from agentladder.domain.skill.gauss import on_scale
 from agentladder.domain.skill.live import prior_at
+from agentladder.domain.skill.state import new_source
 
 QUALITY = {"top": 9.95, "near": 9.7, "good": 8.5, "mid": 6.0, "low": 4.0, "bottom": 0.3}
 TYPES = [f"type{i}" for i in range(8)]
@@ -84,8 +96,45 @@ def _joint(fit: FitResult, a: int) -> np.ndarray:
     return cov
 
 
+def _agent(name: str, names: list[str], rng: random.Random) -> AgentSkill:
+    """An agent with evidence at up to five of the task types."""
+    types = {
+        t: Estimate(mean=rng.uniform(0.0, 11.0), var=rng.uniform(0.01, 1.0), n=5, at=1_000.0)
+        for t in rng.sample(names, min(len(names), 5))
+    }
+    return AgentSkill(
+        agent_id=name, overall=Estimate(mean=6.0, var=0.1, n=5, at=1_000.0),
+        evaluator=new_source(RULES), general=Estimate(mean=0.0, var=0.2), types=types,
+    )  # fmt: skip
+
+
+def _cost() -> None:
+    """The overall board and a filter step, timed on synthetic states."""
+    rng = random.Random(0)
+    for types, agents in ((3, 10_000), (8, 10_000), (3_000, 300)):
+        names = [f"t{i}" for i in range(types)]
+        fleet = FleetSkill(levels={t: Estimate(mean=6.0, var=0.01, n=100) for t in names})
+        states = [_agent(f"a{i}", names, rng) for i in range(agents)]
+        boards = []
+        for _ in range(5):
+            started = time.perf_counter()
+            skill_board(states, fleet, None, 2_000.0, RULES)
+            boards.append(time.perf_counter() - started)
+        agent = {"a0": states[0]}
+        started = time.perf_counter()
+        for run in range(1_000):
+            evidence = ScoreEvidence(key=f"k{run}", at=3_000.0 + run, agent_id="a0",
+                                     task_type=names[1], score=7.0)  # fmt: skip
+            agent.update(apply_evidence(agent, fleet, evidence, RULES).agents)
+        step = (time.perf_counter() - started) / 1_000
+        print(f"{agents:,} agents at {types:,} task types: the overall board"
+              f" {statistics.median(boards):.2f} s (median of 5), a filter step"
+              f" {step * 1e3:.3f} ms (mean of 1,000)")  # fmt: skip
+
+
 def main() -> None:
-    """Every fleet: the sd's error; near the top, coverage by the posterior's draws."""
+    """Every fleet: the sd's error; near the top, coverage by the posterior's draws; then
+    the cost."""
     seeds = int(os.environ.get("OVERALL_SEEDS", "4"))
     rng = np.random.default_rng(0)
     errors: list[float] = []
@@ -137,6 +186,7 @@ def main() -> None:
                   f" ({len(pairs)} agents): coverage median {statistics.median(now_):.3f}"
                   f" (lowest {min(now_):.3f}); before: median {statistics.median(old_):.3f}"
                   f" (lowest {min(old_):.3f})")  # fmt: skip
+    _cost()
 
 
 if __name__ == "__main__":

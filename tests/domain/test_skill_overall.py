@@ -242,3 +242,30 @@ def test_one_task_type_reads_overall_exactly_as_that_type_near_the_top_too() -> 
                 assert getattr(overall, field) == pytest.approx(getattr(typed, field), abs=1e-9)
     top = skill_view(states["top"], fleet, None, START + 1_000.0, RULES)
     assert top.high - top.skill < top.skill - top.low  # a short upper half against 10
+
+
+def test_a_fleet_of_forty_task_types_reads_overall_as_the_mean_of_its_types_shown() -> None:
+    """Forty task types drawn from (the types restricted to the scale as arrays, not one
+    call each), each agent judged at a random half of them three times: overall = mean of
+    the fleet's types shown within 1e-9, after the fit and after a step, the agent at 9.95
+    included."""
+    rng = random.Random(5)
+    types = [f"type{i:02d}" for i in range(40)]
+    events: list[Evidence] = []
+    for agent, quality in QUALITY.items():
+        for task_type in rng.sample(types, 20):
+            for _ in range(3):
+                score = min(10.0, max(0.0, round(quality + rng.gauss(0.0, 1.0), 2)))
+                events.append(ScoreEvidence(key=f"j{len(events)}", at=START + len(events),
+                                            agent_id=agent, task_type=task_type, score=score,
+                                            judge="judge"))  # fmt: skip
+    states, fleet = _fitted(events)
+    assert len(fleet.levels) >= 30  # those some agent was judged at
+    now = START + 1_000.0
+    for state in states.values():
+        _assert_overall_is_the_mean_shown(state, fleet, now)
+    step = ScoreEvidence(key="s", at=now, agent_id="top", task_type=types[0], score=10.0,
+                         judge="judge")  # fmt: skip
+    states.update(apply_evidence(states, fleet, step, RULES).agents)
+    _assert_overall_is_the_mean_shown(states["top"], fleet, now + 1.0)
+    assert skill_view(states["top"], fleet, None, now, RULES).skill > 9.0

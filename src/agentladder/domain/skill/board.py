@@ -26,8 +26,9 @@ from pydantic import BaseModel, ConfigDict
 
 from agentladder.domain.skill.chain import DAY_S
 from agentladder.domain.skill.gauss import on_scale
-from agentladder.domain.skill.live import overall_types, prior_at
-from agentladder.domain.skill.overall import Shown, overall_of, shown
+from agentladder.domain.skill.live import prior_at
+from agentladder.domain.skill.overall import Shown, latent_parts, overall_of, predicted_of
+from agentladder.domain.skill.restricted import shown
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill, Estimate, FleetSkill
 
@@ -90,13 +91,11 @@ def _overall(skill: AgentSkill, fleet: FleetSkill, now: float, rules: SkillRules
     with no task type known at all, the stored estimate (a new agent's prior) restricted
     to the scale."""
     total_var = _widened(skill.overall, now, rules)
-    names = overall_types(skill, fleet)
-    if not names:
+    if not fleet.levels and not skill.types:
         mean, sd = shown(skill.overall.mean, total_var, rules)
         return on_scale(mean, sd, rules.interval_z)
-    estimates = [prior_at(skill, fleet, t, rules) for t in names]
-    widened = [_widened(e, now, rules) for e in estimates]
-    return overall_of(estimates, total_var, rules, widened)
+    means, variances = latent_parts(skill, predicted_of(fleet, rules), rules, now)
+    return overall_of(means, variances, total_var, rules)
 
 
 def skill_board(

@@ -30,7 +30,8 @@ from agentladder.domain.skill.evidence import (
 )
 from agentladder.domain.skill.gauss import censored, on_scale, probit_update
 from agentladder.domain.skill.observations import judge_source
-from agentladder.domain.skill.overall import overall_of, shown
+from agentladder.domain.skill.overall import latent_parts, overall_of, predicted_of
+from agentladder.domain.skill.restricted import shown
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import (
     OVERALL,
@@ -77,11 +78,10 @@ def shown_overall(skill: AgentSkill, fleet: FleetSkill, rules: SkillRules) -> tu
     """The overall as shown (``overall.py``: the mean of the shown task types' skills) and
     its sd, as of the agent's latest evidence; the stored estimate restricted to the scale
     when no task type is known."""
-    names = overall_types(skill, fleet)
-    if not names:
+    if not fleet.levels and not skill.types:
         return on_scale(*shown(skill.overall.mean, skill.overall.var, rules), rules.interval_z)[:2]
-    estimates = [prior_at(skill, fleet, t, rules) for t in names]
-    return overall_of(estimates, skill.overall.var, rules)[:2]
+    mean, var = latent_parts(skill, predicted_of(fleet, rules), rules)
+    return overall_of(mean, var, skill.overall.var, rules)[:2]
 
 
 def apply_evidence(

@@ -39,60 +39,111 @@ cannot lie outside it, so the cut loses no coverage): ``0 <= low <= skill <= hig
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
+
+from agentladder.domain.skill.chain import DAY_S
 from agentladder.domain.skill.gauss import HIGH, LOW, on_scale
+from agentladder.domain.skill.restricted import Floats, on_scale_many, shown_many
 from agentladder.domain.skill.rules import SkillRules
-from agentladder.domain.skill.state import Estimate
+from agentladder.domain.skill.state import AgentSkill, Estimate, FleetSkill
 
-__all__ = ["Shown", "overall_of", "shown"]
+__all__ = ["Predicted", "Shown", "latent_parts", "overall_of", "predicted_of"]
 
 Shown = tuple[float, float, float, float]
 """(skill, sd, low, high) of an estimate as shown: on the scale, ``low <= skill <= high``."""
 
+_FEW = 16
+"""Up to this many task types, each is restricted to the scale by ``gauss.on_scale``; more,
+by ``restricted.on_scale_many`` (the same formulas on arrays)."""
 _MIN_SD = 1e-6
 _MAX_SD = (HIGH - LOW) / 2.0
 """No distribution on the scale has a larger sd (half its mass at each end)."""
 
 
-def shown(centre: float, var: float, rules: SkillRules) -> tuple[float, float]:
-    """A centre and sd that can be shown, whatever the state holds: a variance that is
-    not a positive finite number reads as a new agent's (nothing is known), and so does a
-    centre that is not finite; a variance under 1e-12 reads as 1e-12 (an sd of 1e-6: one
-    whose square underflows would show as 0). Never NaN or infinite, so every comparison
-    of the board is decided and its JSON is valid."""
-    prior = rules.level_sd**2 + rules.ability_sd**2
-    if not math.isfinite(var) or var <= 0.0:
-        var = prior
-    if not math.isfinite(centre):
-        centre, var = rules.prior_mean, max(var, prior)
-    return centre, math.sqrt(max(var, _MIN_SD * _MIN_SD))
+@dataclass(frozen=True, slots=True)
+class Predicted:
+    """What an agent's skill at each of the fleet's task types (in name order) is predicted
+    from where it has no evidence there: the type's level (mean) and its variance plus
+    ``type_spread`` squared; the agent's general ability is added (``live.prior_at``)."""
+
+    names: tuple[str, ...]
+    position: dict[str, int]
+    mean: Floats
+    var: Floats
 
 
-def overall_of(
-    estimates: Sequence[Estimate], total_var: float, rules: SkillRules,
-    variances: Sequence[float] | None = None,
-) -> Shown:  # fmt: skip
-    """The overall of the agent's estimates at K >= 1 task types and of the variance of
-    their latent mean (``total_var``), each as of the moment read (``variances``: the
-    types' variances then, default their stored ones): the mean of each type's shown
-    skill, and its sd and 95% interval (the module's rule). A ``total_var`` that is not a
-    positive finite number reads as the types' taken as independent."""
-    if not estimates:
+_cached: tuple[FleetSkill, SkillRules, Predicted] | None = None
+
+
+def predicted_of(fleet: FleetSkill, rules: SkillRules) -> Predicted:
+    """The fleet's predictions (the last fleet and rules asked for are remembered: a board
+    reads one fleet for every agent)."""
+    global _cached  # noqa: PLW0603 - one entry, replaced whole (a race only recomputes it)
+    found = _cached
+    if found is not None and found[0] is fleet and found[1] is rules:
+        return found[2]
+    names = tuple(sorted(fleet.levels))
+    levels = [fleet.level(t, rules) for t in names]
+    made = Predicted(
+        names=names,
+        position={t: i for i, t in enumerate(names)},
+        mean=np.array([m for m, _ in levels], dtype=np.float64),
+        var=np.array([v for _, v in levels], dtype=np.float64) + fleet.type_spread(rules),
+    )
+    _cached = (fleet, rules, made)
+    return made
+
+
+def latent_parts(
+    skill: AgentSkill, predicted: Predicted, rules: SkillRules, now: float | None = None
+) -> tuple[Floats, Floats]:
+    """The agent's latent mean and variance at every task type of the fleet's and its own
+    (as ``live.prior_at`` reads each), each widened to ``now`` since its latest evidence
+    when given (``drift_sd_per_day``; a predicted one has none)."""
+    general = skill.general or Estimate(mean=0.0, var=rules.ability_sd**2)
+    mean = predicted.mean + general.mean
+    var = predicted.var + general.var
+    extra = [t for t in skill.types if t not in predicted.position]
+    if extra:
+        mean = np.concatenate([mean, np.zeros(len(extra))])
+        var = np.concatenate([var, np.zeros(len(extra))])
+    position = {**predicted.position, **{t: len(predicted.names) + i for i, t in enumerate(extra)}}
+    for task_type, estimate in skill.types.items():
+        i = position[task_type]
+        mean[i], var[i] = estimate.mean, estimate.var
+        if now is not None and estimate.at is not None and now > estimate.at:
+            var[i] += rules.drift_sd_per_day**2 * (now - estimate.at) / DAY_S
+    return mean, var
+
+
+def overall_of(mean: Floats, var: Floats, total_var: float, rules: SkillRules) -> Shown:
+    """The overall of K >= 1 task types' latent means and variances and of the variance
+    of their latent mean (``total_var``), each as of the moment read: the mean of each
+    type's shown skill, and its sd and 95% interval (the module's rule). A ``total_var``
+    that is not a positive finite number reads as the types' taken as independent."""
+    count = len(mean)
+    if count == 0:
         raise ValueError("an overall needs at least one task type")
-    count = len(estimates)
-    now = [e.var for e in estimates] if variances is None else variances
-    latent = [shown(e.mean, v, rules) for e, v in zip(estimates, now, strict=True)]
-    parts = [on_scale(mean, sd, rules.interval_z) for mean, sd in latent]
+    centre, latent = shown_many(np.asarray(mean, np.float64), np.asarray(var, np.float64), rules)
+    if count <= _FEW:  # one call each is quicker than the array operations' overhead
+        made = [
+            on_scale(c, s, rules.interval_z)
+            for c, s in zip(centre.tolist(), latent.tolist(), strict=True)
+        ]
+        skills, sds, lows, highs = (np.array(column) for column in zip(*made, strict=True))
+    else:
+        skills, sds, lows, highs = on_scale_many(centre, latent, rules.interval_z)
     if not math.isfinite(total_var) or total_var <= 0.0:
-        # a plain sum: variances near the largest float overflow to inf, not an error
-        total_var = sum(sd * sd for _, sd in latent) / count**2
-    narrowed = math.fsum(p[1] for p in parts) / math.fsum(sd for _, sd in latent)
+        with np.errstate(over="ignore"):  # inf past the largest float: the sd is bounded
+            total_var = float(np.sum(latent * latent)) / count**2
+    spread = float(np.sum(sds))
+    narrowed = spread / float(np.sum(latent))
     sd = min(_MAX_SD, max(_MIN_SD, math.sqrt(total_var) * narrowed))
-    skill = math.fsum(p[0] for p in parts) / count
-    spread = math.fsum(p[1] for p in parts)
+    skill = float(np.sum(skills)) / count
     kept = min(1.0, count * sd / spread)  # how much of the types' skew their mean keeps
     z = rules.interval_z
-    below = z + kept * (math.fsum(p[0] - p[2] for p in parts) / spread - z)
-    above = z + kept * (math.fsum(p[3] - p[0] for p in parts) / spread - z)
+    below = z + kept * (float(np.sum(skills - lows)) / spread - z)
+    above = z + kept * (float(np.sum(highs - skills)) / spread - z)
     return skill, sd, max(LOW, skill - sd * below), min(HIGH, skill + sd * above)

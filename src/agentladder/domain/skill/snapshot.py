@@ -259,9 +259,11 @@ class FitStates(Mapping[str, AgentSkill]):
         general = Estimate(mean=float(mean[q] + ability_shift), var=float(max(own[q], _MIN_VAR)))
         shown_overall = (0.0, 0.0)
         if rules.history:  # its history's last point: the overall as shown
-            by_type = {int(lay.pair_type[p]): e for e, p in zip(shown, mine, strict=True)}
-            every = [by_type.get(t) or _predicted(parts, t, general) for t in range(n_types)]
-            shown_overall = overall_of(every, overall.var, rules)[:2]
+            every_mean, every_var = _predicted(parts, general)
+            for e, p in zip(shown, mine, strict=True):
+                t = int(lay.pair_type[p])
+                every_mean[t], every_var[t] = e.mean, e.var
+            shown_overall = overall_of(every_mean, every_var, overall.var, rules)[:2]
         epoch = len(parts.changes.get(agent, []))
         found = self._source_at.get(agent_source(agent, epoch))
         evaluator = new_source(rules) if found is None else _source_state(parts, found)
@@ -291,12 +293,14 @@ def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: fl
     return Snapshot(FitStates(fit, rules, parts), _fleet(fit, rules, seq, events, at, parts))
 
 
-def _predicted(parts: _Parts, t: int, general: Estimate) -> Estimate:
-    """The agent's estimate at task type ``t``, which it has not done: its general ability
-    plus the type's level, with ``type_spread`` (``live.prior_at`` on the fleet's state)."""
-    level = float(parts.sol.mean[parts.lay.l0 + t])
-    level_var = float(max(parts.sol.var[parts.lay.l0 + t], _MIN_VAR))
-    return Estimate(mean=level + general.mean, var=level_var + general.var + parts.spread)
+def _predicted(parts: _Parts, general: Estimate) -> tuple[Floats, Floats]:
+    """The agent's mean and variance at every task type as predicted from its general
+    ability plus each type's level, with ``type_spread`` (``live.prior_at`` on the fleet's
+    state): where it has not done a type, what it reads there."""
+    levels = slice(parts.lay.l0, parts.lay.l0 + len(parts.types))
+    mean = parts.sol.mean[levels] + general.mean
+    var = np.maximum(parts.sol.var[levels], _MIN_VAR) + general.var + parts.spread
+    return mean.astype(np.float64), var.astype(np.float64)
 
 
 def _history(
