@@ -57,7 +57,7 @@ from benchmarks.fidelity_judged import (
     peer_deliberations,
 )
 from benchmarks.fidelity_live import TWELVE, between_fits
-from benchmarks.fidelity_measures import measure, shifted
+from benchmarks.fidelity_measures import measure, overall_truth, shifted
 from benchmarks.fidelity_methods import kendall_tau
 from benchmarks.fidelity_peers import CHECKPOINTS, METHODS, peer_run, sim_evidence
 from benchmarks.fidelity_scale import WORLDS, clipped_mean, read
@@ -212,8 +212,7 @@ def _judged_truth(world: JudgedWorld, fleet_types: list[str]) -> dict[str | None
         truth: dict[str | None, dict[str, float]] = {
             t: {a: world.quality[a][t] + shift[t] for a in world.agents} for t in fleet_types
         }
-        truth[None] = {a: statistics.fmean(truth[t][a] for t in fleet_types)
-                       for a in world.agents}  # fmt: skip
+        truth[None] = overall_truth({t: truth[t] for t in fleet_types}, world.agents)
         return truth
     given: dict[str, dict[tuple[float, float], int]] = {}
     for _, task_type, bias, noise in world.scored:
@@ -226,7 +225,7 @@ def _judged_truth(world: JudgedWorld, fleet_types: list[str]) -> dict[str | None
         truth[t] = {a: sum(n * clipped_mean(world.quality[a][t] + bias, noise)
                            for (bias, noise), n in judges.items()) / total
                     for a in world.agents}  # fmt: skip
-    truth[None] = {a: statistics.fmean(truth[t][a] for t in fleet_types) for a in world.agents}
+    truth[None] = overall_truth({t: truth[t] for t in fleet_types}, world.agents)
     return truth
 
 
@@ -263,6 +262,10 @@ def judged(seeds: int) -> list[str]:
                 found.append(got)
             row = {k: _pooled([f[k] for f in found]) for k in ("coverage", "coverage_type")}
             row["wrong"] = _wrong({0: f} for f in found)
+            row["apart"] = sum(f["apart"] for f in found)
+            row["provisional"] = sum(f["provisional"] for f in found) / sum(
+                f["listed"] for f in found
+            )
             row |= {k: _median([f[k] for f in found]) for k in ("tau", "tau_mean")}
             print(
                 f"  {name}, {count} judgments: " + " ".join(f"{k} {v:.3f}" for k, v in row.items())
@@ -319,8 +322,11 @@ def small_data(seeds: int) -> list[str]:
         typed = statistics.fmean(r[at]["coverage_type"] for r in runs)
         apart = sum(r[at]["apart"] for r in runs)
         wrong = sum(r[at]["wrong"] * r[at]["apart"] for r in runs) / apart if apart else 0.0
+        listed = sum(r[at]["listed"] for r in runs)
+        unsure = sum(r[at]["provisional"] for r in runs) / listed if listed else 0.0
         print(f"  {at} deliberations, {seeds} seeds: coverage {covered:.3f}, per type {typed:.3f},"
-              f" wrong tiers {wrong:.4f} of {apart:.0f} pairs apart")  # fmt: skip
+              f" wrong tiers {wrong:.4f} of {apart:.0f} pairs apart,"
+              f" provisional {unsure:.1%} of {listed:.0f} entries")  # fmt: skip
         if wrong > 0.025:
             missed.append(f"small data at {at}: wrong tiers {wrong:.3f}")
     return missed

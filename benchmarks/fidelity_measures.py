@@ -3,9 +3,12 @@
 - the truth on the identifiable scale: a whole fleet's shared leniency cannot be seen in
   its own scores, so the board's scale is that of its sources' evidence-weighted average
   score at each task type (docs/skill.md); the truth is shifted by the same average of
-  the sources' true leniencies, weighed by how many scores each gave over its noise;
+  the sources' true leniencies, weighed by how many scores each gave over its noise; the
+  true overall is the mean of the task types' truths, each on the 0-10 scale
+  (``overall_truth``: what the overall shown is the mean of);
 - coverage of the 95% intervals, overall and per task type;
-- the share of pairs in different tiers that are in the wrong order;
+- the share of pairs in different tiers (settled agents: a provisional one has no tier)
+  that are in the wrong order, and how many agents the boards left provisional;
 - Kendall's τ-b (``fidelity_methods``).
 """
 
@@ -18,7 +21,7 @@ from agentladder.domain.skill.board import SkillEntry, skill_board, skill_view
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
 
-__all__ = ["Scored", "coverage", "measure", "shifted", "wrong_tiers"]
+__all__ = ["Scored", "coverage", "measure", "overall_truth", "shifted", "wrong_tiers"]
 
 Scored = tuple[str, str, float, float]
 """(source, task type, its true bias there, its noise sd) of one score given."""
@@ -35,17 +38,31 @@ def shifted(scores: Iterable[Scored], types: Iterable[str]) -> dict[str, float]:
     return {t: total.get(t, 0.0) / weight[t] if weight.get(t) else 0.0 for t in types}
 
 
+def overall_truth(
+    truth: Mapping[str, Mapping[str, float]], agents: Iterable[str]
+) -> dict[str, float]:
+    """Each agent's true overall: the mean of its true skills at the task types, each on
+    the scale as a skill is shown (a type whose truth reads past 10 on a lenient judge's
+    scale counts 10: docs/skill.md, "Overall")."""
+    return {
+        a: statistics.fmean(min(10.0, max(0.0, real[a])) for real in truth.values()) for a in agents
+    }
+
+
 def coverage(views: Mapping[str, SkillEntry], truth: Mapping[str, float]) -> list[float]:
     """1 for each agent whose interval holds its true value, else 0."""
     return [1.0 if v.low <= truth[a] <= v.high else 0.0 for a, v in views.items() if a in truth]
 
 
 def wrong_tiers(board: list[SkillEntry], truth: Mapping[str, float]) -> tuple[int, int]:
-    """(pairs in different tiers, of those in the wrong order)."""
+    """(pairs of settled agents in different tiers, of those in the wrong order): a
+    provisional agent has no tier, so it is in no such pair."""
     apart = wrong = 0
     for i, a in enumerate(board):
         for b in board[i + 1 :]:
-            if a.agent_id not in truth or b.agent_id not in truth or a.tier == b.tier:
+            if a.agent_id not in truth or b.agent_id not in truth:
+                continue
+            if a.tier is None or b.tier is None or a.tier == b.tier:
                 continue
             apart += 1
             if truth[a.agent_id] < truth[b.agent_id]:
@@ -62,10 +79,11 @@ def measure(
     rules: SkillRules,
 ) -> dict[str, float]:
     """Coverage overall and per task type (the mean over types), the wrong-tier share and
-    counts, and each scope's estimate for τ (keys ``est:<scope>:<agent>``)."""
+    counts, the boards' entries and how many of them are provisional, and each scope's
+    estimate for τ (keys ``est:<scope>:<agent>``)."""
     out: dict[str, float] = {}
     per_type: list[float] = []
-    apart = wrong = 0
+    apart = wrong = listed = provisional = 0
     for scope, real in truth.items():
         views = {
             a: skill_view(states.get(a) or new_skill(a, rules), fleet, scope, now, rules)
@@ -79,6 +97,8 @@ def measure(
         board = [
             e for e in skill_board(states.values(), fleet, scope, now, rules) if e.agent_id in real
         ]
+        listed += len(board)
+        provisional += sum(e.provisional for e in board)
         pairs = wrong_tiers(board, real)
         apart += pairs[0]
         wrong += pairs[1]
@@ -87,4 +107,5 @@ def measure(
     out["coverage_type"] = statistics.fmean(per_type) if per_type else out.get("coverage", 0.0)
     out["wrong"] = wrong / apart if apart else 0.0
     out["apart"] = float(apart)
+    out["listed"], out["provisional"] = float(listed), float(provisional)
     return out

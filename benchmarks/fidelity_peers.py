@@ -31,7 +31,7 @@ from benchmarks.fidelity_fleet import (
     stream,
 )
 from benchmarks.fidelity_judged import fitted
-from benchmarks.fidelity_measures import Scored, measure, shifted
+from benchmarks.fidelity_measures import Scored, measure, overall_truth, shifted
 from benchmarks.fidelity_methods import BradleyTerry, OpenSkill, kendall_tau
 
 __all__ = ["CHECKPOINTS", "METHODS", "peer_run", "report_of", "sim_evidence", "truth_of"]
@@ -93,7 +93,7 @@ def truth_of(
     truth: dict[str | None, dict[str, float]] = {
         t: {a: fleet.quality[a][t] + shift[t] for a in fleet.agents} for t in types
     }
-    truth[None] = {a: statistics.fmean(truth[t][a] for t in types) for a in fleet.agents}
+    truth[None] = overall_truth({t: truth[t] for t in types}, fleet.agents)
     return truth
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 
 from agentladder.services.container import Services
 from tests.api.conftest import ORCH, bearer
@@ -106,5 +107,76 @@ def test_the_board_says_whose_scale_each_task_type_is_on(api: Any) -> None:
             {"task_type": "qa", "sources": [{"source": "judge:oracle", "share": 1.0}]}
         ]
         assert [e["agent_id"] for e in board["entries"]] == ["sim_a", "sim_b"]
+
+    api(body)
+
+
+def _batch(items: list[tuple[str, str, float]]) -> dict[str, Any]:
+    return {"judgments": [
+        {"agent_id": agent, "contract_id": f"c{i}", "task_type": task_type, "score": score,
+         "new_agent": True, "judge": "gpt-4"}
+        for i, (agent, task_type, score) in enumerate(items)
+    ]}  # fmt: skip
+
+
+def test_overall_reads_the_same_everywhere_and_is_the_mean_of_the_task_types_shown(
+    api: Any,
+) -> None:
+    """A near-perfect agent (scores 9.6 to 10 at two of three task types), a middling one
+    at all three, after a fit: GET /agents/{id}/skills, GET /agents/{id}, GET /skills and
+    POST /route (no task type) read one overall (within 1e-6: each reads it as of its own
+    moment, and the estimates widen with time), the mean of ``task_types`` and
+    ``predicted`` skills within 1e-9."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        items = [("sim_a", t, s) for t in ("qa", "math") for s in (10.0, 9.8, 10.0, 9.6) * 3]
+        items += [("sim_b", t, s) for t in ("qa", "math", "code") for s in (5.0, 6.5, 6.0) * 4]
+        sent = await client.post("/oracle/judgments/batch", json=_batch(items),
+                                 headers=bearer(ORCH))  # fmt: skip
+        assert sent.status_code == 200, sent.text
+        await services.skill.fit()
+        board = {e["agent_id"]: e for e in (await client.get("/skills")).json()["entries"]}
+        for agent in ("sim_a", "sim_b"):
+            mine = (await client.get(f"/agents/{agent}/skills")).json()
+            shown = [e["skill"] for e in mine["task_types"] + mine["predicted"]]
+            assert sorted(e["task_type"] for e in mine["task_types"] + mine["predicted"]) == [
+                "code", "math", "qa"]  # fmt: skip
+            assert abs(mine["overall"]["skill"] - sum(shown) / len(shown)) <= 1e-9
+            profile = (await client.get(f"/agents/{agent}")).json()
+            for other in (profile["skill"], board[agent]):
+                for field in ("skill", "sd", "low", "high"):
+                    assert other[field] == pytest.approx(mine["overall"][field], abs=1e-6)
+        routed = await client.post("/route", json={"count": 2, "strategy": "best"},
+                                   headers=bearer(ORCH))  # fmt: skip
+        assert routed.status_code == 200, routed.text
+        for chosen in routed.json()["agents"]:
+            mine = (await client.get(f"/agents/{chosen['agent_id']}/skills")).json()
+            for field in ("skill", "sd", "low"):
+                assert chosen[field] == pytest.approx(mine["overall"][field], abs=1e-6)
+        top = (await client.get("/agents/sim_a/skills")).json()
+        assert [e["task_type"] for e in top["predicted"]] == ["code"]
+        assert top["predicted"][0]["observations"] == 0
+        assert top["overall"]["high"] <= 10.0
+
+    api(body)
+
+
+def test_the_board_puts_provisional_agents_after_the_settled_with_no_tier(api: Any) -> None:
+    """Two settled agents and one judged once by a noisy judge (provisional) though it
+    scored 9.9: GET /skills lists the settled ones in tiers, then the provisional one with
+    tier null."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        items = [("sim_a", "qa", s) for s in (9.0, 5.0, 10.0, 6.0, 8.0, 7.0) * 4]
+        items += [("sim_b", "qa", s) for s in (1.0, 5.0, 3.0, 0.0, 4.0, 6.0) * 4]
+        items += [("sim_c", "qa", 9.9)]
+        sent = await client.post("/oracle/judgments/batch", json=_batch(items),
+                                 headers=bearer(ORCH))  # fmt: skip
+        assert sent.status_code == 200, sent.text
+        await services.skill.fit()
+        for params in ({}, {"task_type": "qa"}):
+            entries = (await client.get("/skills", params=params)).json()["entries"]
+            assert [(e["agent_id"], e["tier"], e["provisional"]) for e in entries] == [
+                ("sim_a", 1, False), ("sim_b", 2, False), ("sim_c", None, True)]  # fmt: skip
 
     api(body)

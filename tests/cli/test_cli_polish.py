@@ -116,36 +116,46 @@ def test_costs_are_printed_in_dollars(tmp_path: Path) -> None:
     assert "$0.0250 per round" in ok("examples")
 
 
-def table_column(output: str, index: int) -> list[str]:
+def table_column(output: str, index: int, key: int = 0) -> list[str]:
     """The cells of column ``index`` of a rich table, a cell folded onto several lines
-    joined back (a new row starts where column 0 is not empty)."""
+    joined back (a new row starts where column ``key`` is not empty)."""
     cells: list[str] = []
     for line in output.splitlines():
         if not line.startswith("│"):
             continue
         parts = [part.strip() for part in line.strip().strip("│").split("│")]
-        if parts[0]:
+        if parts[key]:
             cells.append(parts[index])
         else:
             cells[-1] += parts[index]
     return cells
 
 
+def _labels(output: str) -> list[str]:
+    header = [line.strip().strip("┃").split("┃") for line in output.splitlines()
+              if line.startswith("┃")]  # fmt: skip
+    return ["".join(cell.strip() for cell in cells) for cells in zip(*header, strict=True)]
+
+
 def test_skills_shows_long_ids_whole_and_labels_every_column(tmp_path: Path) -> None:
-    """Two 46-character ids that differ at their end: at 80 columns the skills table shows
-    each whole (folded, never cut to the same text), and every column has a label."""
+    """Two 46-character ids that differ at their end, one judged 12 times (settled) and
+    one once (provisional): at 80 columns the settled one is in a table of tiers and the
+    provisional one under its own heading, each id whole (folded, never cut to the same
+    text), every column labelled."""
     db = tmp_path / "s.db"
     ids = ["team-alpha.openai.gpt-4o-mini-2024-07-18.eval-1",
            "team-alpha.openai.gpt-4o-mini-2024-07-18.eval-2"]  # fmt: skip
-    for number, agent in enumerate(ids):
-        judge(db, agent, f"c{number}", "--score", str(6 + number))
+    for number, score in enumerate([2, 9, 4, 10, 3, 8] * 2):
+        judge(db, ids[0], f"c{number}", "--score", str(score))
+    judge(db, ids[1], "c0", "--score", "6")
     shown = ok("skills", "--db", str(db))
-    assert sorted(table_column(shown, 1)) == ids
-    header = [line.strip().strip("┃").split("┃") for line in shown.splitlines()
-              if line.startswith("┃")]  # fmt: skip
-    labels = ["".join(cell.strip() for cell in cells) for cells in zip(*header, strict=True)]
-    assert labels == ["tier", "agent", "skill", "interval", "sd", "observations", "estimate"]
-    assert set(table_column(shown, 6)) <= {"provisional", "settled"}
+    settled, provisional = shown.split("Provisional overall: too little evidence for a tier")
+    assert "tier 1: not separated from the best among settled agents" in " ".join(settled.split())
+    assert _labels(settled) == ["tier", "agent", "skill", "interval", "sd", "observations"]
+    assert table_column(settled, 1) == ids[:1]
+    assert table_column(settled, 0) == ["1"]
+    assert _labels(provisional) == ["agent", "skill", "interval", "sd", "observations"]
+    assert table_column(provisional, 0, key=1) == ids[1:]
 
 
 def test_an_empty_store_prints_what_to_run_first() -> None:

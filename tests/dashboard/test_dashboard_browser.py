@@ -216,6 +216,48 @@ def test_skill_forest_plot_and_the_agent_s_skill_chart(server: Server, page: Pag
     screenshot(page, "agent-skill")
 
 
+def test_the_skill_plot_shows_provisional_agents_apart_and_the_overall_it_averages(
+    server: Server, page: Page
+) -> None:
+    """Two agents judged 24 times by a noisy judge (settled) and one judged once at 9.9
+    (provisional): the overall plot draws the settled ones in tiers, then, below a heading
+    of their own, the provisional one with no tier; the legend says what tier 1 is; the
+    agent page says what overall is the mean of."""
+    judgments = [
+        {"agent_id": agent, "contract_id": f"c-{agent}-{i}", "task_type": "audit",
+         "score": score}
+        for agent, scores in (("sim_a", (9, 5, 10, 6, 8, 7)), ("sim_b", (1, 5, 3, 0, 4, 6)))
+        for i, score in enumerate(scores * 4)
+    ]  # fmt: skip
+    judgments.append({"agent_id": "sim_c", "contract_id": "c-sim_c", "task_type": "audit",
+                      "score": 9.9})  # fmt: skip
+    posted = httpx.post(server.url("/oracle/judgments/batch"), json={"judgments": judgments},
+                        timeout=30)  # fmt: skip
+    assert posted.status_code == 200, posted.text
+    page.goto(server.url("/dashboard"))
+    board = page.locator('[data-skill-board="overall"]')
+    rows = board.locator(".skill-row")
+    expect(rows).to_have_count(3)
+    found = rows.evaluate_all(
+        "rows => rows.map(r => [r.dataset.agent, r.dataset.tier, r.dataset.provisional,"
+        " r.getBoundingClientRect().top])"
+    )
+    assert [row[:3] for row in found] == [
+        ["sim_a", "1", "false"], ["sim_b", "2", "false"], ["sim_c", "", "true"]]  # fmt: skip
+    heading = board.locator('text[data-group="provisional"]')
+    expect(heading).to_have_text("Provisional: too little evidence for a tier")
+    top = heading.evaluate("h => h.getBoundingClientRect().top")
+    assert found[1][3] < top < found[2][3], (found, top)
+    no_tier = board.locator('.skill-row[data-agent="sim_c"] text.tier')
+    expect(no_tier).to_have_text("\N{EN DASH}")
+    expect(page.locator('[data-legend="tier-1"]')).to_contain_text(
+        "tier 1: not separated from the best among settled agents"
+    )
+    screenshot(page, "skills-provisional")
+    page.goto(server.url("/dashboard/agents/sim_a"))
+    expect(page.locator("#overall-note")).to_contain_text("the mean of its skill")
+
+
 def test_picker_auto_selects_with_a_strategy_and_shows_why(server: Server, page: Page) -> None:
     """Auto-select, best, 2 agents tagged audit: routing's picks are checked and listed
     with their reasons, the agents left out with theirs; nothing is started."""

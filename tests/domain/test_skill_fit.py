@@ -232,7 +232,8 @@ def test_estimates_stay_on_the_scale_for_any_evidence(
     scores: list[tuple[str, str, float, str]], verdicts: bool
 ) -> None:
     """Any judgments at the scale's ends (and verdicts): every shown skill, overall and per
-    type, is finite with 0 <= low <= skill <= high <= 10, and the board is tiered."""
+    type, is finite with 0 <= low <= skill <= high <= 10, and the board gives a tier to
+    every settled estimate and none to a provisional one."""
     events: list[Evidence] = [
         ScoreEvidence(key=f"j{i}", at=1_000_000.0 + i, agent_id=a, task_type=t, score=s, judge=j)
         for i, (a, t, s, j) in enumerate(scores)
@@ -248,7 +249,7 @@ def test_estimates_stay_on_the_scale_for_any_evidence(
             for value in (entry.skill, entry.sd, entry.low, entry.high):
                 assert math.isfinite(value)
             assert 0.0 <= entry.low <= entry.skill <= entry.high <= 10.0
-            assert entry.tier is not None
+            assert (entry.tier is None) == entry.provisional
 
 
 def _peer_fleet(seed: int) -> tuple[random.Random, dict[str, float], list[Evidence]]:

@@ -132,8 +132,8 @@ def test_forty_thumbs_up_buy_no_xp_level_or_rate_and_move_skill_within_its_inter
         assert (await ask(client))["x-agentladder-check"] == "yes"
         await services.skill.fit(force=True)
         moved = await services.skill.of_agent("alpha")
-        before = {e.task_type: e for e in alone[1]}["audit"]
-        now = {e.task_type: e for e in moved[1]}["audit"]
+        before = {e.task_type: e for e in alone.task_types}["audit"]
+        now = {e.task_type: e for e in moved.task_types}["audit"]
         assert before.low <= now.skill <= before.high, (before, now)
 
     run(config(providers.base_url), body, Judging(score=3.0), key=TEAM_A)

@@ -45,7 +45,7 @@ def test_a_fleet_judged_pass_or_fail_only_is_fitted(with_store: Any, exact_limit
         report = await skill.fit()
         assert report.ran
         assert report.events == 60
-        overall = {agent: (await skill.of_agent(agent))[0] for agent in PASS_RATES}
+        overall = {agent: (await skill.of_agent(agent)).overall for agent in PASS_RATES}
         for agent, estimate in overall.items():
             assert estimate is not None, agent
             assert math.isfinite(estimate.skill), agent

@@ -70,7 +70,7 @@ def test_a_judgment_counts_once_and_a_changed_one_conflicts(with_store: Any) -> 
         with pytest.raises(PayloadConflict):
             await orchestrator.oracle.submit_for_judgment(request.model_copy(update={"score": 2}))
         assert len(await store.skill_events()) == 1
-        _overall, typed = await skill.of_agent("a")
+        typed = (await skill.of_agent("a")).task_types
         assert [e.task_type for e in typed] == ["summarize"]
         assert typed[0].skill > 5.0
 
@@ -87,13 +87,13 @@ def test_a_failed_verdict_is_evidence_once(with_store: Any) -> None:
         await oracle.submit_for_judgment(
             JudgmentRequest(agent_id="a", contract_id="c-1", task_type="t", score=7)
         )
-        judged = (await skill.of_agent("a"))[1][0].skill
+        judged = (await skill.of_agent("a")).task_types[0].skill
         sentinel = Sentinel(oracle, seed=1)
         await sentinel.record_validation("a", "c-1", passed=False)
         await sentinel.record_validation("a", "c-1", passed=False)
         kinds = [e.kind for e in await store.skill_events()]
         assert kinds == ["judgment", "verdict"]
-        assert (await skill.of_agent("a"))[1][0].skill < judged
+        assert (await skill.of_agent("a")).task_types[0].skill < judged
 
     with_store(body)
 
@@ -112,11 +112,11 @@ def test_a_heartbeat_with_another_model_widens_the_estimate(with_store: Any) -> 
             await orchestrator.oracle.submit_for_judgment(
                 JudgmentRequest(agent_id="z", contract_id=f"c{n}", task_type="t", score=8)
             )
-        before = (await skill.of_agent("z"))[0]
+        before = (await skill.of_agent("z")).overall
         beat = {"name": "z", "provider_id": "p", "model_name": "m2"}
         await registry.heartbeat(beat)
         await registry.heartbeat(beat)
-        after = (await skill.of_agent("z"))[0]
+        after = (await skill.of_agent("z")).overall
         kinds = [e.kind for e in await store.skill_events()]
         assert kinds == ["judgment"] * 5 + ["model_change"]
         assert after.sd > before.sd

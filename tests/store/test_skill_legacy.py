@@ -79,8 +79,8 @@ def test_a_store_of_the_filter_only_model_opens_and_the_next_fit_rewrites_it(
         before = await services.store.get_skills(["a1"])
         listed = await services.store.list_skills()
         await services.skill.fit()
-        entry, types = await services.skill.of_agent("a1")
-        return before, listed, (entry, types)
+        found = await services.skill.of_agent("a1")
+        return before, listed, (found.overall, found.task_types)
 
     before, listed, (entry, types) = run_with_services(f"sqlite:///{db}", read_then_fit)
     assert before == {}

@@ -83,15 +83,17 @@ def demo(
         )  # fmt: skip
     console.print(board)
     skills = Table(
-        title="Skill (the evidence model: 0-10 with 95% intervals) beside the hidden quality"
+        title="Skill (the evidence model: 0-10 with 95% intervals) beside the hidden quality;"
+        " tier 1: not separated from the best among settled agents"
     )
     for column in ("tier", "agent", "skill", "interval", "hidden quality"):
         skills.add_column(column)
     for entry in result.skills:
         hidden = result.hidden_quality.get(entry.agent_id)
         skills.add_row(
-            str(entry.tier), entry.agent_id, f"{entry.skill:.2f}",
-            f"{entry.low:.2f}-{entry.high:.2f}", "-" if hidden is None else f"{hidden:.1f}",
+            "provisional" if entry.tier is None else str(entry.tier), entry.agent_id,
+            f"{entry.skill:.2f}", f"{entry.low:.2f}-{entry.high:.2f}",
+            "-" if hidden is None else f"{hidden:.1f}",
         )  # fmt: skip
     console.print(skills)
     for task_type, rows in result.by_task_type.items():

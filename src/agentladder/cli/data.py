@@ -34,6 +34,7 @@ from agentladder.errors import NotFound
 from agentladder.services.container import Services, build_services
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.verify import verify_store
+from agentladder.services.skill.service import AgentSkills
 from agentladder.store.records import LeaderboardRow
 
 __all__ = ["oracle_app"]
@@ -196,10 +197,16 @@ def profile(
     say(f"  {stats.total_tasks} tasks, {stats.successful_tasks} successful, average score"
         f" {average(stats.average_score, stats.scored_tasks)}, total cost"
         f" {dollars(stats.total_cost_incurred)}")  # fmt: skip
-    overall, by_type = skill if skill is not None else (None, [])
-    say("  skill: " + ("no evidence yet" if overall is None else _skill_text(overall)))
-    for entry in by_type:
+    if skill is None:
+        say("  skill: no evidence yet")
+    else:
+        count = len(skill.task_types) + len(skill.predicted)
+        say(f"  skill: {_skill_text(skill.overall)}; the mean of the {count} task"
+            f" type{'' if count == 1 else 's'} below")  # fmt: skip
+    for entry in [] if skill is None else skill.task_types:
         say(f"    at {entry.task_type}: {_skill_text(entry)}")
+    for entry in [] if skill is None else skill.predicted:
+        say(f"    at {entry.task_type}: {_skill_text(entry)}, predicted (not done yet)")
     if not probation:
         say("  probation: none (validated at its level's rate)")
     for stream, rate in probation.items():
@@ -222,11 +229,11 @@ def _skill_text(entry: SkillEntry) -> str:
 
 async def _profile(
     services: Services, agent_id: str
-) -> tuple[AgentProfile, tuple[SkillEntry, list[SkillEntry]] | None, dict[str, EffectiveRate]]:
+) -> tuple[AgentProfile, AgentSkills | None, dict[str, EffectiveRate]]:
     """The profile, its skill (None without evidence) and its streams on probation now."""
     found = await services.oracle.get_profile(agent_id)
     try:
-        skill: tuple[SkillEntry, list[SkillEntry]] | None = await services.skill.of_agent(agent_id)
+        skill: AgentSkills | None = await services.skill.of_agent(agent_id)
     except NotFound:
         skill = None
     oracle = services.oracle

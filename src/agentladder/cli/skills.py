@@ -1,7 +1,8 @@
-"""``agentladder skills``: the evidence model's board, with intervals and tiers and how
-fresh it is; ``agentladder skill fit``: the fit of what awaits it, now;
-``agentladder skill rebuild``: the fit of the whole skill log, now (after a change of the
-rules); ``agentladder skill judges``: every source of scores the fit knows."""
+"""``agentladder skills``: the evidence model's board, with intervals, the settled agents
+in tiers and the provisional ones apart, and how fresh it is; ``agentladder skill fit``:
+the fit of what awaits it, now; ``agentladder skill rebuild``: the fit of the whole skill
+log, now (after a change of the rules); ``agentladder skill judges``: every source of
+scores the fit knows."""
 
 from __future__ import annotations
 
@@ -37,15 +38,16 @@ def skills(
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     as_json: JsonOpt = False,
 ) -> None:
-    """Agents by skill (0-10) with 95% intervals, tiers and provisional estimates marked,
-    and when the estimates were last fitted, with the evidence that awaits the next fit."""
+    """Agents by skill (0-10) with 95% intervals: the settled ones in tiers, then the
+    provisional ones (too little evidence for a tier) under their own heading; and when
+    the estimates were last fitted, with the evidence that awaits the next fit."""
 
-    async def read(services: Services) -> tuple[list[SkillEntry], Freshness]:
+    async def read(services: Services) -> tuple[list[SkillEntry], float, Freshness]:
         fleet = await services.store.get_fleet_skill()
         board = await services.skill.board(task_type, limit)
-        return board, await services.skill.freshness(fleet)
+        return board, services.skill.rules.provisional_sd, await services.skill.freshness(fleet)
 
-    rows, fresh = _with_services(config, store_url(store, db), read)
+    rows, provisional_sd, fresh = _with_services(config, store_url(store, db), read)
     if as_json:
         _print_json({"task_type": task_type, "entries": [r.model_dump(mode="json") for r in rows],
                      "fitted_at": fresh.fitted_at, "pending": fresh.pending})  # fmt: skip
@@ -56,20 +58,34 @@ def skills(
         if fresh.pending:
             console.print(freshness_line(fresh), highlight=False)
         return
-    title = f"Skill{' at ' + task_type if task_type else ' overall'} (95% intervals; tier 1: "
-    table = Table(title=title + "not separated from the best)")
-    # an id is shown whole (folded onto more lines when narrow): two never read the same
-    table.add_column("tier")
+    where = f"at {task_type}" if task_type else "overall"
+    settled = [r for r in rows if not r.provisional]
+    if settled:
+        title = (f"Skill {where}, settled agents in tiers (95% intervals; tier 1: not"
+                 " separated from the best among settled agents)")  # fmt: skip
+        console.print(_table(title, settled, tiered=True))
+    provisional = [r for r in rows if r.provisional]
+    if provisional:
+        title = (f"Provisional {where}: too little evidence for a tier (sd above"
+                 f" {provisional_sd:g})")  # fmt: skip
+        console.print(_table(title, provisional, tiered=False))
+    console.print(freshness_line(fresh), highlight=False)
+
+
+def _table(title: str, rows: list[SkillEntry], *, tiered: bool) -> Table:
+    """Rows of the board, every column labelled; an id is shown whole (folded onto more
+    lines when narrow): two never read the same."""
+    table = Table(title=title)
+    if tiered:
+        table.add_column("tier")
     table.add_column("agent", overflow="fold", ratio=1, min_width=12)
-    for column in ("skill", "interval", "sd", "observations", "estimate"):
+    for column in ("skill", "interval", "sd", "observations"):
         table.add_column(column, overflow="fold")
     for r in rows:
-        table.add_row(
-            str(r.tier), r.agent_id, f"{r.skill:.2f}", f"{r.low:.2f}-{r.high:.2f}",
-            f"{r.sd:.2f}", str(r.observations), "provisional" if r.provisional else "settled",
-        )  # fmt: skip
-    console.print(table)
-    console.print(freshness_line(fresh), highlight=False)
+        cells = [r.agent_id, f"{r.skill:.2f}", f"{r.low:.2f}-{r.high:.2f}", f"{r.sd:.2f}",
+                 str(r.observations)]  # fmt: skip
+        table.add_row(*([str(r.tier)] if tiered else []), *cells)
+    return table
 
 
 def freshness_line(fresh: Freshness) -> str:

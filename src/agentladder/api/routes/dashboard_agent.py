@@ -6,6 +6,7 @@ that failed plotted apart)."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +23,8 @@ from agentladder.api.schemas import agent_out
 from agentladder.domain.agents import validate_agent_name
 from agentladder.domain.profile import AgentProfile, Specialization
 from agentladder.domain.skill.board import SkillEntry, skill_view
+from agentladder.domain.skill.gauss import on_scale
+from agentladder.domain.skill.live import overall_types
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import OVERALL, AgentSkill, FleetSkill
 from agentladder.errors import InvalidInput, NotFound
@@ -89,7 +92,9 @@ async def xp_series(
 
 def skill_series(skill: AgentSkill | None) -> dict[str, Any]:
     """The agent's skill after each update, overall and per task type, for one chart:
-    ``{"labels": [...], "data": [times, series...]}`` (None where a series has no point)."""
+    ``{"labels": [...], "data": [times, series...]}`` (None where a series has no point).
+    Each is drawn as the table shows it: a task type's point restricted to the scale
+    (``gauss.on_scale``), the overall's as kept (the overall shown at that moment)."""
     if skill is None or not skill.history:
         return {"labels": [], "data": [[]]}
     scopes = sorted({scope for _, scope, _, _ in skill.history}, key=lambda s: (s != OVERALL, s))
@@ -97,8 +102,11 @@ def skill_series(skill: AgentSkill | None) -> dict[str, Any]:
     column = {at: i for i, at in enumerate(times)}
     series: list[list[float | None]] = [[None] * len(times) for _ in scopes]
     where = {scope: i for i, scope in enumerate(scopes)}
-    for at, scope, mean, _ in skill.history:
-        series[where[scope]][column[at]] = round(min(10.0, max(0.0, mean)), 3)
+    for at, scope, mean, sd in skill.history:
+        value = mean
+        if scope != OVERALL and math.isfinite(mean) and math.isfinite(sd) and sd > 0.0:
+            value = on_scale(mean, sd, 1.96)[0]  # the mean restricted to the scale
+        series[where[scope]][column[at]] = round(min(10.0, max(0.0, value)), 3)
     labels = ["overall" if scope == OVERALL else scope for scope in scopes]
     return {"labels": labels, "data": [times, *series]}
 
@@ -124,6 +132,8 @@ class AgentTypes(BaseModel):
     specializations: list[tuple[str, Specialization]]
     skills: list[SkillEntry]
     overall: SkillEntry | None
+    averaged: int  # the task types overall is the mean over
+    predicted: int  # of those, the ones the agent has not done (at their prediction)
 
 
 def _agent_types(
@@ -139,6 +149,7 @@ def _agent_types(
     for task_type in (*specs, *estimates):
         weights[task_type] += 0  # listed, even without evidence counted
     shown = types_shown(weights, offset, AGENT_TYPES)
+    averaged = [] if skill is None else overall_types(skill, fleet)
     return AgentTypes(
         shown=shown,
         specializations=[(t, specs[t]) for t in shown.types if t in specs],
@@ -146,6 +157,8 @@ def _agent_types(
             skill_view(skill, fleet, t, now, rules) for t in shown.types if skill and t in estimates
         ],
         overall=None if skill is None else skill_view(skill, fleet, None, now, rules),
+        averaged=len(averaged),
+        predicted=len([t for t in averaged if t not in estimates]),
     )
 
 
@@ -181,7 +194,8 @@ async def agent_page(
         request, "agent.html", agent_id=agent_id, row=row, profile=profile,
         deliberations=mine, scanned=len(involved),
         probation=probation_of(profile, services.oracle),
-        overall_skill=typed.overall, typed_skills=typed.skills,
+        overall_skill=typed.overall, typed_skills=typed.skills, averaged=typed.averaged,
+        predicted=typed.predicted,
         specializations=typed.specializations, shown=typed.shown,
         skill_series=skill_series(skills), freshness=await services.skill.freshness(fleet),
         stats=None if found is None else found.value,

@@ -35,10 +35,12 @@ router = APIRouter(tags=["skills"])
 
 
 class SkillOut(BaseModel):
-    """One agent's skill at one task type (``task_type`` null: overall), on the 0-10 score
-    scale: the posterior mean, its sd, the 95% interval, the observations behind it,
-    whether it is still provisional (sd above ``skill.provisional_sd``) and its tier on
-    the board (1: its interval overlaps the best agent's)."""
+    """One agent's skill at one task type (``task_type`` null: overall, the mean of its
+    task types as shown), on the 0-10 score scale: the posterior mean, its sd, the 95%
+    interval, the observations behind it, whether it is still provisional (sd above
+    ``skill.provisional_sd``) and its tier on the board among the settled agents (1: the
+    best and the agents after it down to the clearest break before the first one the
+    evidence separates from it; null for a provisional estimate: docs/skill.md)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -104,7 +106,10 @@ class SkillBoardOut(FreshnessOut):
     """``GET /skills``: the board of one task type, or overall."""
 
     task_type: str | None
-    entries: list[SkillOut]
+    entries: list[SkillOut] = Field(
+        description="the settled agents best first, in tiers; then the provisional ones best"
+        " first, with tier null"
+    )
     scale: list[ScaleOut] = Field(
         default_factory=list,
         description="the scale of each task type the board covers (every one, overall)",
@@ -112,11 +117,18 @@ class SkillBoardOut(FreshnessOut):
 
 
 class AgentSkillsOut(FreshnessOut):
-    """``GET /agents/{agent_id}/skills``: overall and at every task type it has evidence in."""
+    """``GET /agents/{agent_id}/skills``: overall, at every task type it has evidence in,
+    and at the fleet's other task types as predicted; overall is the mean of the skills
+    of ``task_types`` and ``predicted``."""
 
     agent_id: str
     overall: SkillOut
     task_types: list[SkillOut]
+    predicted: list[SkillOut] = Field(
+        default_factory=list,
+        description="the fleet's task types the agent has no evidence at, as predicted from"
+        " its general ability (0 observations)",
+    )
 
 
 def skill_out(entry: SkillEntry) -> SkillOut:
@@ -159,7 +171,8 @@ async def skills(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     fresh: FreshQuery = False,
 ) -> SkillBoardOut:
-    """Agents by skill, best first; tiers mark the order the evidence supports."""
+    """Settled agents by skill, best first, in tiers (the order the evidence supports);
+    then the provisional ones, with no tier."""
     await fitted_first(services, caller, fresh)
     fleet = await services.store.get_fleet_skill()
     board = await services.skill.board(task_type, limit)
@@ -181,8 +194,11 @@ async def agent_skills(
     """One agent's skill overall and per task type; 404 for an agent without evidence."""
     await fitted_first(services, caller, fresh)
     fleet = await services.store.get_fleet_skill()
-    overall, typed = await services.skill.of_agent(agent_id)
+    found = await services.skill.of_agent(agent_id)
     return AgentSkillsOut(
-        agent_id=agent_id, overall=skill_out(overall), task_types=[skill_out(e) for e in typed],
+        agent_id=agent_id,
+        overall=skill_out(found.overall),
+        task_types=[skill_out(e) for e in found.task_types],
+        predicted=[skill_out(e) for e in found.predicted],
         **freshness_out(await services.skill.freshness(fleet)),
     )  # fmt: skip

@@ -49,6 +49,16 @@ def censored(score: float, expected: float, spread: float) -> tuple[float, float
     return value, spread * shrink
 
 
+def _cdf(x: float) -> float:
+    """Φ(x), exact in the tails (``NormalDist.cdf`` takes 1 + erf: 7 sd out it keeps four
+    digits)."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def _quantile(p: float) -> float:
+    return _STANDARD.inv_cdf(min(1 - 1e-16, max(1e-16, p)))
+
+
 def on_scale(mean: float, sd: float, z: float) -> tuple[float, float, float, float]:
     """The estimate restricted to the scale 0-10 (skill cannot be outside it): its mean,
     sd and central interval of ``z`` sd's coverage, always ``0 <= low <= mean <= high <= 10``."""
@@ -57,8 +67,9 @@ def on_scale(mean: float, sd: float, z: float) -> tuple[float, float, float, flo
     flip = mean > (LOW + HIGH) / 2.0  # compute on the side whose tail is the far one
     centre = (LOW + HIGH) - mean if flip else mean
     a, b = (LOW - centre) / sd, (HIGH - centre) / sd
-    cdf_a, cdf_b = _STANDARD.cdf(a), _STANDARD.cdf(b)
-    mass = cdf_b - cdf_a
+    above = a > 0.0  # the whole scale in the upper tail: its probabilities, not 1 less them
+    cdf_a, cdf_b = (_cdf(-a), _cdf(-b)) if above else (_cdf(a), _cdf(b))
+    mass = cdf_a - cdf_b if above else cdf_b - cdf_a
     if mass < 1e-12:  # all but nothing of it lies beyond the low end
         out_mean, out_sd, low, high = LOW, min(sd, 1e-6), LOW, LOW
     else:
@@ -67,9 +78,10 @@ def on_scale(mean: float, sd: float, z: float) -> tuple[float, float, float, flo
         out_mean = centre + sd * shift
         out_var = sd * sd * max(1e-12, 1.0 + (a * pa - b * pb) / mass - shift * shift)
         out_sd = math.sqrt(out_var)
-        tail = (1.0 - (2.0 * _STANDARD.cdf(z) - 1.0)) / 2.0
-        low = centre + sd * _STANDARD.inv_cdf(min(1 - 1e-16, max(1e-16, cdf_a + tail * mass)))
-        high = centre + sd * _STANDARD.inv_cdf(min(1 - 1e-16, max(1e-16, cdf_b - tail * mass)))
+        tail = (1.0 - (2.0 * _cdf(z) - 1.0)) / 2.0
+        sign = -1.0 if above else 1.0  # the quantile of p is minus that of 1 - p
+        low = centre + sign * sd * _quantile(cdf_a + sign * tail * mass)
+        high = centre + sign * sd * _quantile(cdf_b - sign * tail * mass)
     if flip:
         out_mean, low, high = (LOW + HIGH) - out_mean, (LOW + HIGH) - high, (LOW + HIGH) - low
     low = min(max(LOW, low), HIGH)

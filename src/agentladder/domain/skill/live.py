@@ -28,8 +28,10 @@ from agentladder.domain.skill.evidence import (
     ModelChange,
     ScoreEvidence,
 )
-from agentladder.domain.skill.gauss import censored, probit_update
+from agentladder.domain.skill.gauss import censored, on_scale, probit_update
 from agentladder.domain.skill.observations import judge_source
+from agentladder.domain.skill.overall import latent_parts, overall_of, predicted_of
+from agentladder.domain.skill.restricted import shown
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import (
     OVERALL,
@@ -43,7 +45,7 @@ from agentladder.domain.skill.state import (
     replace,
 )
 
-__all__ = ["SkillUpdate", "apply_evidence", "prior_at"]
+__all__ = ["SkillUpdate", "apply_evidence", "overall_types", "prior_at", "shown_overall"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,22 @@ def prior_at(skill: AgentSkill, fleet: FleetSkill, task_type: str, rules: SkillR
     return Estimate(mean=mean, var=var, base_mean=mean, base_var=var)
 
 
+def overall_types(skill: AgentSkill, fleet: FleetSkill) -> list[str]:
+    """The task types the agent's overall is the mean over: the fleet's (at its last
+    fit) and the agent's own, in name order."""
+    return sorted(set(fleet.levels) | set(skill.types))
+
+
+def shown_overall(skill: AgentSkill, fleet: FleetSkill, rules: SkillRules) -> tuple[float, float]:
+    """The overall as shown (``overall.py``: the mean of the shown task types' skills) and
+    its sd, as of the agent's latest evidence; the stored estimate restricted to the scale
+    when no task type is known."""
+    if not fleet.levels and not skill.types:
+        return on_scale(*shown(skill.overall.mean, skill.overall.var, rules), rules.interval_z)[:2]
+    mean, var = latent_parts(skill, predicted_of(fleet, rules), rules)
+    return overall_of(mean, var, skill.overall.var, rules)[:2]
+
+
 def apply_evidence(
     states: Mapping[str, AgentSkill], fleet: FleetSkill, evidence: Evidence, rules: SkillRules
 ) -> SkillUpdate:
@@ -76,7 +94,7 @@ def apply_evidence(
         return SkillUpdate({})
     if isinstance(evidence, ModelChange):
         skill = current[evidence.agent_id]
-        return SkillUpdate({evidence.agent_id: _model_change(skill, evidence.at, rules)})
+        return SkillUpdate({evidence.agent_id: _model_change(skill, fleet, evidence.at, rules)})
     if isinstance(evidence, DeliberationEvidence):
         return SkillUpdate(_deliberation(current, fleet, evidence, rules))
     skill = current[evidence.agent_id]
@@ -130,26 +148,30 @@ def _moved(
     overall = _overall_moved(skill, fleet, task_type, before, after, message.count)
     types = dict(skill.types)
     types[task_type] = estimate
+    moved = replace(skill, types=types, overall=overall)
     points: tuple[Point, ...] = (
         (message.at, task_type, after.mean, math.sqrt(after.var)),
-        (message.at, OVERALL, overall.mean, math.sqrt(overall.var)),
+        (message.at, OVERALL, *shown_overall(moved, fleet, rules)),
     )
     history = (*skill.history, *points)[-rules.history :] if rules.history else ()
-    return replace(skill, types=types, overall=overall, history=history)
+    return replace(moved, history=history)
 
 
 def _overall_moved(
     skill: AgentSkill, fleet: FleetSkill, task_type: str, before: Estimate, after: Track,
     count: int,
 ) -> Estimate:  # fmt: skip
-    """The overall estimate (the mean over the task types known: the fleet's at its last
-    fit and the agent's own) after the estimate at ``task_type`` moved from ``before`` to
-    ``after``. A type already counted moves it by its share, 1/K. A type counted for the
-    first time makes it a mean over one more type: the old overall over K-1 types and the
-    new one's estimate, whose sd is taken as the weighted mean of the two sds (their
-    correlation is not known between fits; this is its upper bound, so the interval is
-    never narrower than the evidence allows; the next fit gives the joint one)."""
-    known = set(fleet.levels) | set(skill.types)
+    """The stored overall estimate (the mean of the latent skills at the task types known:
+    ``overall_types``), whose variance carries the task types' correlation to the overall
+    shown (``overall.py``), after the estimate at ``task_type`` moved from ``before`` to
+    ``after``. A type already counted moves it by its share, 1/K, and its variance by its
+    share of the type's (the covariances with the other types stay as the last fit left
+    them). A type counted for the first time makes it a mean over one more type: the old
+    overall over K-1 types and the new one's estimate, whose sd is taken as the weighted
+    mean of the two sds (their correlation is not known between fits; this is its upper
+    bound, so the interval is never narrower than the evidence allows; the next fit gives
+    the joint one)."""
+    known = set(overall_types(skill, fleet))
     overall = skill.overall
     at = after.at if overall.at is None else max(overall.at, after.at or 0.0)
     if task_type not in known:
@@ -168,7 +190,7 @@ def _overall_moved(
     )  # fmt: skip
 
 
-def _model_change(skill: AgentSkill, at: float, rules: SkillRules) -> AgentSkill:
+def _model_change(skill: AgentSkill, fleet: FleetSkill, at: float, rules: SkillRules) -> AgentSkill:
     """Everything known of the agent is less sure, and its record as evaluator starts over."""
     extra = rules.model_change_sd**2
     types = {
@@ -186,12 +208,13 @@ def _model_change(skill: AgentSkill, at: float, rules: SkillRules) -> AgentSkill
     general = skill.general
     if general is not None:
         general = replace(general, var=general.var + extra)
-    point: Point = (at, OVERALL, overall.mean, math.sqrt(overall.var))
-    history = (*skill.history, point)[-rules.history :] if rules.history else ()
-    return replace(
+    changed = replace(
         skill, types=types, overall=overall, general=general, evaluator=new_source(rules),
-        model_changes=skill.model_changes + 1, history=history,
+        model_changes=skill.model_changes + 1,
     )  # fmt: skip
+    point: Point = (at, OVERALL, *shown_overall(changed, fleet, rules))
+    history = (*skill.history, point)[-rules.history :] if rules.history else ()
+    return replace(changed, history=history)
 
 
 def _deliberation(

@@ -3,11 +3,13 @@ corrected for time by ``chain.py``), its record as evaluator, its history; the f
 levels, judges, spreads and the fit's own record.
 
 **Overall** is one thing everywhere: the mean of the agent's skill over every task type
-the fleet has evidence at, a type it has not done counting as predicted from its general
-ability and that type's level (and ``type_spread``). Its variance is that of the whole
-linear combination under the fit's joint posterior, so estimates that share evidence (one
-ability copied into several unseen types, a level, a judge's leniency) are not averaged as
-if independent.
+the fleet has evidence at, as each type is shown (``overall.py``), a type it has not done
+counting as predicted from its general ability and that type's level (and
+``type_spread``). The state keeps the mean of the latent skills and its variance under the
+fit's joint posterior, the variance of the whole linear combination, so that estimates
+that share evidence (one ability copied into several unseen types, a level, a judge's
+leniency) are not averaged as if independent: the overall shown takes its correlation
+from it. Its history point is the overall as shown.
 
 The agents' states are made when asked for (``FitStates``) from what the fit keeps of
 them (``_Parts``: per unknown, source and pair, and each pair's path), not all at once: a
@@ -18,7 +20,6 @@ table, the weights, the values) are not held while they are written.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ import numpy.typing as npt
 
 from agentladder.domain.skill.fit import FitResult
 from agentladder.domain.skill.observations import agent_source
+from agentladder.domain.skill.overall import overall_of
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import (
     OVERALL,
@@ -257,6 +259,13 @@ class FitStates(Mapping[str, AgentSkill]):
         overall = Estimate(mean=centre, var=max(var, _MIN_VAR), n=count, at=last,
                            base_mean=centre, base_var=max(var, _MIN_VAR))  # fmt: skip
         general = Estimate(mean=float(mean[q] + ability_shift), var=float(max(own[q], _MIN_VAR)))
+        shown_overall = (0.0, 0.0)
+        if rules.history:  # its history's last point: the overall as shown
+            every_mean, every_var = _predicted(parts, general)
+            for e, p in zip(shown, mine, strict=True):
+                t = int(lay.pair_type[p])
+                every_mean[t], every_var[t] = e.mean, e.var
+            shown_overall = overall_of(every_mean, every_var, overall.var, rules)[:2]
         epoch = len(parts.changes.get(agent, []))
         found = self._source_at.get(agent_source(agent, epoch))
         evaluator = new_source(rules) if found is None else _source_state(parts, found)
@@ -273,7 +282,7 @@ class FitStates(Mapping[str, AgentSkill]):
                     (types[int(lay.pair_type[p])], paths[p] if paths is not None else [])
                     for p in mine
                 ],
-                overall,
+                (last, *shown_overall),
                 rules,
             ),
         )
@@ -286,17 +295,30 @@ def snapshot_of(fit: FitResult, rules: SkillRules, seq: int, events: int, at: fl
     return Snapshot(FitStates(fit, rules, parts), _fleet(fit, rules, seq, events, at, parts))
 
 
+def _predicted(parts: _Parts, general: Estimate) -> tuple[Floats, Floats]:
+    """The agent's mean and variance at every task type as predicted from its general
+    ability plus each type's level, with ``type_spread`` (``live.prior_at`` on the fleet's
+    state): where it has not done a type, what it reads there."""
+    levels = slice(parts.lay.l0, parts.lay.l0 + len(parts.types))
+    mean = parts.sol.mean[levels] + general.mean
+    var = np.maximum(parts.sol.var[levels], _MIN_VAR) + general.var + parts.spread
+    return mean.astype(np.float64), var.astype(np.float64)
+
+
 def _history(
-    typed: list[tuple[str, list[tuple[float, float, float]]]], overall: Estimate, rules: SkillRules
+    typed: list[tuple[str, list[tuple[float, float, float]]]],
+    overall: tuple[float | None, float, float],
+    rules: SkillRules,
 ) -> tuple[Point, ...]:
     """The last ``history`` points: each task type's estimate after each of its events, in
-    time order, and the overall estimate as the fit gives it now."""
+    time order, and the overall as the fit shows it now (time, skill, sd)."""
     if not rules.history:
         return ()
     points: list[Point] = [(at, name, m, sd) for name, path in typed for at, m, sd in path]
     points.sort(key=lambda p: (p[0], p[1]))
-    last = overall.at or (points[-1][0] if points else 0.0)
-    points.append((last, OVERALL, overall.mean, math.sqrt(overall.var)))
+    at, skill, sd = overall
+    last = at or (points[-1][0] if points else 0.0)
+    points.append((last, OVERALL, skill, sd))
     return tuple(points[-rules.history :])
 
 

@@ -23,7 +23,7 @@ from pydantic import TypeAdapter
 
 from agentladder.domain.skill.board import SkillEntry, skill_board, skill_view
 from agentladder.domain.skill.evidence import DEFAULT_JUDGE, Evidence, ScoreEvidence
-from agentladder.domain.skill.live import apply_evidence
+from agentladder.domain.skill.live import apply_evidence, overall_types
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill, FitInfo, FleetSkill, new_skill
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
@@ -37,6 +37,7 @@ from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, Skil
 
 __all__ = [
     "EVIDENCE",
+    "AgentSkills",
     "FitReport",
     "Freshness",
     "SkillService",
@@ -54,6 +55,16 @@ log = logging.getLogger(__name__)
 
 EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
 """Reads a stored skill event's payload back into its evidence."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSkills:
+    """One agent's skill as shown: overall, at every task type it has evidence in, and at
+    the fleet's other task types, as predicted; overall is the mean of the last two."""
+
+    overall: SkillEntry
+    task_types: list[SkillEntry]
+    predicted: list[SkillEntry]
 
 
 def evidence_hash(evidence: Evidence) -> str:
@@ -247,16 +258,23 @@ class SkillService:
         board = await off_loop(skill_board, skills, fleet, task_type, self.now(), self.rules)
         return board[:limit]
 
-    async def of_agent(self, agent_id: str) -> tuple[SkillEntry, list[SkillEntry]]:
-        """One agent's overall skill and its skill at every task type it has evidence in;
-        ``NotFound`` for an agent without any."""
+    async def of_agent(self, agent_id: str) -> AgentSkills:
+        """One agent's overall skill, its skill at every task type it has evidence in and
+        at the fleet's others (predicted); ``NotFound`` for an agent without evidence."""
         found = (await self.store.get_skills([agent_id])).get(agent_id)
         if found is None or found.overall.n == 0:
             raise NotFound("skill", agent_id)
         fleet = await self.store.get_fleet_skill()
-        now = self.now()
-        typed = [skill_view(found, fleet, t, now, self.rules) for t in sorted(found.types)]
-        return skill_view(found, fleet, None, now, self.rules), typed
+        now, rules = self.now(), self.rules
+        return AgentSkills(
+            overall=skill_view(found, fleet, None, now, rules),
+            task_types=[skill_view(found, fleet, t, now, rules) for t in sorted(found.types)],
+            predicted=[
+                skill_view(found, fleet, t, now, rules)
+                for t in overall_types(found, fleet)
+                if t not in found.types
+            ],
+        )
 
     async def overall(self, agent_ids: Collection[str]) -> dict[str, SkillEntry]:
         """The overall skill of each agent (a new agent's prior for one without evidence)."""
