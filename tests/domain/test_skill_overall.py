@@ -80,19 +80,22 @@ def _assert_overall_is_the_mean_shown(
 
 def test_after_a_fit_overall_is_the_mean_of_the_task_types_shown_near_the_top_too() -> None:
     """Every agent, some of whose task types are not done (those at their prediction):
-    overall = mean of the shown task types within 1e-9. The agent at 9.95 has latent
-    skills past 10: restricting their mean afterwards (the rule before) read it well above
-    what its task types show."""
-    states, fleet = _fitted(_judged())
-    assert sorted(fleet.levels) == list(TYPES)
+    overall = mean of the shown task types within 1e-9, with bounds as scores and with a
+    judge whose bounds are censored. With it the agent at 9.95 has latent skills past 10:
+    restricting their mean afterwards (the rule before) read it well above what its task
+    types show."""
+    censoring = RULES.model_copy(update={"censored_judges": ("judge",)})
     now = START + 1_000.0
-    for state in states.values():
-        _assert_overall_is_the_mean_shown(state, fleet, now)
+    for rules in (RULES, censoring):
+        states, fleet = _fitted(_judged(), rules)
+        assert sorted(fleet.levels) == list(TYPES)
+        for state in states.values():
+            _assert_overall_is_the_mean_shown(state, fleet, now, rules)
     top = states["top"]
     assert top.overall.mean > 10.0  # the latent mean is past the scale
-    shown = [skill_view(top, fleet, t, now, RULES).skill for t in TYPES]
+    shown = [skill_view(top, fleet, t, now, censoring).skill for t in TYPES]
     before = on_scale(top.overall.mean, math.sqrt(top.overall.var), RULES.interval_z)[0]
-    overall = skill_view(top, fleet, None, now, RULES)
+    overall = skill_view(top, fleet, None, now, censoring)
     assert before - statistics.fmean(shown) > 0.1  # what the users saw: 9.90 against 9.29
     assert overall.skill == pytest.approx(statistics.fmean(shown), abs=1e-9)
     assert overall.high <= 10.0
@@ -141,15 +144,21 @@ def test_away_from_the_ends_the_overall_sd_is_the_joint_posteriors() -> None:
     """The agent at 6 (no task type near 0 or 10): the overall's sd is that of the latent
     mean under the fit's joint posterior, within 0.1% (the restriction to the scale barely
     narrows its types); the one at 3, whose predicted type (3.0, sd 1.08) reaches 0,
-    within 1%; the one at 9.6, every type near 10, narrower."""
+    within 1%; the one at 9.6, every type near 10, narrower (its 10s censored: with
+    bounds as scores its latent skills stay under 10)."""
     states, fleet = _fitted(_judged())
+    censored, censored_fleet = _fitted(
+        _judged(), RULES.model_copy(update={"censored_judges": ("judge",)})
+    )
     now = START + 1_000.0
     for agent, within in (("mid", 1e-3), ("low", 1e-2)):
         state = states[agent]
         overall = skill_view(state, fleet, None, now, RULES)
         assert overall.sd == pytest.approx(math.sqrt(state.overall.var), rel=within)
-    high = states["high"]
-    assert skill_view(high, fleet, None, now, RULES).sd < 0.95 * math.sqrt(high.overall.var)
+    high = censored["high"]
+    censoring = RULES.model_copy(update={"censored_judges": ("judge",)})
+    view = skill_view(high, censored_fleet, None, now, censoring)
+    assert view.sd < 0.95 * math.sqrt(high.overall.var)
 
 
 def _joint_sd(events: list[Evidence], now: float) -> dict[str, tuple[float, float]]:
