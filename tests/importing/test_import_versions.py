@@ -62,7 +62,7 @@ def _history(path: Path, versioned: bool) -> Path:
 
 def _skill(db: Path, agent: str) -> float:
     async def body(services: Services) -> float:
-        entry, _ = await services.skill.of_agent(agent)
+        entry = (await services.skill.of_agent(agent)).overall
         return entry.skill
 
     return run_with_services(f"sqlite:///{db}", body)
