@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 import statistics
 import time
@@ -36,6 +35,7 @@ from agentladder.domain.skill.board import SkillEntry, skill_view
 from agentladder.importing.jsonl import read_jsonl
 from agentladder.importing.run import run_import
 from agentladder.services.container import build_services
+from benchmarks.fidelity_methods import kendall_tau
 
 __all__ = [
     "Judged",
@@ -139,27 +139,3 @@ def plain_means(rows: Sequence[Judged]) -> dict[tuple[str, str | None], float]:
         given.setdefault((r.model, None), []).append(value)
         given.setdefault((r.model, r.category), []).append(value)
     return {key: statistics.fmean(values) for key, values in given.items()}
-
-
-def kendall_tau(estimate: Mapping[str, float], order: Mapping[str, float]) -> float:
-    """Kendall's τ-b of two scorings of the same models."""
-    models = sorted(set(estimate) & set(order))
-    concordant = discordant = tied_estimate = tied_order = 0
-    for i, a in enumerate(models):
-        for b in models[i + 1 :]:
-            de, do = estimate[a] - estimate[b], order[a] - order[b]
-            if de == 0 and do == 0:
-                continue
-            if de == 0:
-                tied_estimate += 1
-            elif do == 0:
-                tied_order += 1
-            elif de * do > 0:
-                concordant += 1
-            else:
-                discordant += 1
-    pairs_e = concordant + discordant + tied_order
-    pairs_o = concordant + discordant + tied_estimate
-    if not pairs_e or not pairs_o:
-        return 0.0
-    return (concordant - discordant) / math.sqrt(pairs_e * pairs_o)
