@@ -77,19 +77,23 @@ def test_cheapest_above_picks_the_cheapest_clearing_the_floor() -> None:
 
 
 def test_cheapest_above_explores_a_cheaper_unproven_agent_within_its_slots() -> None:
-    """With slots, a cheaper agent not yet proven (d, cost 0.005) whose draw clears the
-    floor takes the dearest proven pick's place for some seeds, marked explore; b then
-    says it gave its place."""
+    """With a slot, the cheaper agent not yet proven where one more judged answer most
+    likely proves it takes the dearest proven pick's place, first (the cheapest), marked
+    explore: e (5.0 +- 2.5, no evidence: one answer may carry it over 6.0, probability
+    0.08), not d (6.0 +- 0.98 after 20 answers: one more hardly moves it); b then says
+    it gave its place."""
     spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=6.0)
     rules = RoutingRules(max_explore_share=0.5)
     found = [route(routing_table(FLEET), spec, now=0.0, seed=s, rules=rules) for s in range(60)]
     explored = [r for r in found if any(p.reason is Strategy.EXPLORE for p in r.agents)]
     assert explored
     assert all(r.explore_slots == 1 for r in explored)
+    assert all(r.explore_slots == 0 for r in found if r not in explored)
     first = explored[0]
-    assert first.agents[0].agent_id == "c"
-    assert first.agents[1].reason is Strategy.EXPLORE
-    assert first.agents[1].agent_id in ("d", "e")
+    assert [p.agent_id for p in first.agents] == ["e", "c"]
+    assert first.agents[0].reason is Strategy.EXPLORE
+    assert "one more judged answer proves it with probability 0.08" in first.agents[0].detail
+    assert first.agents[0].p_floor == pytest.approx(0.3446, abs=1e-4)
     gave = [e for e in first.excluded if e.agent_id == "b"]
     assert gave[0].detail == "gave its place to an explored agent"
 
@@ -110,9 +114,12 @@ def test_cheapest_above_does_not_explore_a_settled_agent_just_below_the_floor() 
 
 
 def test_cheapest_above_fills_with_the_likeliest_when_too_few_are_proven() -> None:
-    """Floor 7.5: only a is proven; the other place goes to b, likeliest to clear it
-    ((8.0 - 7.5) / 0.5 = 1), marked not yet shown."""
-    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=7.5)
+    """Floor 7.5 with confidence 0.975 (the 95% lower bound): only a is proven; the other
+    place goes to b, likeliest to clear it ((8.0 - 7.5) / 0.5 = 1), marked not yet
+    shown."""
+    spec = RouteSpec(
+        count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=7.5, confidence=0.975
+    )
     result = route(routing_table(FLEET), spec, now=0.0, seed=1)
     assert [p.agent_id for p in result.agents] == ["a", "b"]
     assert result.agents[1].detail.startswith("not yet shown to clear 7.5")
@@ -334,7 +341,7 @@ def test_the_draws_eligibility_agrees_with_the_rules_on_every_agent() -> None:
         )  # fmt: skip
         complexity = rng.choice([None, *Complexity])
         min_rank = rng.randrange(3)
-        check = _checker(spec, complexity, min_rank)
+        check = _checker(spec, complexity, min_rank, None)
         eligible = _eligible(spec, complexity, min_rank)
         for c in fleet:
             assert eligible(c) == (check(c) is None), (spec, complexity, min_rank, c)

@@ -28,7 +28,7 @@ HEALTH_UNSEEN = (
 @app.command()
 def route(
     task_type: Annotated[str, typer.Option(help="The task type to route.")],
-    count: Annotated[int, typer.Option(help="How many agents.")] = 2,
+    count: Annotated[int, typer.Option(help="How many agents (1: one task, one agent).")] = 1,
     budget: Annotated[
         float | None, typer.Option(help="The most one agent may cost per round.")
     ] = None,
@@ -36,7 +36,27 @@ def route(
         Strategy.BEST
     ),
     floor: Annotated[
-        float | None, typer.Option(help="cheapest_above: the lower bound to clear.")
+        float | None, typer.Option(help="cheapest_above: the skill (0-10) to clear.")
+    ] = None,
+    floor_share: Annotated[
+        float | None,
+        typer.Option(
+            help="cheapest_above: the floor as a share of the best available agent's skill"
+            " (0.95: nearly the best, for less); instead of --floor."
+        ),
+    ] = None,
+    confidence: Annotated[
+        float | None,
+        typer.Option(
+            help="cheapest_above: the least probability of clearing the floor (default:"
+            " routing.confidence)."
+        ),
+    ] = None,
+    explore_share: Annotated[
+        float | None,
+        typer.Option(
+            help="The expected share of picks spent exploring (routing default).",
+        ),
     ] = None,
     tag: Annotated[list[str] | None, typer.Option(help="A tag every agent declares.")] = None,
     seed: Annotated[int | None, typer.Option(help="Repeat a choice.")] = None,
@@ -67,7 +87,8 @@ def route(
     from the store, or asked of a running server (--server)."""
     spec = RouteSpec(
         count=count, task_type=task_type, tags=tuple(tag or ()), max_cost_per_round=budget,
-        strategy=strategy, quality_floor=floor, seed=seed,
+        strategy=strategy, quality_floor=floor, quality_floor_share=floor_share,
+        confidence=confidence, explore_share=explore_share, seed=seed,
     )  # fmt: skip
     if server is None:
         routing: Routing = _with_services(
@@ -80,7 +101,10 @@ def route(
                 needed=count,
             )
         typer.echo(HEALTH_UNSEEN, err=True)
-        chosen = Chosen(routing.seed, routing.agents, routing.excluded, routing.unlisted)
+        chosen = Chosen(
+            routing.seed, routing.agents, routing.excluded, routing.unlisted,
+            routing.quality_floor, routing.confidence,
+        )  # fmt: skip
         shown = routing.model_dump(mode="json")
     else:
         given = [(name, v) for name, v in (("--config", config), ("--store", store), ("--db", db))]
@@ -100,12 +124,15 @@ class Chosen:
     """What a routing chose and left out, read from the store or the server's answer."""
 
     def __init__(
-        self, seed: int, agents: list[Pick], excluded: list[NotChosen], unlisted: int
-    ) -> None:
+        self, seed: int, agents: list[Pick], excluded: list[NotChosen], unlisted: int,
+        floor: float | None = None, confidence: float | None = None,
+    ) -> None:  # fmt: skip
         self.seed = seed
         self.agents = agents
         self.excluded = excluded
         self.unlisted = unlisted
+        self.floor = floor
+        self.confidence = confidence
 
 
 def _asked(
@@ -123,12 +150,17 @@ def _asked(
         raise TooFewAgents(error.qualified, excluded, needed=spec.count) from None
     except client.LadderError as error:
         raise InvalidInput("--server", server, str(error)) from None
-    chosen = Chosen(out.seed, out.agents, out.excluded, out.unlisted)
+    chosen = Chosen(
+        out.seed, out.agents, out.excluded, out.unlisted, out.quality_floor, out.confidence
+    )
     return chosen, out.model_dump(mode="json")
 
 
 def _print_tables(routing: Chosen, strategy: Strategy, task_type: str) -> None:
-    table = Table(title=f"{strategy.value} for {task_type} (seed {routing.seed})")
+    floor = ""
+    if routing.floor is not None:
+        floor = f", floor {routing.floor:g} with probability {routing.confidence:g}"
+    table = Table(title=f"{strategy.value} for {task_type} (seed {routing.seed}{floor})")
     for column in ("agent", "skill", "sd", "lower bound", "cost/round", "p90 ms", "why"):
         table.add_column(column, overflow="fold" if column == "agent" else "ellipsis")
     for p in routing.agents:

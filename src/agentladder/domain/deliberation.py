@@ -59,6 +59,16 @@ class DeliberationRequest(BaseModel):
     task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
     complexity: Complexity | None = None
 
+    @field_validator("select")
+    @classmethod
+    def _two_at_least(cls, value: RouteSpec | None) -> RouteSpec | None:
+        if value is not None and value.count < 2:
+            raise ValueError(
+                f"count {value.count}: a deliberation needs at least 2 agents (POST /route"
+                " chooses one agent for a task run elsewhere)"
+            )
+        return value
+
     @field_validator("user_query")
     @classmethod
     def _at_most_32_kib(cls, value: str) -> str:

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.api.deps import CheckedJson, Role, ServicesDep
-from agentladder.domain.routing.spec import NotChosen, Pick, RouteSpec, Strategy
+from agentladder.domain.routing.spec import NotChosen, Pick, Reference, RouteSpec, Strategy
 from agentladder.domain.rules import Complexity
 from agentladder.services.routing.service import require_enough
 
@@ -36,6 +36,20 @@ class RouteOut(BaseModel):
     task_type: str | None
     seed: int = Field(description="repeat the same choice by sending it back")
     explore_slots: int
+    quality_floor: float | None = Field(
+        default=None,
+        description="cheapest_above: the floor applied (a quality_floor_share: that share of"
+        " the reference's skill)",
+    )
+    quality_floor_share: float | None = None
+    confidence: float | None = Field(
+        default=None, description="cheapest_above: the probability of clearing it asked"
+    )
+    reference: Reference | None = Field(
+        default=None,
+        description="the best available agent: the highest lower bound among those that pass"
+        " every rule but the floor",
+    )
     estimated_cost_per_round: float = Field(description="the chosen agents together")
     agents: list[Pick]
     excluded: list[NotChosen]
@@ -62,7 +76,9 @@ async def recommend(services: ServicesDep, request: RouteRequest) -> RouteOut:
     require_enough(routing, spec.count)
     return RouteOut(
         strategy=routing.strategy, task_type=routing.task_type, seed=routing.seed,
-        explore_slots=routing.explore_slots,
+        explore_slots=routing.explore_slots, quality_floor=routing.quality_floor,
+        quality_floor_share=routing.quality_floor_share, confidence=routing.confidence,
+        reference=routing.reference,
         estimated_cost_per_round=routing.estimated_cost_per_round, agents=routing.agents,
         excluded=routing.excluded, unlisted=routing.unlisted,
     )  # fmt: skip

@@ -19,6 +19,11 @@ class RoutingRules(BaseModel):
         default=0.2, ge=0.0, le=1.0,
         description="explore: the expected share of picks outside best's choice",
     )  # fmt: skip
+    confidence: float = Field(
+        default=0.8, ge=0.5, lt=1.0,
+        description="cheapest_above: the least posterior probability of clearing the floor"
+        " for an agent to count as proven, when a request names none",
+    )  # fmt: skip
     explore_tail_sd: float = Field(
         default=4.0, gt=0.0, le=10.0,
         description="explore: Thompson draws are cut at this many sd from the mean",

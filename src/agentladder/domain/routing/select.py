@@ -40,6 +40,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -50,6 +51,7 @@ from agentladder.domain.routing.spec import (
     ExclusionCode,
     NotChosen,
     Pick,
+    Reference,
     RouteSpec,
     Routing,
     Strategy,
@@ -58,24 +60,97 @@ from agentladder.domain.routing.table import Candidate, RoutingTable, routing_ta
 from agentladder.domain.rules import Complexity
 from agentladder.domain.stats import window_percentile
 
-__all__ = ["Candidate", "RoutingTable", "route", "routing_table"]
+__all__ = ["Candidate", "Floor", "RoutingTable", "p_clear", "route", "routing_table"]
 
 Z95 = 1.959963984540054
 
 
 Check = Callable[[Candidate], ExclusionCode | None]
 
+_NORMAL = NormalDist()
 
-def _limits(spec: RouteSpec) -> tuple[frozenset[str], float | None, int | None, float | None]:
-    """The request's limits as the rules test them: the tags asked for, the cost cap, the
-    least level's index and (cheapest_above) the quality floor."""
+
+def p_clear(skill: float, sd: float, floor: float) -> float:
+    """The posterior probability that a skill of mean ``skill`` and sd ``sd`` is at least
+    ``floor`` (normal); a skill known exactly (sd 0) clears it or not."""
+    if sd <= 0.0:
+        return 1.0 if skill >= floor else 0.0
+    return 0.5 * math.erfc((floor - skill) / (sd * math.sqrt(2.0)))
+
+
+@dataclass(frozen=True, slots=True)
+class Floor:
+    """cheapest_above's floor as applied: its value, and the confidence an agent's skill
+    must clear it with (``z``: that confidence's standard normal quantile)."""
+
+    value: float
+    confidence: float
+    share: float | None = None  # the share of the reference's skill it was computed as
+
+    @property
+    def z(self) -> float:
+        return _NORMAL.inv_cdf(self.confidence)
+
+    def clears(self, c: Candidate) -> bool:
+        """Proven: the posterior probability that its skill clears the floor is at least
+        the confidence (``skill - z sd >= floor``: the same test, exactly)."""
+        return c.skill - self.z * c.sd >= self.value
+
+    def p(self, c: Candidate) -> float:
+        return p_clear(c.skill, c.sd, self.value)
+
+    def reachable(self, c: Candidate) -> bool:
+        """Its 95% interval reaches the floor: it has not been shown to fall short."""
+        return c.skill + Z95 * c.sd >= self.value
+
+    def p_proven_next(self, c: Candidate) -> float:
+        """The probability that one more judged answer makes it proven: its posterior after
+        one more observation of noise ``sd * sqrt(max(observations, 1))`` (the noise its
+        evidence implies: n observations made its sd), whose mean is drawn from the
+        preposterior ``N(skill, sd^2 - sd'^2)``, clears ``floor + z sd'``."""
+        if c.sd <= 0.0:
+            return 0.0
+        noise = c.sd * c.sd * max(c.observations, 1)
+        after = 1.0 / (1.0 / (c.sd * c.sd) + 1.0 / noise)
+        spread = math.sqrt(max(c.sd * c.sd - after, 1e-18))
+        return p_clear(c.skill, spread, self.value + self.z * math.sqrt(after))
+
+
+def _first(order: Sequence[Candidate], check: Check) -> Candidate | None:
+    """The first agent of ``order`` that passes ``check`` (read by index: a projected
+    order builds only the agents read)."""
+    for i in range(len(order)):
+        c = order[i]
+        if check(c) is None:
+            return c
+    return None
+
+
+def _floor(spec: RouteSpec, reference: Candidate | None, rules: RoutingRules) -> Floor | None:
+    """cheapest_above's floor: ``quality_floor``, or ``quality_floor_share`` of the
+    reference's skill (none qualifies: no floor, since no agent passes the other rules)."""
+    if spec.strategy is not Strategy.CHEAPEST_ABOVE:
+        return None
+    confidence = spec.confidence if spec.confidence is not None else rules.confidence
+    if spec.quality_floor is not None:
+        return Floor(spec.quality_floor, confidence)
+    share = spec.quality_floor_share or 1.0
+    if reference is None:
+        return None
+    return Floor(round(share * reference.skill, 6), confidence, share)
+
+
+def _limits(spec: RouteSpec) -> tuple[frozenset[str], float | None, int | None]:
+    """The request's limits as the rules test them: the tags asked for, the cost cap and
+    the least level's index."""
     least = None if spec.min_level is None else LEVELS.index(spec.min_level)
-    floor = spec.quality_floor if spec.strategy is Strategy.CHEAPEST_ABOVE else None
-    return frozenset(spec.tags), spec.max_cost_per_round, least, floor
+    return frozenset(spec.tags), spec.max_cost_per_round, least
 
 
-def _checker(spec: RouteSpec, complexity: Complexity | None, min_rank: int) -> Check:
-    tags, cap, least, floor = _limits(spec)
+def _checker(
+    spec: RouteSpec, complexity: Complexity | None, min_rank: int, floor: Floor | None
+) -> Check:
+    tags, cap, least = _limits(spec)
 
     def check(c: Candidate) -> ExclusionCode | None:
         if not c.online:
@@ -94,7 +169,7 @@ def _checker(spec: RouteSpec, complexity: Complexity | None, min_rank: int) -> C
             return ExclusionCode.TAGS
         if cap is not None and c.cost > cap:
             return ExclusionCode.COST
-        if floor is not None and c.low < floor:
+        if floor is not None and not floor.clears(c):
             return ExclusionCode.BELOW_QUALITY_FLOOR
         return None
 
@@ -105,10 +180,10 @@ Eligible = Callable[[Candidate], bool]
 
 
 def _eligible(spec: RouteSpec, complexity: Complexity | None, min_rank: int) -> Eligible:
-    """``check(c) is None`` of ``_checker``'s check, as one test with the rules most likely
-    to fail first (the tags asked for, then status), for the Thompson draws, which need
-    no reason and visit hundreds of agents per routing."""
-    tags, cap, least, floor = _limits(spec)
+    """``check(c) is None`` of ``_checker``'s check (explore's: no floor), as one test with
+    the rules most likely to fail first (the tags asked for, then status), for the
+    Thompson draws, which need no reason and visit hundreds of agents per routing."""
+    tags, cap, least = _limits(spec)
 
     def eligible(c: Candidate) -> bool:
         return (
@@ -120,7 +195,6 @@ def _eligible(spec: RouteSpec, complexity: Complexity | None, min_rank: int) -> 
             and c.rank >= min_rank
             and (least is None or LEVELS.index(c.level) >= least)
             and (complexity is None or allows_complexity(c.max_complexity, complexity))
-            and (floor is None or c.low >= floor)
         )
 
     return eligible
@@ -188,6 +262,7 @@ def _detail(
     complexity: Complexity | None,
     min_rank: int,
     last: Candidate | None,
+    floor: Floor | None,
 ) -> str:
     if code is ExclusionCode.OFFLINE:
         if not c.registered:
@@ -213,14 +288,17 @@ def _detail(
         if math.isinf(c.cost):
             return "declared no prices (known by its evidence only), and a cost cap is set"
         return f"costs {c.cost:.4f} per round, above max_cost_per_round {spec.max_cost_per_round}"
-    if code is ExclusionCode.BELOW_QUALITY_FLOOR:
+    if code is ExclusionCode.BELOW_QUALITY_FLOOR and floor is not None:
         high = c.skill + Z95 * c.sd
-        if high < (spec.quality_floor or 0.0):
+        if high < floor.value:
             return (
                 f"its whole interval ({c.low:.2f}-{high:.2f}) lies below quality_floor"
-                f" {spec.quality_floor}"
+                f" {floor.value:g}"
             )
-        return f"lower bound {c.low:.2f} below quality_floor {spec.quality_floor}"
+        return (
+            f"P(skill >= {floor.value:g}) {floor.p(c):.3f} below confidence"
+            f" {floor.confidence:g} (skill {c.skill:.2f}, sd {c.sd:.2f})"
+        )
     if spec.strategy is Strategy.CHEAPEST_ABOVE:
         shown = "" if last is None else f" (the last pick costs {last.cost:.4f})"
         if math.isinf(c.cost):
@@ -230,7 +308,9 @@ def _detail(
     return f"lower bound {c.low:.2f} not among the {spec.count} highest{shown}"
 
 
-def _pick(c: Candidate, reason: Strategy, detail: str, sample: float | None = None) -> Pick:
+def _pick(
+    c: Candidate, reason: Strategy, detail: str, sample: float | None, floor: Floor | None
+) -> Pick:
     share = None
     if c.share < 1.0:
         share = c.share
@@ -239,7 +319,7 @@ def _pick(c: Candidate, reason: Strategy, detail: str, sample: float | None = No
         agent_id=c.agent_id, skill=c.skill, sd=c.sd, low=c.low, observations=c.observations,
         estimated_cost_per_round=None if math.isinf(c.cost) else c.cost,
         latency_p90_ms=window_percentile(c.latencies_ms, 90), reason=reason, detail=detail,
-        sample=sample, success_share=share,
+        sample=sample, success_share=share, p_floor=None if floor is None else floor.p(c),
     )  # fmt: skip
 
 
@@ -299,59 +379,68 @@ Chosen = list[tuple[Candidate, Strategy, str]]
 
 
 def _cheapest_above(
-    walk: _Walk, spec: RouteSpec, slots: int, tail: float, settled: float, rng: random.Random
-) -> tuple[Chosen, dict[int, float], set[int]]:
-    """cheapest_above's picks from its walk by cost: the cheapest proven above the floor;
-    up to ``slots`` of them given to cheaper agents not yet proven whose Thompson draw
-    clears the floor (the cheapest such first), unless their sd is ``settled`` or less
-    (one more task would not carry their lower bound over the floor: exploring them only
-    spends tasks below it); and when fewer than ``count`` are proven, the places left to
-    the agents likeliest to clear it (the highest (skill - floor) / sd)."""
-    floor = spec.quality_floor or 0.0
+    walk: _Walk, spec: RouteSpec, floor: Floor, slots: int, settled: float
+) -> tuple[Chosen, set[int]]:
+    """cheapest_above's picks from its walk by cost: the cheapest proven (``floor.clears``);
+    up to ``slots`` of them given to cheaper agents not yet proven where one more judged
+    answer would most likely change the decision (the highest saving per round times
+    ``floor.p_proven_next``), among those whose 95% interval reaches the floor and whose
+    sd is above ``settled`` (one more task would not prove them: exploring them only
+    spends tasks below the floor); the explored come first, as they are the cheapest.
+    When fewer than ``count`` are proven, the places left go to the agents likeliest to
+    clear the floor (the highest ``(skill - floor) / sd``) among those it reaches."""
     proven = walk.picks
     chosen: Chosen = [
         (c, Strategy.CHEAPEST_ABOVE,
-         f"costs {c.cost:.4f} per round; lower bound {c.low:.2f} clears {floor}")
+         f"costs {_cost(c)} per round; P(skill >= {floor.value:g}) {floor.p(c):.3f}, at"
+         f" least confidence {floor.confidence:g}")
         for c in proven
     ]  # fmt: skip
     unproven = [c for c, why in walk.passed if why is ExclusionCode.BELOW_QUALITY_FLOOR]
     taken: set[int] = set()
-    samples: dict[int, float] = {}
     gave_way: set[int] = set()
     if len(proven) < spec.count:  # the walk went through every agent
         # never one whose whole 95% interval lies below the floor: shown not to clear it
-        unproven = [c for c in unproven if c.skill + Z95 * c.sd >= floor]
-        unproven.sort(key=lambda c: -(c.skill - floor) / c.sd)
+        unproven = [c for c in unproven if floor.reachable(c)]
+        unproven.sort(key=lambda c: -floor.p(c))
         for c in unproven[: spec.count - len(proven)]:
             taken.add(id(c))
             chosen.append((c, Strategy.CHEAPEST_ABOVE,
-                           f"not yet shown to clear {floor}: skill {c.skill:.2f}, sd"
-                           f" {c.sd:.2f}, the likeliest to"))  # fmt: skip
+                           f"not yet shown to clear {floor.value:g}: P {floor.p(c):.3f}"
+                           f" (skill {c.skill:.2f}, sd {c.sd:.2f}), the likeliest to"))  # fmt: skip
     elif slots:
         ceiling = proven[-1].cost
+        options: list[tuple[float, Candidate, float]] = []
         for c in unproven:  # by cost, all cheaper than (or as cheap as) the last pick
-            if len(samples) == slots or c.cost >= ceiling:
+            if c.cost >= ceiling:
                 break
-            if c.sd <= settled or c.skill + tail * c.sd < floor:
+            if c.sd <= settled or not floor.reachable(c):
                 continue
-            drawn = c.skill + c.sd * max(-tail, min(tail, rng.gauss(0.0, 1.0)))
-            if drawn >= floor:
-                samples[id(c)] = drawn
-                taken.add(id(c))
-        if samples:
-            explored = [c for c in unproven if id(c) in taken]
-            chosen = chosen[: spec.count - len(explored)] + [
+            flip = floor.p_proven_next(c)
+            if flip > 0.0:
+                options.append(((ceiling - c.cost) * flip, c, flip))
+        options.sort(key=lambda o: (-o[0], o[1].cost, o[1].agent_id))
+        picked = sorted(options[:slots], key=lambda o: (o[1].cost, o[1].agent_id))
+        if picked:
+            explored: Chosen = [
                 (c, Strategy.EXPLORE,
-                 f"explore: costs {c.cost:.4f}; drew {samples[id(c)]:.2f} above {floor}"
-                 f" from skill {c.skill:.2f}, sd {c.sd:.2f}")
-                for c in explored
+                 f"explore: costs {_cost(c)}, {ceiling - c.cost:.4f} less per round;"
+                 f" P(skill >= {floor.value:g}) {floor.p(c):.3f}, and one more judged"
+                 f" answer proves it with probability {flip:.3f}")
+                for _, c, flip in picked
             ]  # fmt: skip
+            taken = {id(c) for _, c, _ in picked}
+            chosen = explored + chosen[: spec.count - len(explored)]
             dropped = proven[len(proven) - len(explored) :]
             gave_way = {id(c) for c in dropped}
             walk.passed = [(c, ExclusionCode.NOT_CHOSEN) for c in dropped] + walk.passed
     if taken:
         walk.passed = [(c, why) for c, why in walk.passed if id(c) not in taken]
-    return chosen, samples, gave_way
+    return chosen, gave_way
+
+
+def _cost(c: Candidate) -> str:
+    return "nothing declared" if math.isinf(c.cost) else f"{c.cost:.4f}"
 
 
 def _explore(
@@ -381,6 +470,15 @@ def _explore(
     return chosen, {id(c): v for v, c in explored}, {id(c) for c in dropped}
 
 
+def _reference(c: Candidate | None) -> Reference | None:
+    if c is None:
+        return None
+    return Reference(
+        agent_id=c.agent_id, skill=c.skill, sd=c.sd, low=c.low,
+        estimated_cost_per_round=None if math.isinf(c.cost) else c.cost,
+    )  # fmt: skip
+
+
 def route(
     table: RoutingTable,
     spec: RouteSpec,
@@ -395,16 +493,22 @@ def route(
     is then false); see the module docstring."""
     rules = rules or RoutingRules()
     rng = random.Random(seed)
-    check = _checker(spec, complexity, min_rank)
+    reference = _first(table.by_low, _checker(spec, complexity, min_rank, None))
+    floor = _floor(spec, reference, rules)
+    check = _checker(spec, complexity, min_rank, floor)
     listed = rules.max_listed_excluded
+    share = rules.max_explore_share if spec.explore_share is None else spec.explore_share
     slots = 0
     if spec.strategy is not Strategy.BEST:
-        slots = min(spec.count, int(rules.max_explore_share * spec.count + rng.random()))
+        slots = min(spec.count, int(share * spec.count + rng.random()))
+    samples: dict[int, float] = {}
     if spec.strategy is Strategy.CHEAPEST_ABOVE:
         walk = _walk(table.by_cost, lambda c: (c.cost, c.low), check, spec.count, rng, listed)
-        chosen, samples, gave_way = _cheapest_above(
-            walk, spec, slots, table.tail_sd, rules.explore_min_sd, rng
-        )
+        if floor is None:  # no agent passes the rules: nothing to choose
+            chosen: Chosen = []
+            gave_way: set[int] = set()
+        else:
+            chosen, gave_way = _cheapest_above(walk, spec, floor, slots, rules.explore_min_sd)
     else:
         walk = _walk(table.by_low, lambda c: c.low, check, spec.count, rng, listed)
         eligible = _eligible(spec, complexity, min_rank)
@@ -418,14 +522,21 @@ def route(
             detail=(
                 "gave its place to an explored agent"
                 if id(c) in gave_way
-                else _detail(why, c, spec, complexity, min_rank, last)
+                else _detail(why, c, spec, complexity, min_rank, last, floor)
             ),
+            p_floor=None if floor is None else floor.p(c),
         )
         for c, why in walk.passed[:listed]
     ]  # fmt: skip
-    agents = [_pick(c, reason, detail, samples.get(id(c))) for c, reason, detail in chosen]
+    agents = [
+        _pick(c, reason, detail, samples.get(id(c)), floor) for c, reason, detail in chosen
+    ]
     return Routing(
         strategy=spec.strategy, task_type=spec.task_type, count=spec.count, seed=seed,
         explore_slots=slots, agents=agents, excluded=excluded,
         unlisted=len(table) - len(agents) - len(excluded),
+        quality_floor=None if floor is None else floor.value,
+        quality_floor_share=spec.quality_floor_share,
+        confidence=None if floor is None else floor.confidence,
+        reference=_reference(reference),
     )  # fmt: skip

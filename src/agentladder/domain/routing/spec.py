@@ -11,7 +11,9 @@ from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.levels import Level
 from agentladder.domain.text import VisibleStr
 
-__all__ = ["ExclusionCode", "NotChosen", "Pick", "RouteSpec", "Routing", "Strategy"]
+__all__ = [
+    "ExclusionCode", "NotChosen", "Pick", "Reference", "RouteSpec", "Routing", "Strategy",
+]  # fmt: skip
 
 MAX_SEED = 2**53
 
@@ -29,7 +31,10 @@ class RouteSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    count: int = Field(ge=2, le=64, description="how many agents take part")
+    count: int = Field(
+        ge=1, le=64,
+        description="how many agents: 1 for one task to one agent (a deliberation needs 2)",
+    )  # fmt: skip
     task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
     tags: tuple[VisibleStr, ...] = Field(
         default=(), max_length=32, description="capability tags every chosen agent declares"
@@ -44,7 +49,24 @@ class RouteSpec(BaseModel):
     strategy: Strategy = Strategy.BEST
     quality_floor: float | None = Field(
         default=None, ge=0.0, le=10.0, allow_inf_nan=False,
-        description="cheapest_above: the lower bound every chosen agent's skill must clear",
+        description="cheapest_above: the skill (0-10) every chosen agent must clear, with"
+        " probability confidence",
+    )  # fmt: skip
+    quality_floor_share: float | None = Field(
+        default=None, gt=0.0, le=1.0, allow_inf_nan=False,
+        description="cheapest_above: the floor as a share of the reference agent's skill"
+        " (the best available: the highest lower bound among the agents that qualify but"
+        " for the floor); instead of quality_floor",
+    )  # fmt: skip
+    confidence: float | None = Field(
+        default=None, ge=0.5, lt=1.0, allow_inf_nan=False,
+        description="cheapest_above: the least posterior probability that an agent's skill"
+        " clears the floor for it to count as proven; none: routing.confidence",
+    )  # fmt: skip
+    explore_share: float | None = Field(
+        default=None, ge=0.0, le=1.0, allow_inf_nan=False,
+        description="explore, cheapest_above: the expected share of picks spent exploring;"
+        " none: routing.max_explore_share",
     )  # fmt: skip
     seed: int | None = Field(
         default=None, ge=0, le=MAX_SEED,
@@ -61,9 +83,21 @@ class RouteSpec(BaseModel):
 
     @model_validator(mode="after")
     def _floor_with_its_strategy(self) -> RouteSpec:
-        if self.strategy is Strategy.CHEAPEST_ABOVE and self.quality_floor is None:
-            raise ValueError("strategy cheapest_above needs a quality_floor")
+        if self.quality_floor is not None and self.quality_floor_share is not None:
+            raise ValueError(
+                "quality_floor: give one of quality_floor and quality_floor_share, not both"
+            )
+        if self.strategy is Strategy.CHEAPEST_ABOVE and self.floor_given is None:
+            raise ValueError(
+                "quality_floor: strategy cheapest_above needs a quality_floor or a"
+                " quality_floor_share"
+            )
         return self
+
+    @property
+    def floor_given(self) -> float | None:
+        """The floor as asked (absolute or a share), None when neither is."""
+        return self.quality_floor if self.quality_floor is not None else self.quality_floor_share
 
 
 class ExclusionCode(StrEnum):
@@ -104,6 +138,11 @@ class Pick(BaseModel):
         description="degraded: the share of calls it answers; skill, sd and low are then"
         " its skill's times it (the quality it is expected to deliver)",
     )
+    p_floor: float | None = Field(
+        default=None,
+        description="cheapest_above: the posterior probability that its skill clears the"
+        " floor",
+    )
 
 
 class NotChosen(BaseModel):
@@ -114,6 +153,25 @@ class NotChosen(BaseModel):
     agent_id: str
     reason: ExclusionCode
     detail: str
+    p_floor: float | None = Field(
+        default=None,
+        description="cheapest_above: the posterior probability that its skill clears the"
+        " floor",
+    )
+
+
+class Reference(BaseModel):
+    """The best available agent: the highest lower bound among the agents that pass
+    every rule but the quality floor. A relative floor is a share of its skill; savings
+    are counted against always using it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: str
+    skill: float
+    sd: float
+    low: float
+    estimated_cost_per_round: float | None
 
 
 class Routing(BaseModel):
@@ -127,6 +185,18 @@ class Routing(BaseModel):
     count: int
     seed: int
     explore_slots: int = Field(default=0, description="explore: picks it could spend exploring")
+    quality_floor: float | None = Field(
+        default=None,
+        description="cheapest_above: the floor applied (from quality_floor_share: that share"
+        " of the reference's skill)",
+    )
+    quality_floor_share: float | None = None
+    confidence: float | None = Field(
+        default=None, description="cheapest_above: the probability an agent was asked to clear"
+    )
+    reference: Reference | None = Field(
+        default=None, description="the best available agent (none: no agent qualifies)"
+    )
     agents: list[Pick]
     excluded: list[NotChosen]
     unlisted: int = Field(default=0, description="agents left out and not listed")
