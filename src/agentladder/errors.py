@@ -149,16 +149,19 @@ class Refused(AgentladderError):
 
 
 class TooFewAgents(AgentladderError):
-    """Fewer than two agents qualify for a deliberation; ``excluded`` says who and why."""
+    """Fewer agents qualify than a deliberation (or a routing: ``what``) needs;
+    ``excluded`` says who and why."""
 
     def __init__(
-        self, qualified: list[str], excluded: list[dict[str, object]], needed: int = 2
-    ) -> None:
+        self, qualified: list[str], excluded: list[dict[str, object]], needed: int = 2,
+        what: str = "a deliberation",
+    ) -> None:  # fmt: skip
         self.qualified = qualified
         self.excluded = excluded
         self.needed = needed
+        agents = "agent" if needed == 1 else "agents"
         super().__init__(
-            f"a deliberation needs at least {needed} qualified agents, {len(qualified)} qualify"
+            f"{what} needs at least {needed} qualified {agents}, {len(qualified)} qualify"
         )
 
 

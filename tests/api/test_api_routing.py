@@ -57,7 +57,7 @@ def test_route_with_too_few_qualifying_agents_is_400_with_the_excluded(api: Any)
         assert response.status_code == 400
         error = response.json()["error"]
         assert error["code"] == "too_few_agents"
-        assert error["message"] == "a deliberation needs at least 3 qualified agents, 2 qualify"
+        assert error["message"] == "the routing needs at least 3 qualified agents, 2 qualify"
         assert [(e["agent_id"], e["reason"]) for e in error["excluded"]] == [("sim_a", "cost")]
 
     api(body)

@@ -38,7 +38,7 @@ def test_too_few_agents_is_one_line_and_exit_1(tmp_path: Path) -> None:
     result = runner.invoke(app, ["route", "--task-type", "x", "--count", "3", "--config", config])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
-    assert lines == ["error: a deliberation needs at least 3 qualified agents, 2 qualify"]
+    assert lines == ["error: the routing needs at least 3 qualified agents, 2 qualify"]
 
 
 def test_cheapest_above_without_floor_is_one_line(tmp_path: Path) -> None:

@@ -62,7 +62,7 @@ def test_route_asks_the_server_and_says_what_it_cannot_do(tmp_path: Path) -> Non
         too_many = runner.invoke(app, [*asked[:4], "3", *asked[5:]])
         assert too_many.exit_code == 1
         assert too_many.output.strip().splitlines() == [
-            "error: a deliberation needs at least 3 qualified agents, 2 qualify"
+            "error: the routing needs at least 3 qualified agents, 2 qualify"
         ]
     finally:
         server.stop()

@@ -77,11 +77,11 @@ def test_cheapest_above_picks_the_cheapest_clearing_the_floor() -> None:
 
 
 def test_cheapest_above_explores_a_cheaper_unproven_agent_within_its_slots() -> None:
-    """With a slot, the cheaper agent not yet proven where one more judged answer most
-    likely proves it takes the dearest proven pick's place, first (the cheapest), marked
-    explore: e (5.0 +- 2.5, no evidence: one answer may carry it over 6.0, probability
-    0.08), not d (6.0 +- 0.98 after 20 answers: one more hardly moves it); b then says
-    it gave its place."""
+    """With a slot, the cheaper agent not yet proven where the next 10 judged answers
+    most likely prove a saving takes the dearest proven pick's place, first (the
+    cheapest), marked explore: d (6.0 +- 0.98, saves 0.025 per round, proven after 10
+    more with probability 0.117), not e (5.0 +- 2.5: 0.246, but saves only 0.010); b then
+    says it gave its place."""
     spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=6.0)
     rules = RoutingRules(max_explore_share=0.5)
     found = [route(routing_table(FLEET), spec, now=0.0, seed=s, rules=rules) for s in range(60)]
@@ -90,10 +90,10 @@ def test_cheapest_above_explores_a_cheaper_unproven_agent_within_its_slots() -> 
     assert all(r.explore_slots == 1 for r in explored)
     assert all(r.explore_slots == 0 for r in found if r not in explored)
     first = explored[0]
-    assert [p.agent_id for p in first.agents] == ["e", "c"]
+    assert [p.agent_id for p in first.agents] == ["d", "c"]
     assert first.agents[0].reason is Strategy.EXPLORE
-    assert "one more judged answer proves it with probability 0.08" in first.agents[0].detail
-    assert first.agents[0].p_floor == pytest.approx(0.3446, abs=1e-4)
+    assert "10 more judged answers prove it with probability 0.117" in first.agents[0].detail
+    assert first.agents[0].p_floor == pytest.approx(0.5)
     gave = [e for e in first.excluded if e.agent_id == "b"]
     assert gave[0].detail == "gave its place to an explored agent"
 

@@ -98,8 +98,8 @@ def route(
             raise TooFewAgents(
                 [p.agent_id for p in routing.agents],
                 [e.model_dump(mode="json") for e in routing.excluded],
-                needed=count,
-            )
+                needed=count, what="the routing",
+            )  # fmt: skip
         typer.echo(HEALTH_UNSEEN, err=True)
         chosen = Chosen(
             routing.seed, routing.agents, routing.excluded, routing.unlisted,
@@ -147,7 +147,9 @@ def _asked(
             out = ladder.route(request)
     except client.TooFewAgents as error:
         excluded = [e.model_dump(mode="json") for e in error.excluded]
-        raise TooFewAgents(error.qualified, excluded, needed=spec.count) from None
+        raise TooFewAgents(
+            error.qualified, excluded, needed=spec.count, what="the routing"
+        ) from None
     except client.LadderError as error:
         raise InvalidInput("--server", server, str(error)) from None
     chosen = Chosen(

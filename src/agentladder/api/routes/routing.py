@@ -73,7 +73,7 @@ async def recommend(services: ServicesDep, request: RouteRequest) -> RouteOut:
         spec, complexity=request.complexity, min_rank=request.min_agent_rank,
         online_only=request.online_only,
     )  # fmt: skip
-    require_enough(routing, spec.count)
+    require_enough(routing, spec.count, "the routing")
     return RouteOut(
         strategy=routing.strategy, task_type=routing.task_type, seed=routing.seed,
         explore_slots=routing.explore_slots, quality_floor=routing.quality_floor,

@@ -32,6 +32,11 @@ class RoutingRules(BaseModel):
         default=0.3, ge=0.0, le=10.0,
         description="cheapest_above: an unproven agent as sure as this is not explored",
     )  # fmt: skip
+    explore_horizon: int = Field(
+        default=10, ge=1, le=10_000,
+        description="cheapest_above explores where this many more judged answers would most"
+        " likely prove a cheaper agent",
+    )  # fmt: skip
     max_listed_excluded: int = Field(
         default=100, ge=0, le=10_000,
         description="agents not chosen that a routing lists with their reason",

@@ -103,16 +103,16 @@ class Floor:
         """Its 95% interval reaches the floor: it has not been shown to fall short."""
         return c.skill + Z95 * c.sd >= self.value
 
-    def p_proven_next(self, c: Candidate) -> float:
-        """The probability that one more judged answer makes it proven: its posterior after
-        one more observation of noise ``sd * sqrt(max(observations, 1))`` (the noise its
-        evidence implies: n observations made its sd), whose mean is drawn from the
-        preposterior ``N(skill, sd^2 - sd'^2)``, clears ``floor + z sd'``."""
-        if c.sd <= 0.0:
+    def p_proven_after(self, c: Candidate, answers: int) -> float:
+        """The probability that ``answers`` more judged answers make it proven: its
+        posterior after them, each of noise variance ``sd^2 * max(observations, 1)`` (the
+        noise its evidence implies: n observations made its sd), has a mean drawn from
+        the preposterior ``N(skill, sd^2 - sd'^2)`` that clears ``floor + z sd'``."""
+        if c.sd <= 0.0 or answers < 1:
             return 0.0
-        noise = c.sd * c.sd * max(c.observations, 1)
-        after = 1.0 / (1.0 / (c.sd * c.sd) + 1.0 / noise)
-        spread = math.sqrt(max(c.sd * c.sd - after, 1e-18))
+        prior = c.sd * c.sd
+        after = 1.0 / (1.0 / prior + answers / (prior * max(c.observations, 1)))
+        spread = math.sqrt(max(prior - after, 1e-18))
         return p_clear(c.skill, spread, self.value + self.z * math.sqrt(after))
 
 
@@ -378,15 +378,23 @@ def _draws(
 Chosen = list[tuple[Candidate, Strategy, str]]
 
 
+MIN_CHANCE = 0.01
+"""An unproven agent is explored only when the next ``routing.explore_horizon`` judged
+answers prove it with at least this probability: below, exploring it spends tasks below
+the floor for a decision that will not change."""
+
+
 def _cheapest_above(
-    walk: _Walk, spec: RouteSpec, floor: Floor, slots: int, settled: float
+    walk: _Walk, spec: RouteSpec, floor: Floor, slots: int, rules: RoutingRules
 ) -> tuple[Chosen, set[int]]:
     """cheapest_above's picks from its walk by cost: the cheapest proven (``floor.clears``);
-    up to ``slots`` of them given to cheaper agents not yet proven where one more judged
-    answer would most likely change the decision (the highest saving per round times
-    ``floor.p_proven_next``), among those whose 95% interval reaches the floor and whose
-    sd is above ``settled`` (one more task would not prove them: exploring them only
-    spends tasks below the floor); the explored come first, as they are the cheapest.
+    up to ``slots`` of them given to cheaper agents not yet proven where the evidence
+    would most likely change the decision: the highest saving per round times the
+    probability that the next ``rules.explore_horizon`` judged answers prove it
+    (``floor.p_proven_after``; at least ``MIN_CHANCE``), among those whose 95% interval
+    reaches the floor and whose sd is above ``rules.explore_min_sd`` (settled: more
+    tasks would not prove them, exploring them only spends tasks below the floor); the
+    explored come first, as they are the cheapest.
     When fewer than ``count`` are proven, the places left go to the agents likeliest to
     clear the floor (the highest ``(skill - floor) / sd``) among those it reaches."""
     proven = walk.picks
@@ -409,15 +417,15 @@ def _cheapest_above(
                            f"not yet shown to clear {floor.value:g}: P {floor.p(c):.3f}"
                            f" (skill {c.skill:.2f}, sd {c.sd:.2f}), the likeliest to"))  # fmt: skip
     elif slots:
-        ceiling = proven[-1].cost
+        ceiling, horizon = proven[-1].cost, rules.explore_horizon
         options: list[tuple[float, Candidate, float]] = []
         for c in unproven:  # by cost, all cheaper than (or as cheap as) the last pick
             if c.cost >= ceiling:
                 break
-            if c.sd <= settled or not floor.reachable(c):
+            if c.sd <= rules.explore_min_sd or not floor.reachable(c):
                 continue
-            flip = floor.p_proven_next(c)
-            if flip > 0.0:
+            flip = floor.p_proven_after(c, rules.explore_horizon)
+            if flip >= MIN_CHANCE:
                 options.append(((ceiling - c.cost) * flip, c, flip))
         options.sort(key=lambda o: (-o[0], o[1].cost, o[1].agent_id))
         picked = sorted(options[:slots], key=lambda o: (o[1].cost, o[1].agent_id))
@@ -425,8 +433,8 @@ def _cheapest_above(
             explored: Chosen = [
                 (c, Strategy.EXPLORE,
                  f"explore: costs {_cost(c)}, {ceiling - c.cost:.4f} less per round;"
-                 f" P(skill >= {floor.value:g}) {floor.p(c):.3f}, and one more judged"
-                 f" answer proves it with probability {flip:.3f}")
+                 f" P(skill >= {floor.value:g}) {floor.p(c):.3f}; {horizon} more judged"
+                 f" answers prove it with probability {flip:.3f}")
                 for _, c, flip in picked
             ]  # fmt: skip
             taken = {id(c) for _, c, _ in picked}
@@ -508,7 +516,7 @@ def route(
             chosen: Chosen = []
             gave_way: set[int] = set()
         else:
-            chosen, gave_way = _cheapest_above(walk, spec, floor, slots, rules.explore_min_sd)
+            chosen, gave_way = _cheapest_above(walk, spec, floor, slots, rules)
     else:
         walk = _walk(table.by_low, lambda c: c.low, check, spec.count, rng, listed)
         eligible = _eligible(spec, complexity, min_rank)

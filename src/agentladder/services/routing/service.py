@@ -44,15 +44,15 @@ from agentladder.store.base import Store
 __all__ = ["RoutingService", "fresh_seed", "require_enough"]
 
 
-def require_enough(routing: Routing, needed: int) -> None:
+def require_enough(routing: Routing, needed: int, what: str = "a deliberation") -> None:
     """``TooFewAgents`` (400 ``too_few_agents``, with the excluded agents) when fewer than
-    ``needed`` agents qualified."""
+    ``needed`` agents qualified for ``what``."""
     if not routing.enough:
         raise TooFewAgents(
             [p.agent_id for p in routing.agents],
             [e.model_dump(mode="json") for e in routing.excluded],
-            needed=needed,
-        )
+            needed=needed, what=what,
+        )  # fmt: skip
 
 
 def fresh_seed() -> int:
