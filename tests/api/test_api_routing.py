@@ -33,8 +33,12 @@ def test_route_recommends_without_running_anything(api: Any) -> None:
         assert set(first) >= {"agent_id", "skill", "sd", "low", "estimated_cost_per_round",
                               "latency_p90_ms", "reason", "detail"}  # fmt: skip
         assert out["excluded"] == [
-            {"agent_id": "sim_b", "reason": "tags", "detail": "does not declare audit",
-             "p_floor": None}
+            {
+                "agent_id": "sim_b",
+                "reason": "tags",
+                "detail": "does not declare audit",
+                "p_floor": None,
+            }
         ]
         assert out["estimated_cost_per_round"] == 0.025
         again = await client.post(

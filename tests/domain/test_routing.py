@@ -117,9 +117,7 @@ def test_cheapest_above_fills_with_the_likeliest_when_too_few_are_proven() -> No
     """Floor 7.5 with confidence 0.975 (the 95% lower bound): only a is proven; the other
     place goes to b, likeliest to clear it ((8.0 - 7.5) / 0.5 = 1), marked not yet
     shown."""
-    spec = RouteSpec(
-        count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=7.5, confidence=0.975
-    )
+    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=7.5, confidence=0.975)
     result = route(routing_table(FLEET), spec, now=0.0, seed=1)
     assert [p.agent_id for p in result.agents] == ["a", "b"]
     assert result.agents[1].detail.startswith("not yet shown to clear 7.5")

@@ -536,9 +536,7 @@ def route(
         )
         for c, why in walk.passed[:listed]
     ]  # fmt: skip
-    agents = [
-        _pick(c, reason, detail, samples.get(id(c)), floor) for c, reason, detail in chosen
-    ]
+    agents = [_pick(c, reason, detail, samples.get(id(c)), floor) for c, reason, detail in chosen]
     return Routing(
         strategy=spec.strategy, task_type=spec.task_type, count=spec.count, seed=seed,
         explore_slots=slots, agents=agents, excluded=excluded,

@@ -140,8 +140,7 @@ class Pick(BaseModel):
     )
     p_floor: float | None = Field(
         default=None,
-        description="cheapest_above: the posterior probability that its skill clears the"
-        " floor",
+        description="cheapest_above: the posterior probability that its skill clears the floor",
     )
 
 
@@ -155,8 +154,7 @@ class NotChosen(BaseModel):
     detail: str
     p_floor: float | None = Field(
         default=None,
-        description="cheapest_above: the posterior probability that its skill clears the"
-        " floor",
+        description="cheapest_above: the posterior probability that its skill clears the floor",
     )
 
 
