@@ -116,6 +116,45 @@ def test_select_with_too_few_agents_is_400_and_stores_nothing(api: Any) -> None:
     api(body)
 
 
+def test_route_of_one_agent_and_a_deliberation_of_one_refused(api: Any) -> None:
+    """POST /route count 1: one agent, the best; cheapest_above with a relative floor
+    names the floor it computed, the reference and each agent's probability. A
+    deliberation's select of 1 is 422 naming select and saying a deliberation needs 2."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        response = await client.post("/route", json={"count": 1}, headers=bearer(ORCH))
+        assert response.status_code == 200, response.text
+        out = response.json()
+        assert len(out["agents"]) == 1
+        assert out["reference"]["low"] == out["agents"][0]["low"]  # the best (ties: drawn)
+        sent = {"count": 1, "strategy": "cheapest_above", "quality_floor_share": 0.9,
+                "confidence": 0.7, "explore_share": 0}  # fmt: skip
+        response = await client.post("/route", json=sent, headers=bearer(ORCH))
+        assert response.status_code == 200, response.text
+        out = response.json()
+        reference = out["reference"]
+        assert out["quality_floor"] == pytest.approx(0.9 * reference["skill"], abs=1e-6)
+        assert (out["quality_floor_share"], out["confidence"]) == (0.9, 0.7)
+        [pick] = out["agents"]
+        assert pick["p_floor"] >= 0.7 or pick["detail"].startswith("not yet shown")
+        assert all(0.0 <= e["p_floor"] <= 1.0 for e in out["excluded"])
+        both = {**sent, "quality_floor": 5.0}
+        response = await client.post("/route", json=both, headers=bearer(ORCH))
+        assert response.status_code == 422
+        assert "give one of quality_floor and quality_floor_share" in response.text
+        response = await client.post(
+            "/deliberation", json={"user_query": "q", "select": {"count": 1}},
+            headers=bearer(ORCH),
+        )  # fmt: skip
+        assert response.status_code == 422
+        error = response.json()["error"]
+        assert error["field"] == "select"
+        assert "a deliberation needs at least 2 agents" in error["message"]
+        assert (await client.get("/deliberations")).json()["deliberations"] == []
+
+    api(body)
+
+
 def test_agent_names_and_select_together_are_one_line_422(api: Any) -> None:
     """Both agent_names and select (or neither): 422 naming agent_names, one line."""
 

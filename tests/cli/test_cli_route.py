@@ -75,3 +75,24 @@ def test_route_says_it_cannot_see_health_or_cooldowns(tmp_path: Path) -> None:
     assert result.stderr.startswith("note: health and cooldowns are not seen here")
     assert "`POST /route` on the server weighs them" in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_route_gives_one_agent_by_default_and_takes_a_floor_share(tmp_path: Path) -> None:
+    """Without --count, one agent; --floor-share and --confidence make a relative floor,
+    named in the JSON (the floor applied, the reference) and in the table's title."""
+    config = str(config_file(tmp_path))
+    for _ in range(2):
+        run("deliberate", "Which is best?", "--agent", "sim_a", "--agent", "sim_b",
+            "--scope", "standard", "--config", config, "--create")  # fmt: skip
+    out = json.loads(run("route", "--task-type", "deliberation", "--config", config, "--json"))
+    assert len(out["agents"]) == 1
+    asked = ["route", "--task-type", "deliberation", "--strategy", "cheapest_above",
+             "--floor-share", "0.8", "--confidence", "0.6", "--explore-share", "0",
+             "--config", config]  # fmt: skip
+    out = json.loads(run(*asked, "--json"))
+    assert out["quality_floor"] == round(0.8 * out["reference"]["skill"], 6)
+    assert (out["quality_floor_share"], out["confidence"]) == (0.8, 0.6)
+    assert len(out["agents"]) == 1
+    assert out["agents"][0]["p_floor"] is not None
+    shown = " ".join(run(*asked).split())
+    assert f"floor {out['quality_floor']:.2f} with probability 0.6" in shown

@@ -110,6 +110,13 @@ def test_every_method_sync(served: Server) -> None:
         assert judges.fitted_at == fitted.fitted_at
         routed = ladder.route(RouteRequest(count=2, task_type="code"))
         assert sorted(p.agent_id for p in routed.agents) == ["sim_a", "sim_b"]
+        one = ladder.route(RouteRequest(
+            count=1, task_type="code", strategy="cheapest_above", quality_floor_share=0.9,
+        ))  # fmt: skip
+        assert len(one.agents) == 1
+        assert one.reference is not None
+        assert one.quality_floor == pytest.approx(0.9 * one.reference.skill, abs=1e-6)
+        assert one.agents[0].p_floor is not None
         agent = ladder.heartbeat(AgentConfig(name="ext_sync", provider_id="acme", model_name="m1"))
         assert (agent.name, agent.provider_id, agent.status) == ("ext_sync", "acme", "online")
 

@@ -161,7 +161,7 @@ def _asked(
 def _print_tables(routing: Chosen, strategy: Strategy, task_type: str) -> None:
     floor = ""
     if routing.floor is not None:
-        floor = f", floor {routing.floor:g} with probability {routing.confidence:g}"
+        floor = f", floor {routing.floor:.2f} with probability {routing.confidence:g}"
     table = Table(title=f"{strategy.value} for {task_type} (seed {routing.seed}{floor})")
     for column in ("agent", "skill", "sd", "lower bound", "cost/round", "p90 ms", "why"):
         table.add_column(column, overflow="fold" if column == "agent" else "ellipsis")
