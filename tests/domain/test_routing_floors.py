@@ -204,3 +204,14 @@ def test_exploration_goes_where_more_answers_most_likely_prove_a_saving() -> Non
     result = route(routing_table(fleet), two, now=NOW, seed=3)
     assert [p.agent_id for p in result.agents] == ["g", "e"]  # by cost
     assert {p.reason for p in result.agents} == {Strategy.EXPLORE}
+
+
+def test_the_worked_example_explores_c() -> None:
+    """docs/routing.md's example: floor 8.55 at 0.8, one explore slot: b is settled (sd
+    0.3), c is explored with a 0.028 chance that its next 10 answers prove it."""
+    spec = RouteSpec(count=1, strategy=Strategy.CHEAPEST_ABOVE, quality_floor_share=0.95,
+                     explore_share=1.0)  # fmt: skip
+    [pick] = route(routing_table(TRIO), spec, now=NOW, seed=1).agents
+    assert (pick.agent_id, pick.reason) == ("c", Strategy.EXPLORE)
+    assert "10 more judged answers prove it with probability 0.028" in pick.detail
+    assert Floor(8.55, 0.8).p_proven_after(TRIO[2], 10) == pytest.approx(0.028, abs=5e-4)

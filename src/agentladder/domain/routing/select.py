@@ -5,27 +5,31 @@ its reason): offline, unreachable (this server cannot ask it), down (its provide
 show it cannot work now), complexity (its level at the task type may not take it),
 below_min_rank, level (below ``min_level``), tags (lacks one asked for), cost (above
 ``max_cost_per_round``, or no declared prices when a cap is set), and for cheapest_above
-below_quality_floor (its lower bound under ``quality_floor``). A degraded agent comes
-with its skill, sd and lower bound already multiplied by the share of calls it answers
-(its expected delivered quality: the service does it). Among those left:
+below_quality_floor (its probability of clearing the floor under ``confidence``). A
+degraded agent comes with its skill, sd and lower bound already multiplied by the share
+of calls it answers (its expected delivered quality: the service does it). Among those
+left:
 
 - ``best``: the highest lower bounds (the skill's 95% lower bound, the conservative
   estimate);
-- ``cheapest_above``: the cheapest whose lower bound clears ``quality_floor`` (ties:
-  the higher lower bound), of which up to ``explore_slots`` are given to cheaper agents
-  not yet proven whose Thompson draw clears the floor (so that a cheap good agent is
-  found) and whose sd is above ``explore_min_sd`` (a settled agent just below the floor
-  is not tried again and again); when fewer than ``count`` are proven, the places
-  left go to the agents likeliest to clear the floor (highest ``(skill - floor) / sd``)
-  among those whose 95% interval reaches it, marked so; an agent whose whole interval
-  lies below the floor is never chosen;
+- ``cheapest_above``: the cheapest proven to clear the floor (``quality_floor``, or
+  ``quality_floor_share`` of the reference's skill: the reference is the highest lower
+  bound among the agents that pass every rule but the floor): proven when the posterior
+  probability that its skill clears the floor is at least ``confidence`` (``Floor``); of
+  its picks, up to ``explore_slots`` go to cheaper agents not yet proven where the next
+  ``explore_horizon`` judged answers would most likely prove a saving (``Floor.
+  p_proven_after`` times the saving per round), unless settled (sd at most
+  ``explore_min_sd``) or shown not to reach the floor; when fewer than ``count`` are
+  proven, the places left go to the agents likeliest to clear the floor among those
+  whose 95% interval reaches it, marked so. docs/routing.md, "The decision rule";
 - ``explore``: best's picks, of which up to ``explore_slots`` are given to agents
   whose Thompson draw (a sample of the skill posterior, mean plus sd times a standard
   normal cut at ``explore_tail_sd``) places them among the ``count`` highest draws
   (drawn for every agent at once with numpy: ``_draws``).
 
-The slots (explore, cheapest_above) are ``floor(max_explore_share * count + u)``, ``u``
-uniform in [0, 1): in expectation at most ``max_explore_share`` of the picks explore.
+The slots (explore, cheapest_above) are ``floor(explore_share * count + u)``, ``u``
+uniform in [0, 1) (the request's ``explore_share``, else ``max_explore_share``): in
+expectation at most that share of the picks explore.
 
 Ties on a strategy's key at the last place are drawn with the seed; the same table,
 request and seed give the same picks. The table (``routing_table``) holds the agents in
