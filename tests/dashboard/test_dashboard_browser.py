@@ -281,6 +281,22 @@ def test_picker_auto_selects_with_a_strategy_and_shows_why(server: Server, page:
     screenshot(page, "picker-auto-select")
 
 
+def test_picker_takes_a_floor_as_a_share_of_the_best(server: Server, page: Page) -> None:
+    """cheapest_above with a floor share and a confidence: the summary names the floor the
+    server computed from the best available agent, and each pick its probability."""
+    page.goto(server.url("/dashboard/deliberations/new"))
+    page.fill("#route-count", "2")
+    page.select_option("#route-strategy", "cheapest_above")
+    page.fill("#route-floor-share", "0.5")
+    page.fill("#route-confidence", "0.6")
+    page.click("#auto-select")
+    expect(page.locator("#route-why .route-chosen li")).to_have_count(2)
+    summary = page.locator("#route-summary")
+    expect(summary).to_contain_text("cleared with probability 0.6 (best available: ")
+    expect(summary).to_contain_text(", floor ")
+    expect(page.locator("#route-why .route-chosen li").first).to_contain_text("P(skill >= ")
+
+
 def test_who_to_use_draws_skill_against_cost_with_the_frontier(server: Server, page: Page) -> None:
     """The routing page draws one chart per task type with every agent's interval and
     marks the frontier (the cheapest agent is always on it)."""

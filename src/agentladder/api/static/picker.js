@@ -127,8 +127,13 @@
   function showRouting(out) {
     const box = $("route-why");
     box.replaceChildren();
-    box.appendChild(el("p", out.strategy + " chose " + out.agents.length + " agents (seed "
-      + out.seed + ", " + money(out.estimated_cost_per_round) + " per round):"));
+    const floor = out.quality_floor === null || out.quality_floor === undefined ? ""
+      : ", floor " + out.quality_floor.toFixed(2) + " cleared with probability "
+        + out.confidence + (out.reference ? " (best available: " + out.reference.agent_id + ")" : "");
+    const found = el("p", out.strategy + " chose " + out.agents.length + " agents (seed "
+      + out.seed + ", " + money(out.estimated_cost_per_round) + " per round" + floor + "):");
+    found.id = "route-summary";
+    box.appendChild(found);
     const chosen = el("ul", undefined, "route-chosen");
     out.agents.forEach((p) => {
       const item = el("li", p.agent_id + ": " + p.detail);
@@ -159,6 +164,10 @@
     if ($("complexity").value) request.complexity = $("complexity").value;
     if ($("picker-tag").value) request.tags = [$("picker-tag").value];
     if ($("route-floor").value) request.quality_floor = Number($("route-floor").value);
+    if ($("route-floor-share").value) {
+      request.quality_floor_share = Number($("route-floor-share").value);
+    }
+    if ($("route-confidence").value) request.confidence = Number($("route-confidence").value);
     if ($("route-budget").value) request.max_cost_per_round = Number($("route-budget").value);
     const headers = { "Content-Type": "application/json", Accept: "application/json" };
     if ($("token").value) headers.Authorization = "Bearer " + $("token").value;
