@@ -460,7 +460,9 @@ def _explore(
     rng: random.Random,
 ) -> tuple[Chosen, dict[int, float], set[int]]:  # fmt: skip
     """explore's picks: best's (the walk's), of which up to ``slots`` are given to agents
-    outside them whose Thompson draw is among the ``count`` highest."""
+    outside them whose Thompson draw is among the ``count`` highest; the explored come
+    first (a caller that tries the picks in order, the gateway, tries them), then best's
+    in their order."""
     chosen: Chosen = [(c, Strategy.BEST, _best_detail(c)) for c in walk.picks]
     if not slots or len(walk.picks) < spec.count:
         return chosen, {}, set()
@@ -471,10 +473,10 @@ def _explore(
         return chosen, {}, set()
     keep = walk.picks[: spec.count - len(explored)]
     dropped = walk.picks[len(keep) :]
-    chosen = [(c, Strategy.BEST, _best_detail(c)) for c in keep] + [
+    chosen = [
         (c, Strategy.EXPLORE, f"explore: drew {v:.2f} from skill {c.skill:.2f}, sd {c.sd:.2f}")
         for v, c in explored
-    ]
+    ] + [(c, Strategy.BEST, _best_detail(c)) for c in keep]
     shown = {id(c) for _, c in explored}
     walk.passed = [(c, ExclusionCode.NOT_CHOSEN) for c in dropped] + [
         (c, why) for c, why in walk.passed if id(c) not in shown
