@@ -148,8 +148,8 @@ def test_route_of_one_agent_and_a_deliberation_of_one_refused(api: Any) -> None:
         )  # fmt: skip
         assert response.status_code == 422
         error = response.json()["error"]
-        assert error["field"] == "select"
-        assert "a deliberation needs at least 2 agents" in error["message"]
+        assert error["field"] == "select.count"
+        assert "a deliberation needs at least 2 agents, not 1" in error["message"]
         assert (await client.get("/deliberations")).json()["deliberations"] == []
 
     api(body)

@@ -25,6 +25,7 @@ __all__ = [
     "Excluded",
     "ExclusionReason",
     "Scope",
+    "SelectSpec",
     "Selection",
     "select_agents",
 ]
@@ -40,6 +41,20 @@ class Scope(StrEnum):
     DEEP = "deep"
 
 
+class SelectSpec(RouteSpec):
+    """``select`` of a deliberation: a routing of at least two agents."""
+
+    @field_validator("count")
+    @classmethod
+    def _two_at_least(cls, value: int) -> int:
+        if value < 2:
+            raise ValueError(
+                f"a deliberation needs at least 2 agents, not {value} (POST /route chooses"
+                " one agent for a task run elsewhere)"
+            )
+        return value
+
+
 class DeliberationRequest(BaseModel):
     """``POST /deliberation``: the question, the agents (named, or chosen by ``select``:
     exactly one of the two), the filter, the scope. A ``select`` naming a task type sets
@@ -48,7 +63,7 @@ class DeliberationRequest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     user_query: str = Field(min_length=1)
-    select: RouteSpec | None = Field(
+    select: SelectSpec | None = Field(
         default=None, description="choose the agents by routing instead of naming them"
     )
     agent_names: tuple[AgentName, ...] | None = Field(
@@ -58,16 +73,6 @@ class DeliberationRequest(BaseModel):
     scope: Scope = Scope.STANDARD
     task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
     complexity: Complexity | None = None
-
-    @field_validator("select")
-    @classmethod
-    def _two_at_least(cls, value: RouteSpec | None) -> RouteSpec | None:
-        if value is not None and value.count < 2:
-            raise ValueError(
-                f"count {value.count}: a deliberation needs at least 2 agents (POST /route"
-                " chooses one agent for a task run elsewhere)"
-            )
-        return value
 
     @field_validator("user_query")
     @classmethod
