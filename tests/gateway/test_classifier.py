@@ -55,18 +55,21 @@ SETTINGS = ClassifySettings.model_validate(
 
 def run(
     agent: FakeAgent | None, text: str, settings: ClassifySettings = SETTINGS
-) -> tuple[Classified, ProviderCalls, GatewayTotals]:
+) -> tuple[tuple[str | None, str, float | None], ProviderCalls, GatewayTotals]:
+    """The task type, how and the cost the classifier finds for ``text``, its calls and
+    totals; its time waiting for the agent is 0 when it was not asked."""
     calls, totals = ProviderCalls(), GatewayTotals()
     classifier = Classifier(settings, asker=agent, prices=PRICES, calls=calls, totals=totals)
-    found = asyncio.run(classifier.classify([{"role": "user", "content": text}]))
-    return found, calls, totals
+    found: Classified = asyncio.run(classifier.classify([{"role": "user", "content": text}]))
+    assert (found.waited_s > 0) == bool(agent is not None and agent.asked)
+    return (found.task_type, found.how, found.cost_usd), calls, totals
 
 
 def test_a_rule_that_matches_asks_no_agent() -> None:
     """A rule hit is ``rule``: the agent is not asked, nothing is spent."""
     agent = FakeAgent()
     found, calls, totals = run(agent, "a Traceback here")
-    assert found == Classified("code", "rule")
+    assert found == ("code", "rule", None)
     assert agent.asked == []
     assert totals.classifications == {("code", "rule"): 1}
     assert calls.latency == {}
@@ -77,7 +80,7 @@ def test_the_agent_names_the_type_and_its_call_is_counted() -> None:
     allowed types; its call is a ``classify`` call of the agent with its tokens and cost."""
     agent = FakeAgent("Writing\n")
     found, calls, totals = run(agent, "a poem about spring")
-    assert found == Classified("writing", "agent", COST)
+    assert found == ("writing", "agent", COST)
     assert agent.asked[0]["temperature"] == 0
     assert agent.asked[0]["max_tokens"] == SETTINGS.max_tokens
     assert "Task types: writing, code, audit" in str(agent.asked[0]["messages"])
@@ -99,7 +102,7 @@ def test_an_agent_that_fails_leaves_the_default() -> None:
     ]
     for agent, kind, cost in cases:
         found, calls, totals = run(agent, "a poem about spring")
-        assert found == Classified("audit", "default", cost), kind
+        assert found == ("audit", "default", cost), kind
         assert calls.errors == {("sorter", CALL, kind): 1}
         assert totals.classifications == {("audit", "default"): 1}
 
@@ -108,7 +111,7 @@ def test_without_a_default_nothing_found_is_failed() -> None:
     """No rule, no answer, no default: ``failed``, no task type (the overall skill)."""
     settings = SETTINGS.model_copy(update={"default": None})
     found, _, totals = run(FakeAgent("poetry"), "a poem", settings)
-    assert (found.task_type, found.how) == (None, "failed")
+    assert found == (None, "failed", COST)
     assert totals.classifications == {("", "failed"): 1}
 
 
@@ -116,5 +119,5 @@ def test_a_request_without_user_text_is_not_sent_to_the_agent() -> None:
     """No user text to read: the agent is not asked; the default."""
     agent = FakeAgent()
     found, _, _ = run(agent, "   ")
-    assert found == Classified("audit", "default")
+    assert found == ("audit", "default", None)
     assert agent.asked == []

@@ -56,11 +56,13 @@ class Asker(Protocol):
 @dataclass(frozen=True, slots=True)
 class Classified:
     """The task type found (None: none) and how: ``rule``, ``agent``, ``default`` or
-    ``failed``; ``cost_usd``: the agent's call, when it was asked."""
+    ``failed``; ``cost_usd``: the agent's call, when it was asked, and ``waited_s`` the
+    time it took (a provider's time, not the gateway's own)."""
 
     task_type: str | None
     how: str
     cost_usd: float | None = None
+    waited_s: float = 0.0
 
 
 class Classifier:
@@ -83,14 +85,16 @@ class Classifier:
         found = rule_hit(settings.rules, text)
         if found is not None:
             return self._counted(Classified(found, "rule"))
-        cost = None
+        cost, waited = None, 0.0
         if self.asker is not None and text.strip():
+            started = time.perf_counter()
             said, cost = await self._ask(text[: settings.agent_chars])
+            waited = time.perf_counter() - started
             if said is not None:
-                return self._counted(Classified(said, "agent", cost))
+                return self._counted(Classified(said, "agent", cost, waited))
         if settings.default is not None:
-            return self._counted(Classified(settings.default, "default", cost))
-        return self._counted(Classified(None, "failed", cost))
+            return self._counted(Classified(settings.default, "default", cost, waited))
+        return self._counted(Classified(None, "failed", cost, waited))
 
     def _counted(self, classified: Classified) -> Classified:
         self.totals.classifications[classified.task_type or "", classified.how] += 1

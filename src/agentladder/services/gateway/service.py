@@ -198,16 +198,17 @@ class Gateway:
 
     async def classified(
         self, choice: Choice, messages: list[Any], token: TokenSettings | None
-    ) -> Choice:
+    ) -> tuple[Choice, float]:
         """``choice`` with a task type from ``gateway.classify`` when it is a routing that
-        names none (unchanged otherwise, or without a classifier); the classifier agent's
-        cost is charged to ``token`` at once (it was spent, whatever the request's end)."""
+        names none (unchanged otherwise, or without a classifier), and the seconds its agent
+        took; the agent's cost is charged to ``token`` at once (it was spent, whatever the
+        request's end)."""
         if self.classifier is None or not choice.untyped:
-            return choice
+            return choice, 0.0
         found = await self.classifier.classify(messages)
         if found.cost_usd:
             self.budgets.charge(token, found.cost_usd)
-        return choice.typed(found.task_type, found.how, found.cost_usd)
+        return choice.typed(found.task_type, found.how, found.cost_usd), found.waited_s
 
     async def complete(
         self, body: Mapping[str, Any], headers: Mapping[str, str], caller: str = "admin",
@@ -228,7 +229,7 @@ class Gateway:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise InvalidInput("messages", messages, "must be a non-empty list")
-        choice = await self.classified(choice, messages, token)
+        choice, classifying_s = await self.classified(choice, messages, token)
         told.update(said(choice))
         agents, routing = await self.plan(choice)
         told.update(said(choice, routing))
@@ -243,6 +244,7 @@ class Gateway:
             await bill.close()  # nothing settled it: the hold is released
             raise
         served.budget = bill.headers()
+        served.provider_s += classifying_s  # the classifier's time is a provider's
         if served.stream is None:
             await bill.close()  # its settle is written before the answer goes
         else:
