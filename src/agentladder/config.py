@@ -452,17 +452,23 @@ def check_shares(settings: Settings) -> list[InvalidInput]:
 
 
 def check_judge(settings: Settings) -> None:
-    """``gateway.judge.agent`` names an agent this server calls over an OpenAI-compatible
-    backend (the judge is asked through it)."""
-    judge = settings.gateway.judge
-    if judge is None or judge.agent is None:
-        return
-    found = settings.agent(judge.agent)
-    if found is None or found.remote or not isinstance(found.backend, OpenAISettings):
-        raise InvalidInput(
-            "gateway.judge.agent", judge.agent,
-            "must name an agent of the config with an OpenAI-compatible backend (not remote)",
-        )  # fmt: skip
+    """``gateway.judge.agent`` and ``gateway.classify.agent`` name agents this server
+    calls over an OpenAI-compatible backend (each is asked through it)."""
+    judge, classify = settings.gateway.judge, settings.gateway.classify
+    named = [
+        ("gateway.judge.agent", None if judge is None else judge.agent),
+        ("gateway.classify.agent", None if classify is None else classify.agent),
+    ]
+    for key, name in named:
+        if name is None:
+            continue
+        found = settings.agent(name)
+        if found is None or found.remote or not isinstance(found.backend, OpenAISettings):
+            raise InvalidInput(
+                key, name,
+                "must name an agent of the config with an OpenAI-compatible backend (not"
+                " remote)",
+            )  # fmt: skip
 
 
 def load_settings(path: Path) -> Settings:

@@ -45,7 +45,10 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 - ``budgetusage:<ms>``: a good answer after ``ms`` milliseconds whose usage is 0 prompt
   tokens and as many completion tokens as the request's ``max_tokens`` (7 without it);
 - ``budgetdrip:<pieces>``: a stream of ``pieces`` pieces of ``"word "`` (5 characters), one
-  every 50 ms, with no usage, then ``[DONE]``.
+  every 50 ms, with no usage, then ``[DONE]``;
+- ``parrot:<name>``: a classifier: answers the word after ``ANSWER=`` in the last
+  message's text (``"none"`` without one) as its whole content, usage 11 and 7 tokens; HTTP
+  500 when that word is ``500``.
 
 The endless ones stop by themselves after 10 minutes or 64 MiB, whichever comes first.
 
@@ -239,6 +242,20 @@ async def _budget(behaviour: str, argument: str, body: dict[str, Any]) -> Respon
     return None
 
 
+def _parrot(body: dict[str, Any]) -> Response:
+    """``parrot``: the word after ``ANSWER=`` in the last message, as the answer."""
+    messages = body.get("messages") or [{}]
+    text = str(messages[-1].get("content", ""))
+    _, found, rest = text.partition("ANSWER=")
+    word = rest.split()[0] if found and rest.split() else "none"
+    if word == "500":
+        error = {"message": "the classifier is broken", "type": "server_error", "code": None}
+        return JSONResponse({"error": error}, status_code=500)
+    completion = _completion("parrot")
+    completion["choices"][0]["message"]["content"] = word
+    return JSONResponse(completion)
+
+
 def app() -> Starlette:
     """The Starlette app."""
     seen: list[dict[str, Any]] = []
@@ -298,6 +315,8 @@ def app() -> Starlette:
             completion = _completion("judge")
             completion["choices"][0]["message"]["content"] = json.dumps(verdict)
             return JSONResponse(completion)
+        if behaviour == "parrot":
+            return _parrot(body)
         if behaviour == "sharehold" and streamed:
             return StreamingResponse(_held(float(argument)), media_type="text/event-stream")
         if behaviour == "slow":

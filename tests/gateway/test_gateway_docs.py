@@ -34,9 +34,18 @@ def test_the_three_lines_get_an_answer(gateway: Server) -> None:
     assert ran.stdout.strip() == "answer from alpha"
 
 
-def test_the_configuration_example_is_valid() -> None:
-    """The YAML block parses as a configuration with a client token and two aliases."""
-    block = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)[0]
-    settings = parse_settings(yaml.safe_load(block))
+def test_the_configuration_examples_are_valid() -> None:
+    """The configuration's YAML block parses with a client token, three aliases and a
+    classifier; the classifier's own block parses with its agent (``sorter``) added."""
+    blocks = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    example = next(block for block in blocks if block.startswith("api:"))
+    settings = parse_settings(yaml.safe_load(example))
     assert settings.api.tokens[0].role == "client"
-    assert set(settings.gateway.models) == {"smart", "cheap"}
+    assert set(settings.gateway.models) == {"smart", "cheap", "near-best"}
+    assert settings.gateway.classify is not None
+    classify = next(block for block in blocks if "classify:" in block and block != example)
+    sorter = {"name": "sorter", "backend": {"kind": "openai", "base_url": "http://x/v1"}}
+    typed = parse_settings({**yaml.safe_load(classify), "agents": [sorter]})
+    assert typed.gateway.classify is not None
+    assert [rule.task_type for rule in typed.gateway.classify.rules] == ["code", "sql"]
+    assert typed.gateway.classify.rules[1].matches("SELECT a FROM b")

@@ -152,6 +152,28 @@ def test_a_routed_request_falls_back_past_a_failing_and_a_slow_agent(
     assert agent(gateway, "gamma")["stats"]["tasks_failed"] == 2
 
 
+def test_route_without_a_classifier_is_the_overall_skill_said_in_headers(
+    gateway: Server, providers: Providers
+) -> None:
+    """``model: route`` with no ``gateway.classify``: no task type, routed at the overall
+    skill (best: beta, gamma, alpha, as at audit, the only type judged); the answer says
+    the strategy and no task type or classification. ``route:audit`` says its task type."""
+    before = len(providers.seen())
+    raw = client(gateway).chat.completions.with_raw_response.create(model="route", messages=ASK)
+    assert raw.headers["x-agentladder-agent"] == "alpha"
+    assert [s["model"] for s in providers.seen()[before:]] == [
+        "fail:beta", "slow:3000", "good:alpha",
+    ]  # fmt: skip
+    assert raw.headers["x-agentladder-strategy"] == "best"
+    assert "x-agentladder-task-type" not in raw.headers
+    assert "x-agentladder-classified" not in raw.headers
+    typed = client(gateway).chat.completions.with_raw_response.create(
+        model="route:audit", messages=ASK
+    )
+    assert typed.headers["x-agentladder-task-type"] == "audit"
+    assert "x-agentladder-quality-floor" not in typed.headers
+
+
 def test_an_agent_whose_calls_keep_failing_is_down_and_left_out(gateway: Server) -> None:
     """Three failed calls in a row make beta down: the next routing leaves it out and
     the request goes to gamma first (the health of deliberation calls)."""

@@ -7,7 +7,9 @@ import pytest
 from agentladder.domain.routing.spec import Strategy
 from agentladder.errors import InvalidInput, UnknownModel
 from agentladder.services.gateway.choice import (
+    CONFIDENCE_HEADER,
     FLOOR_HEADER,
+    FLOOR_SHARE_HEADER,
     MAX_COST_HEADER,
     TAGS_HEADER,
     TASK_TYPE_HEADER,
@@ -22,6 +24,10 @@ ALIASES = {
     "cheap": GatewayModel(
         task_type="audit", strategy=Strategy.CHEAPEST_ABOVE, quality_floor=7.0,
         tags=("sql",), max_cost_per_round=0.05,
+    ),
+    "near": GatewayModel(
+        task_type="audit", strategy=Strategy.CHEAPEST_ABOVE, quality_floor_share=0.9,
+        confidence=0.85, explore_share=0.0,
     ),
 }  # fmt: skip
 
@@ -41,8 +47,8 @@ def test_an_agent_id_is_that_agent_alone() -> None:
 
 
 def test_route_forms_name_the_task_type_and_strategy() -> None:
-    """``route:audit`` is best at audit; ``route:audit:explore`` explores; up to the
-    attempts are routed (at least 2, routing's least count)."""
+    """``route:audit`` is best at audit; ``route:audit:explore`` explores; as many agents
+    as the attempts are routed, one with ``max_attempts: 1`` (no fallback)."""
     best = pick("route:audit")
     assert best.spec is not None
     assert (best.spec.task_type, best.spec.strategy, best.spec.count) == ("audit", "best", 3)
@@ -51,7 +57,7 @@ def test_route_forms_name_the_task_type_and_strategy() -> None:
     assert explore.spec.strategy is Strategy.EXPLORE
     single = choose("route:x", {}, agents=AGENTS, aliases={}, attempts=1)
     assert single.spec is not None
-    assert single.spec.count == 2
+    assert single.spec.count == 1
 
 
 def test_an_alias_is_its_configured_routing_and_headers_add_to_it() -> None:
@@ -118,3 +124,153 @@ def test_a_model_that_is_not_a_string_is_refused() -> None:
         with pytest.raises(InvalidInput) as refused:
             pick(model)
         assert refused.value.field == "model"
+
+
+@pytest.mark.parametrize(
+    ("model", "task_type", "floor", "share", "confidence"),
+    [
+        ("route:writing:cheapest_above@0.95", "writing", None, 0.95, None),
+        ("route:writing:cheapest_above@95%", "writing", None, 0.95, None),
+        ("route:writing:cheapest_above@1", "writing", None, 1.0, None),
+        ("route:writing:cheapest_above@7.5", "writing", 7.5, None, None),
+        ("route:writing:cheapest_above@10", "writing", 10.0, None, None),
+        ("route:writing:cheapest_above@.9:0.8", "writing", None, 0.9, 0.8),
+        ("route::cheapest_above@8:0.95", None, 8.0, None, 0.95),
+    ],
+)  # fmt: skip
+def test_a_floor_in_the_model_is_a_share_up_to_1_and_a_skill_above(
+    model: str, task_type: str | None, floor: float | None, share: float | None,
+    confidence: float | None,
+) -> None:  # fmt: skip
+    """``@<floor>``: up to 1 (or a percentage) a share of the reference's skill, above 1
+    a skill; ``:<confidence>`` after it; the task type may be left empty."""
+    found = pick(model)
+    assert found.spec is not None
+    assert found.spec.strategy is Strategy.CHEAPEST_ABOVE
+    assert found.spec.task_type == task_type
+    assert found.spec.quality_floor == floor
+    assert found.spec.quality_floor_share == share
+    assert found.spec.confidence == confidence
+
+
+def test_route_alone_and_route_with_an_empty_task_type_name_none() -> None:
+    """``route`` is best with no task type, ``route::explore`` explore with none (the
+    classifier's to type); an alias or agent called ``route`` keeps its name."""
+    bare = pick("route")
+    assert bare.spec is not None
+    assert (bare.spec.task_type, bare.spec.strategy) == (None, Strategy.BEST)
+    assert bare.untyped
+    explore = pick("route::explore")
+    assert explore.spec is not None
+    assert (explore.spec.task_type, explore.spec.strategy) == (None, Strategy.EXPLORE)
+    aliased = choose("route", {}, agents=AGENTS, aliases={"route": ALIASES["smart"]}, attempts=2)
+    assert aliased.task_type == "audit"
+    assert choose("route", {}, agents={"route"}, aliases={}, attempts=2).agent_id == "route"
+
+
+@pytest.mark.parametrize(
+    ("model", "said"),
+    [
+        ("route:writing:best@0.9", "a floor applies to cheapest_above only"),
+        ("route:writing:cheapest_above@0", "must be above 0"),
+        ("route:writing:cheapest_above@11", "must be above 0"),
+        ("route:writing:cheapest_above@150%", "must be above 0"),
+        ("route:writing:cheapest_above@high", "must be a number"),
+        ("route:writing:cheapest_above@-1", "must be a number"),
+        ("route:writing:cheapest_above@nan", "must be a number"),
+        ("route:writing:cheapest_above@0.9:0.4", "confidence '0.4'"),
+        ("route:writing:cheapest_above@0.9:1", "confidence '1'"),
+        ("route:writing:cheapest_above@0.9:80%", "confidence '80%'"),
+        ("route:writing:cheapest_above:0.9", "a confidence follows a floor"),
+        ("route::", "unknown strategy ''"),
+        ("route:Writing", "must match"),
+    ],
+)  # fmt: skip
+def test_a_malformed_route_form_is_refused_saying_why(model: str, said: str) -> None:
+    """Each malformed floor, confidence or form: ``UnknownModel`` naming the model, and
+    what is wrong in its reason."""
+    with pytest.raises(UnknownModel) as refused:
+        pick(model)
+    assert refused.value.field == "model"
+    assert refused.value.value == model
+    assert said in refused.value.reason
+
+
+def test_cheapest_above_takes_its_floor_from_a_header_or_is_refused() -> None:
+    """``route:audit:cheapest_above`` with a floor header is that floor; without any floor
+    it is 400 on ``model``, saying how to give one."""
+    found = pick("route:audit:cheapest_above", x_agentladder_quality_floor_share="0.9")
+    assert found.spec is not None
+    assert found.spec.quality_floor_share == 0.9
+    with pytest.raises(InvalidInput) as refused:
+        pick("route:audit:cheapest_above")
+    assert refused.value.field == "model"
+    assert "cheapest_above@0.95" in refused.value.reason
+
+
+def test_a_share_header_makes_cheapest_above_and_the_higher_share_holds() -> None:
+    """A share header on ``route:audit`` is cheapest_above at that share; on an alias with
+    a share, the higher holds, with the alias's confidence and explore share kept."""
+    found = pick("route:audit", x_agentladder_quality_floor_share="0.8")
+    assert found.spec is not None
+    assert (found.spec.strategy, found.spec.quality_floor_share) == ("cheapest_above", 0.8)
+    near = pick("near", x_agentladder_quality_floor_share="0.95")
+    assert near.spec is not None
+    assert (near.spec.quality_floor_share, near.spec.confidence) == (0.95, 0.85)
+    assert near.spec.explore_share == 0.0
+    lower = pick("near", x_agentladder_quality_floor_share="0.5")
+    assert lower.spec is not None
+    assert lower.spec.quality_floor_share == 0.9
+
+
+@pytest.mark.parametrize(
+    ("model", "headers", "refused_header", "said"),
+    [
+        ("route:audit", {FLOOR_HEADER: "7", FLOOR_SHARE_HEADER: "0.9"}, FLOOR_SHARE_HEADER,
+         "not both"),
+        ("cheap", {FLOOR_SHARE_HEADER: "0.9"}, FLOOR_SHARE_HEADER,
+         "send x-agentladder-quality-floor"),
+        ("near", {FLOOR_HEADER: "7"}, FLOOR_HEADER, "send x-agentladder-quality-floor-share"),
+        ("route:audit:cheapest_above@7.5", {FLOOR_SHARE_HEADER: "0.9"}, FLOOR_SHARE_HEADER,
+         "a share cannot be compared"),
+        ("route:audit:explore", {FLOOR_SHARE_HEADER: "0.9"}, FLOOR_SHARE_HEADER,
+         "cheapest_above only"),
+        ("route:audit", {FLOOR_SHARE_HEADER: "0"}, FLOOR_SHARE_HEADER, "above 0"),
+        ("route:audit", {FLOOR_SHARE_HEADER: "1.5"}, FLOOR_SHARE_HEADER, "from 0 to 1"),
+        ("route:audit", {CONFIDENCE_HEADER: "0.9"}, CONFIDENCE_HEADER, "cheapest_above only"),
+        ("cheap", {CONFIDENCE_HEADER: "0.4"}, CONFIDENCE_HEADER, "from 0.5 to 1"),
+        ("cheap", {CONFIDENCE_HEADER: "1"}, CONFIDENCE_HEADER, "under 1"),
+    ],
+)  # fmt: skip
+def test_floors_of_two_kinds_and_misplaced_headers_are_refused_by_name(
+    model: str, headers: dict[str, str], refused_header: str, said: str
+) -> None:
+    """A share and a skill cannot be compared before routing: both headers, or a header of
+    the other kind than the model's floor, are 400 naming the header; so are a floor or
+    confidence with a strategy that has none, and values out of range."""
+    with pytest.raises(InvalidInput) as refused:
+        choose(model, headers, agents=AGENTS, aliases=ALIASES, attempts=3)
+    assert refused.value.field == refused_header
+    assert refused.value.value == headers[refused_header]
+    assert said in refused.value.reason
+
+
+def test_the_confidence_header_raises_the_models_own() -> None:
+    """With cheapest_above, the higher of the model's and the header's confidence holds."""
+    raised = pick("route:audit:cheapest_above@0.9:0.8", x_agentladder_confidence="0.95")
+    assert raised.spec is not None
+    assert raised.spec.confidence == 0.95
+    kept = pick("near", x_agentladder_confidence="0.6")
+    assert kept.spec is not None
+    assert kept.spec.confidence == 0.85
+
+
+def test_a_typed_choice_carries_how_it_was_classified() -> None:
+    """``typed`` sets the routing's task type, and how and at what cost it was found."""
+    found = pick("route").typed("writing", "agent", 0.0001)
+    assert found.spec is not None
+    assert (found.spec.task_type, found.task_type) == ("writing", "writing")
+    assert (found.classified, found.classifier_cost) == ("agent", 0.0001)
+    assert not found.untyped
+    assert not pick("route:audit").untyped
+    assert not pick("alpha").untyped

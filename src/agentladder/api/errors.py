@@ -197,8 +197,11 @@ def _gateway(request: Request) -> bool:
 
 def _budgeted(request: Request, response: JSONResponse) -> JSONResponse:
     """A gateway error with the caller's budget headers, once its budget was read (those
-    the error carries itself, a refused reservation's figures, are kept)."""
+    the error carries itself, a refused reservation's figures, are kept), and how the
+    request was routed, as far as it was (its task type, classification, strategy)."""
     for name, value in getattr(request.state, "budget_headers", {}).items():
+        response.headers.setdefault(name, value)
+    for name, value in getattr(request.state, "route_headers", {}).items():
         response.headers.setdefault(name, value)
     return response
 

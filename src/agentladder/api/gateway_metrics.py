@@ -1,6 +1,7 @@
 """The gateway's counters for ``/metrics`` (its provider calls are in the provider call
-metrics, call ``chat``): requests, failed attempts, fallbacks, its added latency, checks
-and judges' spend (this instance's, since it started), and the clients' spend and budgets
+metrics, call ``chat``; the classifier's, call ``classify``): requests, failed attempts,
+fallbacks, its added latency, checks and judges' spend, classifications and the
+classifier's spend (this instance's, since it started), and the clients' spend and budgets
 (the store's, shared by every instance)."""
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def gateway_metrics(services: Services) -> Iterator[Metric]:
         unavailable.add_metric([task_type], count)
     yield unavailable
     yield from _seen(services)
+    yield from _classified(services)
     yield from _spend(services)
 
 
@@ -95,6 +97,28 @@ def _seen(services: Services) -> Iterator[Metric]:
     for judge, cost in sorted(gateway.totals.judge_cost_usd.items()):
         judges.add_metric([judge], cost)
     yield judges
+
+
+def _classified(services: Services) -> Iterator[Metric]:
+    totals = services.gateway.totals
+    classified = CounterMetricFamily(
+        "agentladder_gateway_classifications",
+        "routed gateway requests that named no task type, by the task type they were given"
+        " ('' when none) and how (rule; agent: the classifier agent named it; default;"
+        " failed: none found, routed at the overall skill)",
+        labels=["task_type", "outcome"],
+    )
+    for (task_type, outcome), count in sorted(totals.classifications.items()):
+        classified.add_metric([task_type, outcome], count)
+    yield classified
+    cost = CounterMetricFamily(
+        "agentladder_gateway_classifier_cost_dollars",
+        "what the classifier agent's calls cost at its prices, by agent",
+        labels=["agent"],
+    )
+    for agent, spent in sorted(totals.classifier_cost_usd.items()):
+        cost.add_metric([agent], spent)
+    yield cost
 
 
 def _spend(services: Services) -> Iterator[Metric]:

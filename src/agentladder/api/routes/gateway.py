@@ -3,9 +3,12 @@ for bearer tokens of the ``client`` role (docs/gateway.md).
 
 The body is the caller's, passed on unchanged but for ``model`` (the chosen agent's model
 name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answered),
-``x-agentladder-contract`` (this request's contract id) and ``x-agentladder-check``
+``x-agentladder-contract`` (this request's contract id), ``x-agentladder-check``
 (whether a check of this answer will run: ``yes`` or ``no``, services/gateway/checks.py),
-and for a client token with a budget the ``x-agentladder-budget-*`` headers
+how it was routed (``x-agentladder-task-type``, ``x-agentladder-strategy``, how a request
+without a task type was classified, cheapest_above's floor: services/gateway/said.py; also
+on an error that came after the choice), and for a client token with a budget the
+``x-agentladder-budget-*`` headers
 (``services/gateway/budgets.py``: as the request's reservation found them); over budget,
 or when the request's hold does not fit what is left, 429 ``insufficient_quota`` before
 anything is forwarded. Errors are in OpenAI's shape
@@ -75,8 +78,9 @@ async def _body(request: Request) -> dict[str, Any]:
 
 
 async def chat_completions(request: Request) -> Response:
-    """A chat completion from the agent ``model`` names (an agent id, ``route:<task_type>``
-    or ``route:<task_type>:<strategy>``, or an alias of ``gateway.models``), streamed as
+    """A chat completion from the agent ``model`` names (an agent id, a route form such as
+    ``route:<task_type>`` or ``route:<task_type>:cheapest_above@0.95``, ``route``, or an
+    alias of ``gateway.models``), streamed as
     server-sent events with ``stream: true``. 404 ``model_not_found``; 400 or 503
     ``no_agent_qualifies``; 503 ``agents_failed`` naming every agent tried and why; 429
     ``insufficient_quota`` when the caller's budget is spent or the request's hold does not
@@ -92,15 +96,18 @@ async def chat_completions(request: Request) -> Response:
     budget = gateway.budgets.check(caller.token)
     spent = {} if budget is None else budget.headers()
     request.state.budget_headers = spent  # on an error's answer too (api/errors.py)
+    told: dict[str, str] = {}
+    request.state.route_headers = told  # filled as the choice is made; on an error's too
     body = await _body(request)
-    served = await gateway.complete(body, request.headers, caller_name(caller), caller.token)
+    served = await gateway.complete(body, request.headers, caller_name(caller), caller.token, told)
     added = time.perf_counter() - received - served.provider_s
     task_type = served.choice.task_type or ""
     gateway.traffic.answered(served.agent_id, task_type, added, len(served.failures))
     if served.stream is not None:
-        headers = {**_headers(served), **spent, **served.budget, "cache-control": "no-cache"}
+        headers = {**_headers(served), **told, **spent, **served.budget,
+                   "cache-control": "no-cache"}  # fmt: skip
         return StreamingResponse(served.stream, media_type="text/event-stream", headers=headers)
-    headers = {**_headers(served), **spent, **served.budget}
+    headers = {**_headers(served), **told, **spent, **served.budget}
     return Response(served.body, media_type="application/json", headers=headers)
 
 

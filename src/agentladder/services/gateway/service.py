@@ -1,9 +1,11 @@
 """``Gateway``: one chat-completions request, from its ``model`` to an answer.
 
-The request's ``model`` and headers say what it asks for (``choice.py``). A routing asks
-the ``RoutingService`` for up to ``gateway.max_attempts`` agents, as ``POST /route`` does
-(same exclusions and reasons), among the agents this server can forward to (an
-OpenAI-compatible backend) and that heartbeat now. The first is asked; on a provider
+The request's ``model`` and headers say what it asks for (``choice.py``). A routing that
+names no task type gets one from ``gateway.classify`` when it is configured
+(``classifier.py``: rules, an agent, a default; the agent's cost charged to the caller).
+A routing asks the ``RoutingService`` for ``gateway.max_attempts`` agents, as
+``POST /route`` does (same exclusions and reasons), among the agents this server can
+forward to (an OpenAI-compatible backend) and that heartbeat now. The first is asked; on a provider
 error or a timeout before any byte went to the caller, the next one; when every one
 failed, ``AgentsFailed`` names them and why. A provider that refuses the request as
 invalid (400, 413, 422: ``Rejected``) is not held against its agent's health; the next
@@ -52,8 +54,10 @@ from agentladder.services.deliberations.calls import ProviderCalls, error_kind
 from agentladder.services.gateway.bills import Bill, billed, holding
 from agentladder.services.gateway.budgets import Budgets
 from agentladder.services.gateway.checks import Checks, answer_of
-from agentladder.services.gateway.choice import ROUTE_PREFIX, Choice, choose
+from agentladder.services.gateway.choice import ROUTE, ROUTE_PREFIX, Choice, choose
+from agentladder.services.gateway.classifier import Classifier
 from agentladder.services.gateway.feedback import Feedback
+from agentladder.services.gateway.said import said
 from agentladder.services.gateway.settings import GatewaySettings
 from agentladder.services.gateway.stats import StatsRecorder
 from agentladder.services.gateway.totals import GatewayTotals
@@ -133,13 +137,35 @@ class Gateway:
         self.forwarded: dict[str, OpenAIProvider] = {
             name: p for name, p in providers.items() if isinstance(p, OpenAIProvider)
         }
+        self.classifier = self._classifier(agents)
+
+    def _classifier(self, agents: Mapping[str, AgentConfig]) -> Classifier | None:
+        """``gateway.classify``'s classifier (none when it is not configured); its agent
+        must be one this server forwards to."""
+        settings = self.settings.classify
+        if settings is None:
+            return None
+        asker = None
+        if settings.agent is not None:
+            asker = self.forwarded.get(settings.agent)
+            if asker is None:
+                raise InvalidInput(
+                    "gateway.classify.agent", settings.agent,
+                    "must name an agent of the config with an OpenAI-compatible backend (not"
+                    " remote)",
+                )  # fmt: skip
+        prices = None if settings.agent is None else agents.get(settings.agent)
+        return Classifier(
+            settings, asker=asker, prices=prices, calls=self.calls, totals=self.totals
+        )
 
     def models(self) -> list[str]:
         """What ``model`` may name: the agents (by id), the aliases, the route forms of the
-        task types the aliases name."""
+        task types the aliases name, and ``route`` when requests are classified."""
         names = sorted(self.forwarded) + sorted(self.settings.models)
         types = sorted({m.task_type for m in self.settings.models.values() if m.task_type})
-        return names + [f"{ROUTE_PREFIX}{t}" for t in types]
+        bare = [ROUTE] if self.classifier is not None and ROUTE not in names else []
+        return names + bare + [f"{ROUTE_PREFIX}{t}" for t in types]
 
     def choose(self, model: object, headers: Mapping[str, str]) -> Choice:
         """What the request asks for (``choice.choose``), an agent this server cannot
@@ -170,15 +196,32 @@ class Gateway:
         picks = [p.agent_id for p in routing.agents][: self.settings.max_attempts]
         return picks, routing
 
+    async def classified(
+        self, choice: Choice, messages: list[Any], token: TokenSettings | None
+    ) -> tuple[Choice, float]:
+        """``choice`` with a task type from ``gateway.classify`` when it is a routing that
+        names none (unchanged otherwise, or without a classifier), and the seconds its agent
+        took; the agent's cost is charged to ``token`` at once (it was spent, whatever the
+        request's end)."""
+        if self.classifier is None or not choice.untyped:
+            return choice, 0.0
+        found = await self.classifier.classify(messages)
+        if found.cost_usd:
+            self.budgets.charge(token, found.cost_usd)
+        return choice.typed(found.task_type, found.how, found.cost_usd), found.waited_s
+
     async def complete(
         self, body: Mapping[str, Any], headers: Mapping[str, str], caller: str = "admin",
-        token: TokenSettings | None = None,
+        token: TokenSettings | None = None, told: dict[str, str] | None = None,
     ) -> Served:  # fmt: skip
         """Answer one request (``body``: the caller's JSON object, ``caller``: its token's
         name); ``AgentsFailed`` when every agent tried failed. The answer's cost is charged
         to ``token`` (the caller's: ``budgets.py``): for a client with a budget, money is
         held before the first attempt and the answer's cost replaces it (a stream's once,
-        whatever its end: ``bills.py``); a request no agent answered releases it."""
+        whatever its end: ``bills.py``); a request no agent answered releases it.
+        ``told`` receives the headers saying how the request was routed (``said.py``) as
+        soon as each is known, for the answer and for an error after the choice."""
+        told = {} if told is None else told
         choice = self.choose(body.get("model"), headers)
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
@@ -186,7 +229,10 @@ class Gateway:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise InvalidInput("messages", messages, "must be a non-empty list")
+        choice, classifying_s = await self.classified(choice, messages, token)
+        told.update(said(choice))
         agents, routing = await self.plan(choice)
+        told.update(said(choice, routing))
         bill = await self.budgets.reserve(token, lambda: holding(
             [self.agents[a] for a in agents], body, request_tokens(body),
             self.settings.reserve_output_tokens,
@@ -198,6 +244,7 @@ class Gateway:
             await bill.close()  # nothing settled it: the hold is released
             raise
         served.budget = bill.headers()
+        served.provider_s += classifying_s  # the classifier's time is a provider's
         if served.stream is None:
             await bill.close()  # its settle is written before the answer goes
         else:

@@ -6,6 +6,11 @@ gateway:
   models:                   # aliases a caller may name as its ``model``
     smart: {task_type: audit, strategy: best}
     cheap: {task_type: audit, strategy: cheapest_above, quality_floor: 7.0}
+    near-best: {task_type: audit, strategy: cheapest_above, quality_floor_share: 0.95,
+                confidence: 0.9}
+  classify:                 # a task type for routed requests that name none (classify.py)
+    rules: [{task_type: code, keywords: [traceback]}]
+    default: general
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.routing.spec import Strategy
+from agentladder.services.gateway.classify import ClassifySettings
 from agentladder.services.gateway.judge import JudgeSettings
 
 __all__ = ["ALIAS_PATTERN", "Budget", "GatewayModel", "GatewaySettings"]
@@ -35,13 +41,39 @@ class GatewayModel(BaseModel):
     task_type: str | None = Field(default=None, pattern=TASK_TYPE_PATTERN)
     strategy: Strategy = Strategy.BEST
     quality_floor: float | None = Field(default=None, ge=0.0, le=10.0)
+    quality_floor_share: float | None = Field(
+        default=None, gt=0.0, le=1.0,
+        description="cheapest_above: the floor as a share of the reference agent's skill",
+    )  # fmt: skip
+    confidence: float | None = Field(
+        default=None, ge=0.5, lt=1.0,
+        description="cheapest_above: the least probability of clearing the floor",
+    )  # fmt: skip
+    explore_share: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="explore, cheapest_above: the expected share of picks spent exploring",
+    )  # fmt: skip
     tags: tuple[str, ...] = Field(default=(), max_length=32)
     max_cost_per_round: float | None = Field(default=None, ge=0.0)
 
     @model_validator(mode="after")
     def _floor_with_its_strategy(self) -> GatewayModel:
-        if self.strategy is Strategy.CHEAPEST_ABOVE and self.quality_floor is None:
-            raise ValueError("strategy cheapest_above needs a quality_floor")
+        """Checked as routing checks a ``RouteSpec``, and what only cheapest_above (or a
+        strategy that explores) reads is refused with another strategy."""
+        if self.quality_floor is not None and self.quality_floor_share is not None:
+            raise ValueError("give one of quality_floor and quality_floor_share, not both")
+        cheapest = self.strategy is Strategy.CHEAPEST_ABOVE
+        if cheapest and self.quality_floor is None and self.quality_floor_share is None:
+            raise ValueError(
+                "strategy cheapest_above needs a quality_floor or a quality_floor_share"
+            )
+        if not cheapest and (self.quality_floor_share is not None or self.confidence is not None):
+            raise ValueError(
+                f"quality_floor_share and confidence apply to strategy cheapest_above only,"
+                f" not {self.strategy.value}"
+            )
+        if self.strategy is Strategy.BEST and self.explore_share is not None:
+            raise ValueError("explore_share applies to strategies explore and cheapest_above")
         return self
 
 
@@ -52,7 +84,8 @@ class GatewaySettings(BaseModel):
 
     max_attempts: int = Field(
         default=3, ge=1, le=16,
-        description="agents tried for one request: the routed one, then the next ones",
+        description="agents tried for one request: the routed one, then the next ones (1:"
+        " no fallback)",
     )  # fmt: skip
     models: dict[str, GatewayModel] = Field(default_factory=dict)
     max_body_bytes: int = Field(
@@ -63,6 +96,11 @@ class GatewaySettings(BaseModel):
     )  # fmt: skip
     judge: JudgeSettings | None = Field(
         default=None, description="who checks answers by earned trust (none: no checks)"
+    )
+    classify: ClassifySettings | None = Field(
+        default=None,
+        description="how a routed request that names no task type gets one (none: it is"
+        " routed at the agents' overall skill)",
     )
     feedback_days: int = Field(
         default=30, ge=1, le=3650,
