@@ -26,6 +26,7 @@ from agentladder.client import (
     TooFewAgents,
     Unauthorized,
 )
+from agentladder.domain.routing import Strategy
 from agentladder.services.oracle.batch import ItemStatus
 from tests.client.conftest import ADMIN, AGENT, ORCH
 from tests.served import Server
@@ -110,15 +111,21 @@ def test_every_method_sync(served: Server) -> None:
         assert judges.fitted_at == fitted.fitted_at
         routed = ladder.route(RouteRequest(count=2, task_type="code"))
         assert sorted(p.agent_id for p in routed.agents) == ["sim_a", "sim_b"]
-        one = ladder.route(RouteRequest(
-            count=1, task_type="code", strategy="cheapest_above", quality_floor_share=0.9,
-        ))  # fmt: skip
-        assert len(one.agents) == 1
-        assert one.reference is not None
-        assert one.quality_floor == pytest.approx(0.9 * one.reference.skill, abs=1e-6)
-        assert one.agents[0].p_floor is not None
         agent = ladder.heartbeat(AgentConfig(name="ext_sync", provider_id="acme", model_name="m1"))
         assert (agent.name, agent.provider_id, agent.status) == ("ext_sync", "acme", "online")
+
+
+def test_route_of_one_agent_with_a_relative_floor(served: Server) -> None:
+    """RouteRequest of one agent, cheapest_above at 90% of the best available agent: one
+    pick, the floor computed from the reference, the pick's probability of clearing it."""
+    with Ladder(served.base, token=ADMIN) as ladder:
+        one = ladder.route(RouteRequest(
+            count=1, task_type="code", strategy=Strategy.CHEAPEST_ABOVE, quality_floor_share=0.9,
+        ))  # fmt: skip
+    assert len(one.agents) == 1
+    assert one.reference is not None
+    assert one.quality_floor == pytest.approx(0.9 * one.reference.skill, abs=1e-6)
+    assert one.agents[0].p_floor is not None
 
 
 def test_every_method_async(served: Server) -> None:

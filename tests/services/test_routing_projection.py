@@ -95,9 +95,13 @@ SPECS = [
     RouteSpec(count=2, task_type="code_review", max_cost_per_round=0.02, tags=("python",)),
     RouteSpec(count=4, task_type="summarize", min_level=Level.RELIABLE),
     RouteSpec(
-        count=1, task_type="summarize", strategy=Strategy.CHEAPEST_ABOVE,
-        quality_floor_share=0.9, confidence=0.7, explore_share=0.5,
-    ),  # fmt: skip
+        count=1,
+        task_type="summarize",
+        strategy=Strategy.CHEAPEST_ABOVE,
+        quality_floor_share=0.9,
+        confidence=0.7,
+        explore_share=0.5,
+    ),
 ]
 """The requests compared after each commit: every strategy, each rule."""
 
