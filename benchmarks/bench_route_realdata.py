@@ -23,11 +23,12 @@ Targets: at a 95% floor, quality >= 0.95 of the best single agent at <= 0.6 of i
 frontier at least the plain-means router's everywhere (``routing_replay.shortfall`` <= 0).
 
 **Simulated fleet** (``routing_fleet.py``, ``routing_stream.py``): the same static replay
-(a history, then ``FLEET_EVAL`` held-out requests of every type), and a stream of
-``ROUTE_FLEET_REQUESTS`` (1000) routed requests (``cheapest_above`` at 0.95,
-``explore_share`` 0.1, and 0 to show what exploring buys) whose judged answers are fed back
-and fitted every ``FIT_EVERY``: quality and cost against the best single agent, and per
-task type the requests before a cheaper agent than the reference is proven; medians over
+(a history, then ``FLEET_EVAL`` held-out requests of every type), and streams of
+``ROUTE_FLEET_REQUESTS`` (1000) routed requests (``cheapest_above`` at 0.95; ``STREAMS``:
+the default confidence with ``explore_share`` 0.1 and 0, to show what exploring buys, and
+confidence 0.7 with 0.1) whose judged answers are fed back and fitted every
+``FIT_EVERY``: quality and cost against the best single agent, and per task type the
+requests before a cheaper agent than the type's reference is proven; medians over
 ``ROUTE_FLEET_SEEDS`` (5) seeds.
 
 The judgments are public data of other projects, not in this repository: read from
@@ -51,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from agentladder.domain.routing.rules import RoutingRules
+from agentladder.domain.scales import to_ten
 from benchmarks.mt_bench_data import Judged, plain_means
 from benchmarks.mt_bench_routing import Answers, Split, answers, path, splits
 from benchmarks.routing_fleet import TYPES, make_fleet
@@ -118,8 +120,8 @@ def _print_first(outcome: Outcome, title: str) -> None:
                   f" [{cl:.3f}, {ch:.3f}] {e:7.3f}  {picks}")  # fmt: skip
 
 
-def _print_spread(outcomes: Sequence[Outcome], answers_cost: bool) -> None:
-    print(f"\nover {len(outcomes)} splits: median (min-max) of the ratios to the best single"
+def _print_spread(outcomes: Sequence[Outcome], answers_cost: bool, over: str) -> None:
+    print(f"\nover {len(outcomes)} {over}: median (min-max) of the ratios to the best single"
           " agent")  # fmt: skip
     tail = f" {'answers':>7}" if answers_cost else ""
     print(f"{'floor':>5}  {'method':<17} {'quality':>23} {'cost':>23}{tail}")
@@ -131,13 +133,13 @@ def _print_spread(outcomes: Sequence[Outcome], answers_cost: bool) -> None:
             tail = f" {statistics.median(es):7.3f}" if answers_cost else ""
             print(f"{floor:5.2f}  {name:<17} {_spread(qs):>23} {_spread(cs):>23}{tail}")
     bests = sorted({o.best for o in outcomes})
-    print(f"best single agent of the splits: {', '.join(bests)}")
+    print(f"best single agent of the {over}: {', '.join(bests)}")
 
 
-def _print_sweep(outcomes: Sequence[Outcome]) -> None:
+def _print_sweep(outcomes: Sequence[Outcome], over: str) -> None:
     n, picks = len(outcomes), len(FLOORS) * outcomes[0].types
-    print("\nfrontiers: median quality/cost (per round) over the splits at each floor; targets"
-          " (in parentheses, splits meeting each): 0.95 floor >= 0.95 at <= 0.6; 0.90"
+    print(f"\nfrontiers: median quality/cost (per round) over the {over} at each floor; targets"
+          f" (in parentheses, {over} meeting each): 0.95 floor >= 0.95 at <= 0.6; 0.90"
           " floor >= 0.90 at <= 0.3; cost <= 1 at every floor; shortfall against plain"
           " means <= 0")  # fmt: skip
     head = " ".join(f"{f:>11.2f}" for f in FLOORS)
@@ -160,7 +162,7 @@ def _print_sweep(outcomes: Sequence[Outcome]) -> None:
         if name in outcomes[0].unproven:
             line += f"  {statistics.median(o.unproven[name] for o in outcomes):g}"
         print(line)
-    print(f"(of {n} splits; shortfall: the most a plain-means point's quality exceeds every"
+    print(f"(of {n} {over}; shortfall: the most a plain-means point's quality exceeds every"
           " point of ours that costs no more, on the median curves; unproven: picks not"
           " proven at their floor, median)")  # fmt: skip
 
@@ -204,8 +206,8 @@ def realdata() -> None:
     _print_models(data, PRICES)
     outcomes = asyncio.run(_replay(data))
     _print_first(outcomes[0], "odd question ids as history, even held out")
-    _print_spread(outcomes, answers_cost=True)
-    _print_sweep(outcomes)
+    _print_spread(outcomes, answers_cost=True, over="splits")
+    _print_sweep(outcomes, over="splits")
     print(f"replay: {len(outcomes)} splits in {time.perf_counter() - start:.0f} s")
 
 
@@ -254,6 +256,18 @@ def _until(streams: Sequence[Stream], task_type: str) -> str:
     return f"{'never' if middle is None else middle}({happened})"
 
 
+def _truly_within(seed: int, stream: Stream) -> tuple[int, int]:
+    """Of the agents first proven per type in ``stream``, how many are truly within
+    ``FLEET_SHARE`` of the type's truly best agent (0-10 scale), and how many there are."""
+    agents = make_fleet(seed).agents
+    within = 0
+    for task_type, agent in stream.proven_agent.items():
+        best = max(to_ten(a.quality[task_type], "1-10") for a in agents)
+        mine = next(a for a in agents if a.name == agent).quality[task_type]
+        within += to_ten(mine, "1-10") >= FLEET_SHARE * best
+    return within, len(stream.proven_agent)
+
+
 def fleet() -> None:
     """The simulated fleet: its static replay, and the streams with and without
     exploration."""
@@ -262,8 +276,8 @@ def fleet() -> None:
     replays, streams = asyncio.run(_fleet(seeds))
     print(f"\nsimulated fleet: 30 agents, 10 task types, seeds {seeds[0]}-{seeds[-1]}; static"
           f" replay of the history on {FLEET_EVAL} held-out requests per type")  # fmt: skip
-    _print_spread(replays, answers_cost=False)
-    _print_sweep(replays)
+    _print_spread(replays, answers_cost=False, over="seeds")
+    _print_sweep(replays, over="seeds")
     print(f"\nstreams: {FLEET_REQUESTS} requests, cheapest_above at {FLEET_SHARE}, a fit every"
           f" {FIT_EVERY}; median (min-max) over the seeds of the ratios to the best single"
           " agent on the same requests")  # fmt: skip
@@ -277,9 +291,14 @@ def fleet() -> None:
     print("requests of a type routed before a cheaper agent than the type's reference is"
           " proven (median over the seeds, never counted as more; in parentheses, the seeds"
           " where it was)")  # fmt: skip
-    print(f"{'':<26} " + " ".join(f"{t:>9}" for t in TYPES))
+    print(f"{'':<26} " + " ".join(f"{t:>9}" for t in TYPES) + "  truly within")
     for run, done in streams.items():
-        print(f"{label[run]:<26} " + " ".join(f"{_until(done, t):>9}" for t in TYPES))
+        cells = " ".join(f"{_until(done, t):>9}" for t in TYPES)
+        within = [_truly_within(seed, s) for seed, s in zip(seeds, done, strict=True)]
+        print(f"{label[run]:<26} {cells}  {sum(w for w, _ in within)} of"
+              f" {sum(n for _, n in within)}")  # fmt: skip
+    print("(truly within: of the agents first proven, those whose true quality at the type"
+          f" is at least {FLEET_SHARE} of the truly best agent's there)")  # fmt: skip
     print(f"fleet: {time.perf_counter() - start:.0f} s")
 
 

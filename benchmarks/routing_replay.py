@@ -6,6 +6,8 @@ judged scores are its quality and whose prices its cost.
   history was imported into (``mt_bench_data.imported_services``), every agent registered
   with its prices: ``count: 1``, ``strategy: cheapest_above``, ``quality_floor_share: f``,
   ``confidence: k``, ``explore_share: 0`` (a replay gives no feedback), one fixed seed.
+- ``tables``: every agent as routing sees it at each task type, what the variant rules of
+  ``routing_variants`` choose from.
 - ``plain_router``: per task type, the cheapest agent whose plain mean is at least ``f``
   times the best plain mean at that type (ties on cost: the higher mean, then the name).
   On the history's means it is the plain-means router; on the held-out means, the
@@ -162,8 +164,8 @@ class Traffic:
         best_q, best_c = self.quality[b][draws], self.cost[b][draws]
         q = ours_q.sum(axis=1) / best_q.sum(axis=1)
         c = ours_c.sum(axis=1) / best_c.sum(axis=1)
-        low, high = np.percentile(q, [2.5, 97.5]), np.percentile(c, [2.5, 97.5])
-        return (float(low[0]), float(low[1])), (float(high[0]), float(high[1]))
+        q_range, c_range = np.percentile(q, [2.5, 97.5]), np.percentile(c, [2.5, 97.5])
+        return (float(q_range[0]), float(q_range[1])), (float(c_range[0]), float(c_range[1]))
 
 
 def traffic(rows: Sequence[Judged], cost: Callable[[Judged], float]) -> Traffic:

@@ -51,6 +51,8 @@ class Stream:
     until_proven: dict[str, int | None] = field(default_factory=dict)
     """Per task type: requests of the type routed before a cheaper agent was proven (None:
     not within the stream)."""
+    proven_agent: dict[str, str] = field(default_factory=dict)
+    """Per task type where one was: the cheaper agent first proven."""
 
     @property
     def quality_ratio(self) -> float:
@@ -102,6 +104,7 @@ async def run_stream(
                 ):
                     proven.add(task_type)
                     out.until_proven[task_type] = seen[task_type]
+                    out.proven_agent[task_type] = pick.agent_id
             answer = await services.routing.route(spec, online_only=False)
             chosen = answer.agents[0]
             out.explored += chosen.reason is Strategy.EXPLORE
