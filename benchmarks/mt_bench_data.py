@@ -24,34 +24,40 @@ import json
 import os
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from agentladder.config import parse_settings
 from agentladder.domain.scales import to_ten
 from agentladder.domain.skill.board import SkillEntry, skill_view
 from agentladder.importing.jsonl import read_jsonl
 from agentladder.importing.run import run_import
-from agentladder.services.container import build_services
+from agentladder.services.container import Services, build_services
 from benchmarks.fidelity_methods import kendall_tau
 
 __all__ = [
     "Judged",
     "Reading",
     "imported",
+    "imported_services",
+    "judged",
     "judgments",
     "kendall_tau",
     "plain_means",
+    "read_judged",
+    "shared_path",
 ]
 
 PATH_VARIABLE = "MT_BENCH_JUDGMENTS"
 ROOT = Path(__file__).resolve().parents[1]
-WHERE = Path("shared", "data", "mt_bench", "judgments.jsonl")
-SHARED = (ROOT.parent / WHERE, ROOT / WHERE)
-"""The shared data beside the repository's folder, or inside it (never committed: the
+FOLDER = Path("shared", "data", "mt_bench")
+"""The shared data, beside the repository's folder or inside it (never committed: the
 judgments are public data of other projects, kept out of this repository)."""
+NAME = "judgments.jsonl"
 JUDGE = "gpt-4"
 
 Reading = dict[tuple[str, str | None], SkillEntry]
@@ -70,22 +76,46 @@ class Judged:
     tstamp: float
 
 
-def path() -> Path:
-    """Where the judgments are: ``MT_BENCH_JUDGMENTS``, else the shared data."""
-    given = os.environ.get(PATH_VARIABLE)
+def shared_path(variable: str, name: str) -> Path:
+    """Where a file of the shared MT-bench data is: the path in the environment variable
+    ``variable``, else ``shared/data/mt_bench/<name>`` beside the repository (or in it)."""
+    given = os.environ.get(variable)
     if given:
         return Path(given)
-    return next((p for p in SHARED if p.is_file()), SHARED[0])
+    shared = [root / FOLDER / name for root in (ROOT.parent, ROOT)]
+    return next((p for p in shared if p.is_file()), shared[0])
+
+
+def path() -> Path:
+    """Where the judgments are: ``MT_BENCH_JUDGMENTS``, else the shared data."""
+    return shared_path(PATH_VARIABLE, NAME)
+
+
+def judged(row: Mapping[str, Any]) -> Judged:
+    """The judgment of a line of a judgments file (its other fields left out)."""
+    return Judged(
+        question_id=int(row["question_id"]), category=str(row["category"]),
+        turn=int(row["turn"]), model=str(row["model"]), score=float(row["score"]),
+        tstamp=float(row["tstamp"]),
+    )  # fmt: skip
+
+
+def read_judged(where: Path) -> list[dict[str, Any]] | None:
+    """The lines of a judgments file that have a score (a failed parse, -1, is left out as
+    FastChat's `show_result.py` leaves it out), each a dict of its fields; None where the
+    file is not there."""
+    if not where.is_file():
+        return None
+    rows = [json.loads(line) for line in where.read_text().splitlines() if line.strip()]
+    return [r for r in rows if r["score"] != -1]
 
 
 def judgments() -> list[Judged] | None:
-    """Every judgment with a score (a failed parse, -1, is left out as FastChat's
-    `show_result.py` leaves it out); None where the file is not there."""
-    where = path()
-    if not where.is_file():
+    """Every judgment with a score; None where the file is not there."""
+    rows = read_judged(path())
+    if rows is None:
         return None
-    rows = [Judged(**json.loads(line)) for line in where.read_text().splitlines() if line.strip()]
-    return [r for r in rows if r.score != -1]
+    return [judged(r) for r in rows]
 
 
 def line(judged: Judged) -> dict[str, object]:
@@ -104,20 +134,35 @@ def line(judged: Judged) -> dict[str, object]:
 def imported(rows: Sequence[Judged], folder: Path) -> Reading:
     """The judgments, in the order given, imported into a new in-memory store and fitted;
     each model's estimates overall and at every category, read at its latest judgment."""
-    file = folder / "judgments.jsonl"
-    file.write_text("".join(json.dumps(line(r)) + "\n" for r in rows))
     now = time.time()
     latest = dict.fromkeys(sorted({r.model for r in rows}), now)
     categories = sorted({r.category for r in rows})
-    return asyncio.run(_imported(file, latest, categories))
+    return asyncio.run(_imported(rows, folder, latest, categories))
 
 
-async def _imported(file: Path, latest: Mapping[str, float], categories: list[str]) -> Reading:
-    services = await build_services(parse_settings(None), store_url="memory://")
+@asynccontextmanager
+async def imported_services(
+    rows: Sequence[Judged], folder: Path, config: Mapping[str, Any] | None = None
+) -> AsyncIterator[Services]:
+    """The services of a new in-memory store into which the judgments were imported, in
+    the order given, as ``agentladder import --scale 1-10`` imports them (fit included);
+    closed on leaving. ``config``: the configuration document (none: the defaults)."""
+    file = folder / "judgments.jsonl"
+    file.write_text("".join(json.dumps(line(r)) + "\n" for r in rows))
+    services = await build_services(parse_settings(config), store_url="memory://")
     try:
         summary = await run_import(services.oracle, read_jsonl(file))
         if summary.imported != summary.items:
             raise RuntimeError(f"import refused judgments: {summary.problems[:3]}")
+        yield services
+    finally:
+        await services.close()
+
+
+async def _imported(
+    rows: Sequence[Judged], folder: Path, latest: Mapping[str, float], categories: list[str]
+) -> Reading:
+    async with imported_services(rows, folder) as services:
         states = {s.agent_id: s for s in await services.store.list_skills()}
         fleet = await services.store.get_fleet_skill()
         rules = services.settings.skill
@@ -126,8 +171,6 @@ async def _imported(file: Path, latest: Mapping[str, float], categories: list[st
             for model, at in latest.items()
             for scope in (None, *categories)
         }
-    finally:
-        await services.close()
 
 
 def plain_means(rows: Sequence[Judged]) -> dict[tuple[str, str | None], float]:
