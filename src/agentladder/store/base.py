@@ -232,6 +232,11 @@ class Store(SpendStore, CheckStore, Protocol):
     async def get_skill_event(self, key: str) -> SkillEvent | None:
         """The skill event applied under ``key``, if any."""
 
+    async def get_skill_events(self, keys: Collection[str]) -> dict[str, SkillEvent]:
+        """The skill event of each of ``keys`` that has one (the others are left out):
+        ``get_skill_event`` for several keys in one read (SQLite: on a reader thread;
+        NATS: a bounded number of gets in flight at once)."""
+
     async def skill_events(self, *, after: int = 0, limit: int = 1000) -> list[SkillEvent]:
         """Up to ``limit`` skill events with ``seq`` above ``after``, in ``seq`` order."""
 
@@ -312,6 +317,12 @@ class Store(SpendStore, CheckStore, Protocol):
 
     async def get_served(self, contract_id: str) -> ServedRequest | None:
         """The record of ``contract_id``, unless unknown or forgotten."""
+
+    async def list_served(self, since: float, limit: int) -> list[ServedRequest]:
+        """The records answered at ``since`` or later (their ``at``), newest first, at most
+        ``limit`` of them: the newest ``limit`` when more were. Memory and SQLite read no
+        more than that (SQLite: one range of the index on ``at``); NATS reads at most
+        ``limit`` messages of the bucket's stream (``store/nats/served.py``)."""
 
 
 async def each_found(

@@ -278,6 +278,10 @@ class MemoryStore(MemoryChecks):
         """By key."""
         return self._skill_keys.get(key)
 
+    async def get_skill_events(self, keys: Collection[str]) -> dict[str, SkillEvent]:
+        """By key."""
+        return {key: self._skill_keys[key] for key in keys if key in self._skill_keys}
+
     async def skill_events(self, *, after: int = 0, limit: int = 1000) -> list[SkillEvent]:
         """A slice of the log (seq n is at index n - 1)."""
         return self._skill_log[max(0, after) : max(0, after) + limit]
@@ -381,6 +385,12 @@ class MemoryStore(MemoryChecks):
     async def get_served(self, contract_id: str) -> ServedRequest | None:
         """One record."""
         return self._served.get(contract_id)
+
+    async def list_served(self, since: float, limit: int) -> list[ServedRequest]:
+        """Newest first."""
+        found = [r for r in self._served.values() if r.at >= since]
+        found.sort(key=lambda r: (-r.at, r.contract_id))
+        return found[: max(0, limit)]
 
     async def add_spend(self, charges: Mapping[tuple[str, str], int]) -> None:
         """Add to each key."""

@@ -2,6 +2,12 @@
 for whom, at which task type and when (``ServedRequest``), so a caller's feedback on the
 contract finds its agent after a restart and on another instance (docs/gateway.md,
 "Feedback"). Kept ``gateway.feedback_days``; then dropped, and the contract is unknown.
+
+A routed answer also keeps what ``GET /routing/savings`` weighs it by (docs/routing.md,
+"Does routing pay?"): the strategy, what the answer cost and its tokens, and the
+reference of its routing (the best available agent) with the cost of those tokens at the
+reference's declared prices and its skill when routed. These fields are optional: a
+record stored before them reads with them null (and counts as not routed).
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.domain.agents import AgentName
+from agentladder.domain.routing.spec import Strategy
 
 __all__ = ["ServedRequest"]
 
@@ -23,3 +30,27 @@ class ServedRequest(BaseModel):
     caller: str = Field(min_length=1, max_length=128, description="the client token's name")
     task_type: str | None = None
     at: float = Field(description="when it was answered, seconds since the epoch")
+    routed: Strategy | None = Field(
+        default=None,
+        description="the routing's strategy; none: the caller named the agent (or the record"
+        " is older than the field)",
+    )
+    cost_usd: float | None = Field(
+        default=None, ge=0.0, description="the answer's tokens at its agent's declared prices"
+    )
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    reference_agent: AgentName | None = Field(
+        default=None, description="routed: the best available agent (Routing.reference)"
+    )
+    reference_cost_usd: float | None = Field(
+        default=None, ge=0.0,
+        description="routed: the same tokens at the reference's declared prices",
+    )  # fmt: skip
+    reference_skill: float | None = Field(
+        default=None, description="routed: the reference's skill at the task type when routed"
+    )
+    reference_sd: float | None = Field(default=None, ge=0.0)
+    quality_floor: float | None = Field(
+        default=None, description="cheapest_above: the floor the routing applied"
+    )

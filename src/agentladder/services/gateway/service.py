@@ -21,7 +21,8 @@ its stats (``stats.py``), and, when it answered, its tokens and cost at its pric
 Every request gets a contract id (``gw-`` and 32 hex digits) and keeps its routing
 decision (``Served``): the handle a check, a caller's feedback or a budget's charge
 attaches to. Once the agent that answers is known, the answer is recorded for feedback
-(``feedback.py``) and the Sentinel decides whether it is checked (``checks.py``).
+and routing's savings (``record.py``, ``feedback.py``: a stream's again at its end, with
+its cost) and the Sentinel decides whether it is checked (``checks.py``).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from agentladder.services.gateway.checks import Checks, answer_of
 from agentladder.services.gateway.choice import ROUTE, ROUTE_PREFIX, Choice, choose
 from agentladder.services.gateway.classifier import Classifier
 from agentladder.services.gateway.feedback import Feedback
+from agentladder.services.gateway.record import costed, served_record
 from agentladder.services.gateway.said import said
 from agentladder.services.gateway.settings import GatewaySettings
 from agentladder.services.gateway.stats import StatsRecorder
@@ -111,6 +113,9 @@ class Served:
     """The caller's budget headers as its request's reservation found them."""
     tally: Tally = field(default_factory=Tally)
     """What the answering attempt used (a stream: what was relayed so far)."""
+    record: ServedRequest | None = None
+    """A stream's record for feedback, completed with what it used at its end
+    (``record.py``)."""
 
 
 class Gateway:
@@ -248,9 +253,16 @@ class Gateway:
         if served.stream is None:
             await bill.close()  # its settle is written before the answer goes
         else:
-            agent, tally = self.agents[served.agent_id], served.tally
-            served.stream = billed(served.stream, bill, lambda: call_cost(agent, tally.usage()))
+            served.stream = billed(served.stream, bill, lambda: self._ended(served))
         return served
+
+    def _ended(self, served: Served) -> float:
+        """A stream's end, whatever it is: its record completed with what was relayed
+        (``record.py``); the cost of that, which its bill is settled at."""
+        usage = served.tally.usage()
+        if self.feedback is not None and served.record is not None:
+            self.feedback.book.add(costed(served.record, usage, self.agents))
+        return call_cost(self.agents[served.agent_id], usage)
 
     async def _attempts(
         self, body: Mapping[str, Any], messages: list[Any], stream: bool, choice: Choice,
@@ -316,12 +328,13 @@ class Gateway:
         )
         at = time.time()
         if self.feedback is not None:
-            self.feedback.book.add(
-                ServedRequest(
-                    contract_id=contract, agent_id=agent, caller=caller, task_type=task_type,
-                    at=at,
-                )
+            record = served_record(
+                contract_id=contract, agent_id=agent, caller=caller, task_type=task_type, at=at,
+                routing=served.routing, agents=self.agents,
+                usage=served.tally.usage() if served.stream is None else None,
             )  # fmt: skip
+            self.feedback.book.add(record)
+            served.record = record if served.stream is not None else None
         if checks is None or task_type is None:
             return
         if not await checks.decide(agent, task_type):

@@ -11,7 +11,7 @@
   request per message.
 - ``last_msg``: the last message on a subject (or None), by the stream's message get.
 - ``count_after``: how many messages on a subject follow a stream sequence, counted by
-  the server.
+  the server; ``count_since`` and ``scan_since``: the same, and the messages, from a time.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from datetime import datetime
 from typing import Any, cast
 
 import nats.errors
@@ -46,12 +47,15 @@ __all__ = [
     "callbacks",
     "connect",
     "count_after",
+    "count_since",
     "ensure_kv",
     "ensure_oracle_stream",
     "is_deleted",
     "kv_values",
     "last_msg",
     "scan",
+    "scan_page",
+    "scan_since",
 ]
 
 log = logging.getLogger(__name__)
@@ -229,6 +233,39 @@ async def scan_page(
     ``StoreUnavailable`` when a message does not arrive within ``timeout``."""
     config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start)
     return await _read(js, stream, subject, config, limit, timeout)
+
+
+async def scan_since(
+    js: JetStreamContext,
+    stream: str,
+    subject: str,
+    *,
+    since: datetime,
+    limit: int,
+    timeout: float = REQUEST_TIMEOUT,
+) -> list[Msg]:
+    """At most ``limit`` messages on ``subject`` stored at ``since`` or later, in stream
+    order (one ephemeral ordered consumer from that time)."""
+    config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_TIME, opt_start_time=since)
+    return await _read(js, stream, subject, config, limit, timeout)
+
+
+async def count_since(js: JetStreamContext, stream: str, subject: str, since: datetime) -> int:
+    """How many messages on ``subject`` the stream holds stored at ``since`` or later,
+    counted by the server (``count_after``'s consumer, from a time)."""
+    config = ConsumerConfig(
+        filter_subject=subject,
+        deliver_policy=DeliverPolicy.BY_START_TIME,
+        opt_start_time=since,
+        ack_policy=AckPolicy.NONE,
+        inactive_threshold=COUNT_INACTIVE_S,
+    )
+    info = await js.add_consumer(stream, config, timeout=REQUEST_TIMEOUT)
+    try:
+        return int(info.num_pending or 0)
+    finally:
+        with contextlib.suppress(nats.errors.Error):  # else the server drops it when idle
+            await js.delete_consumer(stream, info.name)
 
 
 async def _read(

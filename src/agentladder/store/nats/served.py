@@ -3,11 +3,21 @@
 first use with a time to live of the ``keep_s`` asked then (``gateway.feedback_days``):
 JetStream forgets each record that long after it was written. A bucket made earlier
 keeps its own time to live (change it with the ``nats`` CLI).
+
+A window of records (``since``) is read from the bucket's stream, never key by key: the
+server counts the messages stored since the window's start (a record is stored once its
+second's batch is written, at its ``at`` or later; the read starts ``CLOCK_MARGIN_S``
+earlier, for the two clocks). When they are ``limit`` or fewer they are read from that
+time, else the stream's last ``limit`` sequences are (a record rewritten, a stream's once
+it ended, leaves a gap there: the read may then hold a few fewer records than
+``limit``). Either way at most ``limit`` messages are read, and the records answered
+before ``since`` are left out.
 """
 
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import nats.js.errors
 from nats.js import JetStreamContext
@@ -15,10 +25,20 @@ from nats.js.kv import KeyValue
 
 from agentladder.store.codec import decode
 from agentladder.store.nats.config import NatsOptions, kv_key_ok
-from agentladder.store.nats.io import STREAM_NAME_IN_USE
+from agentladder.store.nats.io import (
+    STREAM_NAME_IN_USE,
+    count_since,
+    is_deleted,
+    scan_page,
+    scan_since,
+)
 from agentladder.store.served import ServedRequest
 
-__all__ = ["KvServed"]
+__all__ = ["CLOCK_MARGIN_S", "KvServed"]
+
+CLOCK_MARGIN_S = 60.0
+"""A window's read starts this long before its start: the stream's times are the NATS
+server's clock, a record's ``at`` this process's."""
 
 
 class KvServed:
@@ -73,3 +93,26 @@ class KvServed:
         if entry.value is None:
             return None
         return decode(ServedRequest, entry.value, f"{self.bucket}/{contract_id}")
+
+    async def since(self, since: float, limit: int) -> list[ServedRequest]:
+        """The records answered at ``since`` or later, newest first, at most ``limit``
+        messages read (the module says how)."""
+        kv = await self._bound(None)
+        if kv is None or limit <= 0:
+            return []
+        stream, subject = f"KV_{self.bucket}", f"$KV.{self.bucket}.>"
+        start = datetime.fromtimestamp(max(0.0, since - CLOCK_MARGIN_S), UTC)
+        if await count_since(self._js, stream, subject, start) <= limit:
+            messages = await scan_since(self._js, stream, subject, since=start, limit=limit)
+        else:
+            info = await self._js.stream_info(stream)
+            first = max(1, int(info.state.last_seq) - limit + 1)
+            messages = await scan_page(self._js, stream, subject, start=first, limit=limit)
+        found = [
+            decode(ServedRequest, msg.data, f"{self.bucket}/{msg.subject.rsplit('.', 1)[-1]}")
+            for msg in messages
+            if not is_deleted(msg) and msg.data
+        ]
+        kept = [record for record in found if record.at >= since]
+        kept.sort(key=lambda record: (-record.at, record.contract_id))
+        return kept

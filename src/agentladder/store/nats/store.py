@@ -95,6 +95,8 @@ log = logging.getLogger(__name__)
 
 LEADERBOARD_WAIT = 5.0
 """How long a leaderboard query waits for the index to catch up before StoreUnavailable."""
+MANY_GETS = 256
+"""``get_skill_events``: the KV gets in flight at once (each is one request and reply)."""
 T = TypeVar("T")
 
 
@@ -423,6 +425,17 @@ class NatsStore:
             await self._skills.repairs.wait()
             return await self._skills.get_event(key)
 
+    async def get_skill_events(self, keys: Collection[str]) -> dict[str, SkillEvent]:
+        """Each event's entry, ``MANY_GETS`` gets in flight at a time."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, SkillEvent] = {}
+        with self._guard("get_skill_events"):
+            await self._skills.repairs.wait()
+            for start in range(0, len(wanted), MANY_GETS):
+                chunk = wanted[start : start + MANY_GETS]
+                found.update(await each_found(chunk, self._skills.get_event))
+        return found
+
     async def skill_events(self, *, after: int = 0, limit: int = 1000) -> list[SkillEvent]:
         """Read from the bucket's stream in order."""
         with self._guard("skill_events"):
@@ -573,6 +586,11 @@ class NatsStore:
         """One record."""
         with self._guard("get_served"):
             return await self._served.get(contract_id)
+
+    async def list_served(self, since: float, limit: int) -> list[ServedRequest]:
+        """At most ``limit`` messages of the bucket's stream read (``KvServed.since``)."""
+        with self._guard("list_served"):
+            return await self._served.since(since, limit)
 
     async def add_spend(self, charges: Mapping[tuple[str, str], int]) -> None:
         """Each key compare-and-set, retried on a conflict (``spend``)."""

@@ -262,6 +262,18 @@ class SqliteSkills(SqliteFile):
 
         return await self._read_short(run)
 
+    async def get_skill_events(self, keys: Collection[str]) -> dict[str, SkillEvent]:
+        """By key, ``MANY`` keys to a query, on a reader thread."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+
+        def run(conn: sqlite3.Connection) -> dict[str, SkillEvent]:
+            events = (_event(row) for row in rows_in(conn, _EVENT, "key", wanted))
+            return {event.key: event for event in events}
+
+        return await self._read(run)
+
     async def skill_events(self, *, after: int = 0, limit: int = 1000) -> list[SkillEvent]:
         """A page of the log by seq."""
 

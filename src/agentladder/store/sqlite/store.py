@@ -579,6 +579,19 @@ class SqliteStore(SqliteSkills, SqliteChecks):
 
         return await self._read_short(run)
 
+    async def list_served(self, since: float, limit: int) -> list[ServedRequest]:
+        """One range of the index on ``at``, newest first, on a reader thread."""
+
+        def run(conn: sqlite3.Connection) -> list[ServedRequest]:
+            rows = conn.execute(
+                "SELECT contract_id, doc FROM gateway_served WHERE at >= ?"
+                " ORDER BY at DESC, contract_id LIMIT ?",
+                (since, max(0, limit)),
+            )
+            return [decode(ServedRequest, doc, f"served/{contract}") for contract, doc in rows]
+
+        return await self._read(run)
+
     async def add_spend(self, charges: Mapping[tuple[str, str], int]) -> None:
         """One UPSERT per key, all in one transaction (``sqlite/ops.py``)."""
         if charges:
