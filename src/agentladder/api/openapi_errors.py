@@ -49,6 +49,7 @@ ERRORS: dict[tuple[str, str], tuple[str, ...]] = {
     ("/admin/api/agents/stats", "get"): (*_READ, "401", "403"),
     ("/deliberation", "post"): _WRITE,  # 400 too_few_agents, 503 busy
     ("/route", "post"): _WRITE,  # 400 too_few_agents
+    ("/routing/savings", "get"): (*_READ, "422"),
     ("/deliberation/{deliberation_id}", "get"): (*_READ, "404"),
     ("/deliberations", "get"): (*_READ, "422"),
     ("/deliberations/results", "post"): (*_WRITE, "409"),

@@ -1,16 +1,38 @@
-"""``POST /route``: the agents routing would choose for a task, without running anything."""
+"""``POST /route``: the agents routing would choose for a task, without running anything;
+``GET /routing/savings``: whether routing paid on the gateway's traffic."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.api.deps import CheckedJson, Role, ServicesDep
-from agentladder.domain.routing.spec import NotChosen, Pick, Reference, RouteSpec, Strategy
+from agentladder.domain.routing.savings import RESAMPLES
+from agentladder.domain.routing.spec import (
+    MAX_SEED,
+    NotChosen,
+    Pick,
+    Reference,
+    RouteSpec,
+    Strategy,
+)
 from agentladder.domain.rules import Complexity
+from agentladder.services.routing.savings import (
+    DEFAULT_LIMIT,
+    DEFAULT_WINDOW_S,
+    MAX_LIMIT,
+    SavingsReport,
+    routing_savings,
+)
 from agentladder.services.routing.service import require_enough
 
 __all__ = ["RouteOut", "RouteRequest", "router"]
+
+MAX_WINDOW_S = 3650 * 86_400.0
+"""The longest window (``gateway.feedback_days`` at most: records are kept no longer)."""
 
 router = APIRouter(tags=["routing"])
 
@@ -81,4 +103,26 @@ async def recommend(services: ServicesDep, request: RouteRequest) -> RouteOut:
         reference=routing.reference,
         estimated_cost_per_round=routing.estimated_cost_per_round, agents=routing.agents,
         excluded=routing.excluded, unlisted=routing.unlisted,
+    )  # fmt: skip
+
+
+@router.get("/routing/savings", response_model=SavingsReport)
+async def routing_savings_of(
+    services: ServicesDep,
+    window_s: Annotated[
+        float, Query(gt=0, le=MAX_WINDOW_S, description="the window: the last this many seconds")
+    ] = DEFAULT_WINDOW_S,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_LIMIT, description="the most served records read, newest first")
+    ] = DEFAULT_LIMIT,
+    resamples: Annotated[int, Query(ge=100, le=10_000)] = RESAMPLES,
+    seed: Annotated[int, Query(ge=0, le=MAX_SEED, description="the resamples' seed")] = 0,
+) -> SavingsReport:
+    """Whether routing paid on the gateway's traffic: per task type and overall, what the
+    routed answers cost and how they were judged, against always using the best single
+    agent (each routing's reference), with 95% bootstrap intervals (docs/routing.md,
+    "Does routing pay?"). The window is the wall clock's, as the gateway's records are."""
+    return await routing_savings(
+        services.store, now=time.time(), window_s=window_s, limit=limit,
+        resamples=resamples, seed=seed,
     )  # fmt: skip
