@@ -48,6 +48,7 @@ from agentladder.services.oracle.service import Oracle
 from agentladder.services.passes import QuietPasses, cancelled
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.projection import RoutingProjection
+from agentladder.services.routing.savings import RecentSavings
 from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.service import FitReport, SkillService
 from agentladder.store.base import Store
@@ -84,6 +85,7 @@ class Services:
     tasks: TaskBoard = field(default_factory=TaskBoard)
     tasks_for: frozenset[str] = frozenset()  # agents that take their tasks over HTTP
     lease: Lease | None = None  # this instance's, held from build to close
+    savings: RecentSavings = field(default_factory=RecentSavings)  # the dashboard's panel
     _background: list[asyncio.Task[None]] = field(default_factory=list)
 
     def start_background(self) -> None:

@@ -7,11 +7,17 @@ with the most agents first) and overall; the charts are computed on a CPU thread
 The agents are those ``POST /route`` chooses among: the registered ones and those known by
 their evidence alone (imported history: no heartbeat, no declared prices: listed, not
 plotted on the cost axis). A down agent is never on the frontier (it cannot work now); a
-degraded one on it is starred and says it is degraded; each row shows its health."""
+degraded one on it is starred and says it is degraded; each row shows its health.
+
+Above the charts, **Does routing pay?**: the routed gateway answers of the last 7 days
+against always using each routing's reference, overall and per task type (the most
+routed first, ``SAVINGS_ROWS`` of them), as ``GET /routing/savings`` computes them
+(``services/routing/savings.py``), computed at most every 30 s (``RecentSavings``)."""
 
 from __future__ import annotations
 
 import math
+import time
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
@@ -29,11 +35,14 @@ from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill, FleetSkill, new_skill
 from agentladder.services.agents.registry import AgentView
 from agentladder.services.offload import off_loop
+from agentladder.services.routing.savings import DEFAULT_WINDOW_S, PANEL_MAX_AGE_S
 
-__all__ = ["router"]
+__all__ = ["SAVINGS_ROWS", "router"]
 
 router = APIRouter(prefix="/dashboard", tags=["dashboard"], include_in_schema=False)
 WIDTH, HEIGHT, MARGIN = 640, 300, 40
+SAVINGS_ROWS = 20
+"""The task types the savings panel lists (the most routed first; the API lists all)."""
 
 
 class Choice(BaseModel):
@@ -150,7 +159,11 @@ async def who_to_use(
         _sections, views, skills, fleet, shown.types, health, services.skill.now(),
         services.skill.rules,
     )  # fmt: skip
+    savings = await services.savings.get(services.store, time.time())
     return await page(
         request, "routing.html", sections=sections, width=WIDTH, height=HEIGHT,
-        margin=MARGIN, cost_ticks=cost_ticks, log_cost=x.log, shown=shown,
+        margin=MARGIN, cost_ticks=cost_ticks, log_cost=x.log, shown=shown, savings=savings,
+        savings_rows=savings.task_types[:SAVINGS_ROWS],
+        savings_more=max(0, len(savings.task_types) - SAVINGS_ROWS),
+        savings_days=DEFAULT_WINDOW_S / 86_400, savings_age_s=PANEL_MAX_AGE_S,
     )  # fmt: skip

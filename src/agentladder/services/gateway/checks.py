@@ -99,9 +99,10 @@ class Checks:
         return self.settings is not None and self.judge is not None
 
     def task_type(self, requested: str | None) -> str | None:
-        """The task type a request is checked at: its own, else the judge's default."""
+        """The task type a request is checked at (and recorded at, for feedback and
+        savings): its own, else the judge's default (none without a judge)."""
         if self.settings is None:
-            return None
+            return requested
         return requested or self.settings.default_task_type
 
     async def decide(self, agent_id: str, task_type: str | None) -> bool:

@@ -17,9 +17,11 @@ which an instance writes once a second: ``services/gateway/feedback.py``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,6 +37,8 @@ __all__ = [
     "DEFAULT_LIMIT",
     "DEFAULT_WINDOW_S",
     "MAX_LIMIT",
+    "PANEL_MAX_AGE_S",
+    "RecentSavings",
     "SavingsReport",
     "judgment_keys",
     "routing_savings",
@@ -46,6 +50,8 @@ DEFAULT_LIMIT = 10_000
 """The most served records read by default (the newest of the window)."""
 MAX_LIMIT = 50_000
 """The most a caller may ask to read (two judgment keys each)."""
+PANEL_MAX_AGE_S = 30.0
+"""How long the dashboard's figures are shown before they are computed again."""
 
 
 class SavingsReport(Savings):
@@ -142,3 +148,29 @@ async def routing_savings(
         routed=len(answers), direct=len(records) - len(routed),
         uncosted=len(routed) - len(answers),
     )  # fmt: skip
+
+
+class RecentSavings:
+    """The default window's savings for the dashboard, computed at most once every
+    ``max_age_s`` seconds and shared by every page that asks meanwhile: an open page
+    refreshes every 2 s, and the figures read up to ``DEFAULT_LIMIT`` records and
+    resample them (docs/dashboard.md)."""
+
+    def __init__(
+        self, max_age_s: float = PANEL_MAX_AGE_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.max_age_s = max_age_s
+        self.clock = clock
+        self._kept: tuple[float, SavingsReport] | None = None
+        self._lock = asyncio.Lock()
+
+    async def get(self, store: Store, now: float) -> SavingsReport:
+        """The figures as of at most ``max_age_s`` ago (``now``: the window's end, when
+        computed anew)."""
+        async with self._lock:
+            kept = self._kept
+            if kept is not None and self.clock() - kept[0] < self.max_age_s:
+                return kept[1]
+            report = await routing_savings(store, now=now)
+            self._kept = (self.clock(), report)
+            return report
