@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
+from scipy import sparse
 
 __all__ = [
     "RESAMPLES",
@@ -192,16 +193,28 @@ def _interval(point: float, ratios: Floats) -> tuple[float | None, float | None]
 
 
 def _resampled(
-    rng: np.random.Generator, n: int, resamples: int, ratio: Callable[[Ints, int], Floats]
+    rng: np.random.Generator, n: int, resamples: int, ratio: Callable[[Floats], Floats]
 ) -> Floats:
-    """``ratio(indices, chunk)`` over ``resamples`` resamples of ``n`` requests, a chunk of
-    resamples at a time (``CELLS`` draws at most)."""
+    """``ratio(counts)`` over ``resamples`` resamples of ``n`` requests, a chunk of resamples
+    at a time (``CELLS`` draws at most): ``counts[b, i]``, how many times resample ``b``
+    drew request ``i`` (every figure is a sum over the requests drawn, so a product with
+    the counts: no gather of the resampled values)."""
     chunk = max(1, CELLS // max(n, 1))
     out = []
     for start in range(0, resamples, chunk):
         size = min(chunk, resamples - start)
-        out.append(ratio(rng.integers(0, n, size=(size, n)), size))
+        drawn = rng.integers(0, n, size=(size, n), dtype=np.int32)  # size * n <= CELLS
+        drawn += (np.arange(size, dtype=np.int32) * n)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n)
+        out.append(ratio(counts.astype(np.float64)))
     return np.concatenate(out) if out else np.empty(0)
+
+
+def _ratios(over: Floats, under: Floats) -> Floats:
+    """``over / under``, NaN where ``under`` is not positive (a resample with nothing to
+    compare with)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(under > 0, over / under, np.nan)
 
 
 def _cost(answers: Sequence[RoutedAnswer], rng: np.random.Generator, resamples: int) -> CostSavings:
@@ -214,14 +227,14 @@ def _cost(answers: Sequence[RoutedAnswer], rng: np.random.Generator, resamples: 
     if reference_usd <= 0:
         return CostSavings(**figures, ratio=None, low=None, high=None, reason=NO_PRICES)
     point = routed_usd / reference_usd
-
-    def ratio(idx: Ints, _: int) -> Floats:
-        over = reference[idx].sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(over > 0, cost[idx].sum(axis=1) / over, np.nan)
-
-    low, high = _interval(point, _resampled(rng, len(answers), resamples, ratio))
+    ratios = _resampled(rng, len(answers), resamples, lambda c: _ratios(c @ cost, c @ reference))
+    low, high = _interval(point, ratios)
     return CostSavings(**figures, ratio=point, low=low, high=high)
+
+
+def _by_code(n: int, rows: Ints, codes: Ints, values: Floats, width: int) -> sparse.csr_matrix:
+    """The n x width matrix of ``values`` at (``rows``, ``codes``), repeats summed."""
+    return sparse.csr_matrix((values, (rows, codes)), shape=(n, max(width, 1)))
 
 
 def _quality(
@@ -231,39 +244,36 @@ def _quality(
     if not judged:
         return QualitySavings(judged=0, mean_score=None, routed=None, reference=None,
                               ratio=None, low=None, high=None, reason=NOT_JUDGED)  # fmt: skip
-    n, width = len(judged), max(len(a.judged) for a in judged)
+    n = len(judged)
     raw = np.array([sum(j.score for j in a.judged) / len(a.judged) for a in judged])
     y = np.array([sum(j.score - j.leniency for j in a.judged) / len(a.judged) for a in judged])
     own = np.array([a.by_reference for a in judged])
     q = np.where(own, y, np.array([a.reference_skill for a in judged]))
-    q_sd = np.array([0.0 if a.by_reference else a.reference_sd for a in judged])
     refs, n_refs = _codes([(a.reference_agent, a.task_type) for a in judged])
     sources, n_sources = _codes([j.source for a in judged for j in a.judged])
-    src = np.zeros((n, width), dtype=np.int64)
-    coef = np.zeros((n, width))  # a judgment's leniency sd over its answer's judgments
-    at = 0
-    for i, a in enumerate(judged):
-        for k, j in enumerate(a.judged):
-            src[i, k], coef[i, k] = sources[at], j.leniency_sd / len(a.judged)
-            at += 1
+    rows = np.array([i for i, a in enumerate(judged) for _ in a.judged], dtype=np.int64)
+    # a judgment's leniency sd over its answer's judgments, by source: one draw of a source
+    # moves each answer's y by its column of this times the draw
+    coef = np.array([j.leniency_sd / len(a.judged) for a in judged for j in a.judged])
+    lenient = _by_code(n, rows, sources, coef, n_sources)
+    lenient_own = _by_code(n, rows, sources, coef * own[rows], n_sources)
+    q_sd = np.array([0.0 if a.by_reference else a.reference_sd for a in judged])
+    skilled = _by_code(n, np.arange(n), refs, q_sd, n_refs)
     figures = {"judged": n, "mean_score": float(raw.mean()), "routed": float(y.mean()),
                "reference": float(q.mean())}  # fmt: skip
     if q.sum() <= 0:
         return QualitySavings(**figures, ratio=None, low=None, high=None, reason=NO_SKILL)
     point = float(y.sum() / q.sum())
 
-    def ratio(idx: Ints, size: int) -> Floats:
-        lenient = rng.standard_normal((size, n_sources))
-        skill = rng.standard_normal((size, n_refs))
-        shift = np.zeros((size, n))
-        for k in range(width):
-            shift += lenient[:, src[:, k]] * coef[:, k]
-        ys = y - shift
-        qs = np.where(own, ys, q + skill[:, refs] * q_sd)
-        over = np.take_along_axis(qs, idx, axis=1).sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(over > 0, np.take_along_axis(ys, idx, axis=1).sum(axis=1) / over,
-                            np.nan)  # fmt: skip
+    def ratio(counts: Floats) -> Floats:
+        size = counts.shape[0]
+        z_source = rng.standard_normal((size, max(n_sources, 1)))
+        z_skill = rng.standard_normal((size, max(n_refs, 1)))
+        shift = ((lenient.T @ counts.T).T * z_source).sum(axis=1)
+        shift_own = ((lenient_own.T @ counts.T).T * z_source).sum(axis=1)
+        spread = ((skilled.T @ counts.T).T * z_skill).sum(axis=1)
+        # an answer by the reference counts its own (drawn) score on both sides
+        return _ratios(counts @ y - shift, counts @ q - shift_own + spread)
 
     low, high = _interval(point, _resampled(rng, n, resamples, ratio))
     return QualitySavings(**figures, ratio=point, low=low, high=high)
