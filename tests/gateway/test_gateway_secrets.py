@@ -253,6 +253,7 @@ READS: dict[str, tuple[str, ...]] = {
     "/oracle/agents/{agent_id}/privileges": ("/oracle/agents/leaky/privileges",),
     "/skills": ("/skills",),
     "/skills/judges": ("/skills/judges",),
+    "/routing/savings": ("/routing/savings",),
     "/agents/{agent_id}/skills": ("/agents/leaky/skills",),
     "/metrics": ("/metrics",),
     "/openapi.json": ("/openapi.json",),
