@@ -60,6 +60,7 @@ def test_the_panel_shows_each_task_types_savings_and_why_a_ratio_is_missing() ->
             page.index('id="savings"') : page.index("</section>", page.index('id="savings"'))
         ]
         assert "Does routing pay?" in panel
+        assert "resample the requests (1,000 times)" in panel
         assert "4 routed answers, 2 judged; 0 not routed" in panel
         assert panel.index("data-overall") < panel.index('data-task-type="audit"')
         audit = row(panel, '<tr data-task-type="audit">')
