@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -127,6 +128,22 @@ def test_the_reference_itself_counts_at_one_for_both() -> None:
     assert group.quality.ratio == pytest.approx(1.0)
     assert group.quality.low == pytest.approx(1.0)
     assert group.quality.high == pytest.approx(1.0)
+
+
+def test_classifying_is_routings_own_cost() -> None:
+    """A request classified by gateway.classify's agent costs its answer and its
+    classification; by the reference itself too (then its cost ratio is over 1)."""
+    classified = RoutedAnswer(
+        task_type="audit", agent_id="cheap", reference_agent="ref", cost_usd=1.0,
+        reference_cost_usd=4.0, reference_skill=8.0, reference_sd=0.0, classifier_usd=0.5,
+    )  # fmt: skip
+    found = savings([classified, answer("ref", 4.0, 4.0)], seed=0).overall
+    assert found is not None
+    assert (found.cost.routed_usd, found.cost.classifier_usd) == (5.5, 0.5)
+    assert found.cost.ratio == pytest.approx(5.5 / 8)
+    own = savings([replace(classified, agent_id="ref", cost_usd=4.0)], seed=0).overall
+    assert own is not None
+    assert own.cost.ratio == pytest.approx(4.5 / 4)
 
 
 def test_references_without_prices_give_no_cost_ratio() -> None:

@@ -7,7 +7,9 @@ cheap costs $1 and $2 per million input and output tokens, dear ten times that; 
 judged above cheap at audit, so it is every routing's reference. With a floor of 6,
 ``cheapest_above`` answers with cheap; ``best`` with dear (the reference itself). Every
 answer uses 11 prompt and 7 completion tokens (the provider's usage, a stream's too):
-cheap's costs $0.000025, dear's $0.00025.
+cheap's costs $0.000025, dear's $0.00025. sorter, dearer still (never explored, never
+the reference: no evidence), is ``gateway.classify``'s agent: a request to ``route``
+that names no task type is classified by it at $0.0005, routing's own cost.
 """
 
 from __future__ import annotations
@@ -29,20 +31,20 @@ TOKEN = "team-a-token-0123456789"
 ORCH = "orchestrator-token-0123456789"
 ASK: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Which controls matter?"}]
 FLOOR = {"x-agentladder-quality-floor": "6"}
-CHEAP, DEAR = 25e-6, 250e-6
+CHEAP, DEAR, SORTER = 25e-6, 250e-6, 500e-6
 
 
 def config(base_url: str) -> str:
     """cheap and dear behind the gateway; no fit during the test (the feedback's source
     keeps the prior's leniency, 0: the scores count as given)."""
 
-    def agent(name: str, input_price: float, output_price: float) -> str:
+    def agent(name: str, input_price: float, output_price: float, does: str = "good") -> str:
         return f"""
   - name: {name}
     model_name: {name}-model
     input_price_per_mtok: {input_price}
     output_price_per_mtok: {output_price}
-    backend: {{kind: openai, base_url: "{base_url}", model: "good:{name}",
+    backend: {{kind: openai, base_url: "{base_url}", model: "{does}:{name}",
                api_key_env: GW_KEY_SAVINGS}}"""
 
     return f"""
@@ -54,7 +56,8 @@ skill:
   fit_interval_s: 3600
 gateway:
   max_attempts: 2
-agents:{agent("cheap", 1.0, 2.0)}{agent("dear", 10.0, 20.0)}
+  classify: {{agent: sorter, task_types: [audit]}}
+agents:{agent("cheap", 1.0, 2.0)}{agent("dear", 10.0, 20.0)}{agent("sorter", 20.0, 40.0, "parrot")}
 """
 
 
@@ -84,8 +87,9 @@ def savings(server: Server, **params: Any) -> dict[str, Any]:
 
 def traffic(server: Server) -> dict[str, list[str]]:
     """Five cheapest_above requests and one streamed (cheap answers), two best ones (dear,
-    the reference itself), one naming cheap directly: the contracts by the agent that
-    answered, the stream's and the direct one's left out."""
+    the reference itself), one naming cheap directly, one classified at audit by sorter
+    (cheap answers): the contracts by the agent that answered, the stream's, the direct
+    one's and the classified one's left out."""
     contracts: dict[str, list[str]] = {"cheap": [], "dear": []}
     with openai.OpenAI(
         base_url=server.url("/v1"), api_key=TOKEN, max_retries=0, timeout=30
@@ -112,6 +116,12 @@ def traffic(server: Server) -> dict[str, list[str]]:
         for _ in range(2):
             ask("route:audit", {})  # best: dear, the reference itself
         client.chat.completions.create(model="cheap", messages=ASK)  # direct: not routed
+        classified = client.chat.completions.with_raw_response.create(
+            model="route", extra_headers=FLOOR,
+            messages=[{"role": "user", "content": "Which controls matter? ANSWER=audit"}],
+        )  # fmt: skip
+        assert classified.headers["x-agentladder-classified"] == "agent"
+        assert classified.headers["x-agentladder-agent"] == "cheap"
     assert (len(contracts["cheap"]), len(contracts["dear"])) == (5, 2)
     return contracts
 
@@ -131,9 +141,10 @@ def test_cheapest_above_costs_less_than_the_reference_by_the_hand_computed_figur
     gateway: Server,
 ) -> None:
     """Feedback of 7, 8 and 9 on three of cheap's answers and 9 on one of dear's. The
-    savings: cost 6 x 0.000025 + 2 x 0.00025 against 8 x 0.00025 (ratio 0.325, its
-    interval under 1); quality (7 + 8 + 9 + 9) against three times dear's skill when
-    routed plus its own answer's 9; the routing page's panel shows them."""
+    savings: cost 7 x 0.000025 + 2 x 0.00025 and the classifier's 0.0005 against
+    9 x 0.00025 (ratio 0.522, its interval under 1); quality (7 + 8 + 9 + 9) against
+    three times dear's skill when routed plus its own answer's 9; the routing page's
+    panel shows them."""
     contracts = traffic(gateway)
     given = [(contracts["cheap"][0], 7), (contracts["cheap"][1], 8),
              (contracts["cheap"][2], 9), (contracts["dear"][0], 9)]  # fmt: skip
@@ -149,21 +160,22 @@ def test_cheapest_above_costs_less_than_the_reference_by_the_hand_computed_figur
                         headers={"Authorization": f"Bearer {ORCH}"}).json()  # fmt: skip
     assert routed["reference"]["agent_id"] == "dear"
     skill = routed["reference"]["skill"]
-    found = settled_savings(gateway, routed=8, direct=1)
-    assert (found["read"], found["routed"], found["direct"], found["uncosted"]) == (9, 8, 1, 0)
+    found = settled_savings(gateway, routed=9, direct=1)
+    assert (found["read"], found["routed"], found["direct"], found["uncosted"]) == (10, 9, 1, 0)
     assert found["truncated"] is False
     [audit] = found["task_types"]
     assert audit["task_type"] == "audit"
-    assert (audit["requests"], audit["by_reference"]) == (8, 2)
-    assert audit["answered_by"] == [{"agent_id": "cheap", "requests": 6},
+    assert (audit["requests"], audit["by_reference"]) == (9, 2)
+    assert audit["answered_by"] == [{"agent_id": "cheap", "requests": 7},
                                     {"agent_id": "dear", "requests": 2}]  # fmt: skip
-    assert audit["references"] == [{"agent_id": "dear", "requests": 8}]
+    assert audit["references"] == [{"agent_id": "dear", "requests": 9}]
     assert audit["floor_low"] == audit["floor_high"] == 6
     cost = audit["cost"]
-    assert cost["routed_usd"] == pytest.approx(6 * CHEAP + 2 * DEAR)
-    assert cost["reference_usd"] == pytest.approx(8 * DEAR)
-    assert cost["saved_usd"] == pytest.approx(6 * (DEAR - CHEAP))
-    assert cost["ratio"] == pytest.approx(0.325)
+    assert cost["routed_usd"] == pytest.approx(7 * CHEAP + 2 * DEAR + SORTER)
+    assert cost["classifier_usd"] == pytest.approx(SORTER)
+    assert cost["reference_usd"] == pytest.approx(9 * DEAR)
+    assert cost["saved_usd"] == pytest.approx(7 * (DEAR - CHEAP) - SORTER)
+    assert cost["ratio"] == pytest.approx((7 * CHEAP + 2 * DEAR + SORTER) / (9 * DEAR))
     assert cost["low"] <= cost["ratio"] <= cost["high"] < 1
     quality = audit["quality"]
     assert quality["judged"] == 4
@@ -173,10 +185,10 @@ def test_cheapest_above_costs_less_than_the_reference_by_the_hand_computed_figur
     assert quality["ratio"] == pytest.approx(33 / (3 * skill + 9))
     assert quality["low"] <= quality["ratio"] <= quality["high"]
     overall = found["overall"]
-    assert (overall["requests"], overall["cost"]["ratio"]) == (8, cost["ratio"])
+    assert (overall["requests"], overall["cost"]["ratio"]) == (9, cost["ratio"])
     assert overall["quality"]["ratio"] == quality["ratio"]
     assert savings(gateway)["task_types"] == found["task_types"]  # the same seed, the same
     page = httpx.get(gateway.url("/dashboard/routing"), timeout=30).text
     panel = page[page.index('id="savings"') :]
     assert '<tr data-task-type="audit">' in panel
-    assert "0.325" in panel
+    assert "0.522" in panel

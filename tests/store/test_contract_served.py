@@ -68,13 +68,13 @@ def routed(contract: str, at: float) -> ServedRequest:
         contract_id=contract, agent_id="cheap", caller="team-a", task_type="audit", at=at,
         routed=Strategy.CHEAPEST_ABOVE, cost_usd=0.000025, input_tokens=11, output_tokens=7,
         reference_agent="dear", reference_cost_usd=0.00025, reference_skill=8.4,
-        reference_sd=0.31, quality_floor=7.5,
+        reference_sd=0.31, quality_floor=7.5, classifier_cost_usd=0.0005,
     )  # fmt: skip
 
 
 def test_a_routed_record_keeps_its_savings_fields(with_store: Any) -> None:
-    """Strategy, cost, tokens, reference (its cost, skill, sd) and floor come back as
-    written, by contract and in a window."""
+    """Strategy, cost, tokens, reference (its cost, skill, sd), floor and classifier's
+    cost come back as written, by contract and in a window."""
 
     async def body(store: Store) -> None:
         record = routed("gw-r", 5000.0)

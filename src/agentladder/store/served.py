@@ -6,7 +6,8 @@ contract finds its agent after a restart and on another instance (docs/gateway.m
 A routed answer also keeps what ``GET /routing/savings`` weighs it by (docs/routing.md,
 "Does routing pay?"): the strategy, what the answer cost and its tokens, and the
 reference of its routing (the best available agent) with the cost of those tokens at the
-reference's declared prices and its skill when routed. These fields are optional: a
+reference's declared prices and its skill when routed, and what classifying it cost
+(``gateway.classify``'s agent, when it was asked). These fields are optional: a
 record stored before them reads with them null (and counts as not routed).
 """
 
@@ -54,3 +55,8 @@ class ServedRequest(BaseModel):
     quality_floor: float | None = Field(
         default=None, description="cheapest_above: the floor the routing applied"
     )
+    classifier_cost_usd: float | None = Field(
+        default=None, ge=0.0,
+        description="routed without a task type: what the classifier agent's call cost"
+        " (gateway.classify), routing's own cost",
+    )  # fmt: skip

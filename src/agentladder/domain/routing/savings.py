@@ -3,11 +3,13 @@ against always using the best single agent (the routing's reference), per task t
 overall, with 95% bootstrap intervals (docs/routing.md, "Does routing pay?"). Pure: the
 answers in, the figures out; numpy for the resamples.
 
-Per routed answer i: its cost ``c_i`` (its tokens at its agent's declared prices), the
-reference's ``r_i`` (the same tokens at the reference's prices). The **cost ratio** is
-``sum c / sum r``: what routing cost for what always using the reference would have
-cost for the same requests (the reference's own answers would have had other output
-tokens: the same tokens are the estimate).
+Per routed answer i: its cost ``c_i`` (its tokens at its agent's declared prices, and
+what classifying the request cost when ``gateway.classify``'s agent was asked: routing's
+own cost, which always using the reference would not have paid), the reference's ``r_i``
+(the same tokens at the reference's prices). The **cost ratio** is ``sum c / sum r``:
+what routing cost for what always using the reference would have cost for the same
+requests (the reference's own answers would have had other output tokens: the same tokens
+are the estimate).
 
 **Quality**, on the judged answers only: each judgment's score less its source's
 leniency at the task type as the last fit learned it (``Judged``: a check's judge, a
@@ -16,7 +18,8 @@ source would give: docs/skill.md); an answer judged twice counts the mean of the
 That is ``y_i``; the reference's quality ``q_i`` is its skill at the task type when the
 request was routed (``reference_skill``, the estimate routing chose against). The
 **quality ratio** is ``mean y / mean q``. An answer by the reference itself counts
-``q_i = y_i`` and ``r_i = c_i``: ratio 1 for both, as part of the traffic.
+``q_i = y_i`` and its own answer's cost as ``r_i``: ratio 1 for both, as part of the
+traffic (but for its classification's cost, when it had one).
 
 **Intervals**: ``resamples`` bootstrap resamples of the requests (with replacement, as
 many as there are), seeded: the same answers and seed give the same figures. The cost
@@ -88,6 +91,7 @@ class RoutedAnswer:
     reference_skill: float
     reference_sd: float
     quality_floor: float | None = None
+    classifier_usd: float = 0.0
     judged: tuple[Judged, ...] = ()
 
     @property
@@ -110,7 +114,11 @@ class CostSavings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    routed_usd: float
+    routed_usd: float = Field(description="the answers' cost and classifier_usd")
+    classifier_usd: float = Field(
+        description="of routed_usd: classifying requests that named no task type"
+        " (gateway.classify's agent)"
+    )
     reference_usd: float
     saved_usd: float = Field(description="reference_usd - routed_usd")
     ratio: float | None = Field(description="routed_usd / reference_usd; null: see reason")
@@ -218,12 +226,13 @@ def _ratios(over: Floats, under: Floats) -> Floats:
 
 
 def _cost(answers: Sequence[RoutedAnswer], rng: np.random.Generator, resamples: int) -> CostSavings:
-    cost = np.array([a.cost_usd for a in answers])
+    cost = np.array([a.cost_usd + a.classifier_usd for a in answers])
     reference = np.array([a.reference_cost_usd if not a.by_reference else a.cost_usd
                           for a in answers])  # fmt: skip
     routed_usd, reference_usd = float(cost.sum()), float(reference.sum())
     figures = {"routed_usd": routed_usd, "reference_usd": reference_usd,
-               "saved_usd": reference_usd - routed_usd}  # fmt: skip
+               "saved_usd": reference_usd - routed_usd,
+               "classifier_usd": float(sum(a.classifier_usd for a in answers))}  # fmt: skip
     if reference_usd <= 0:
         return CostSavings(**figures, ratio=None, low=None, high=None, reason=NO_PRICES)
     point = routed_usd / reference_usd
@@ -306,7 +315,8 @@ def savings(
     if resamples < 1:
         raise ValueError(f"resamples: {resamples} must be 1 or more")
     for a in answers:
-        values = (a.cost_usd, a.reference_cost_usd, a.reference_skill, a.reference_sd)
+        values = (a.cost_usd, a.reference_cost_usd, a.reference_skill, a.reference_sd,
+                  a.classifier_usd)  # fmt: skip
         if not all(math.isfinite(v) and v >= 0 for v in values):
             raise ValueError(f"an answer's costs, skill and sd must be finite, 0 or more: {a}")
     if not answers:

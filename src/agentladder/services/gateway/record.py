@@ -1,7 +1,8 @@
 """What the gateway keeps of an answer (``ServedRequest``): for a caller's feedback, the
 agent, caller, task type and time; for ``GET /routing/savings`` (docs/routing.md, "Does
-routing pay?"), the routing's strategy and reference, and what the answer cost against
-what the reference would have cost for the same tokens. Pure: no I/O.
+routing pay?"), the routing's strategy and reference, what the answer cost against what
+the reference would have cost for the same tokens, and what classifying the request cost
+(routing's own cost). Pure: no I/O.
 
 A non-streamed answer's record is made whole at once; a stream's when it is decided
 (before its first byte goes: feedback may name it) and again, ``costed``, at its end,
@@ -24,9 +25,11 @@ __all__ = ["costed", "served_record"]
 def served_record(
     *, contract_id: str, agent_id: str, caller: str, task_type: str | None, at: float,
     routing: Routing | None, usage: Usage | None, agents: Mapping[str, AgentConfig],
+    classifier_cost: float | None = None,
 ) -> ServedRequest:  # fmt: skip
     """The record of one answer; ``routing`` None for an agent the caller named, ``usage``
-    None while a stream runs (``costed`` at its end)."""
+    None while a stream runs (``costed`` at its end), ``classifier_cost`` what classifying
+    the request cost (None: not asked)."""
     reference = None if routing is None else routing.reference
     record = ServedRequest(
         contract_id=contract_id, agent_id=agent_id, caller=caller, task_type=task_type, at=at,
@@ -35,6 +38,7 @@ def served_record(
         reference_skill=None if reference is None else reference.skill,
         reference_sd=None if reference is None else reference.sd,
         quality_floor=None if routing is None else routing.quality_floor,
+        classifier_cost_usd=classifier_cost,
     )  # fmt: skip
     return record if usage is None else costed(record, usage, agents)
 

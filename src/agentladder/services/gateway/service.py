@@ -332,6 +332,7 @@ class Gateway:
                 contract_id=contract, agent_id=agent, caller=caller, task_type=task_type, at=at,
                 routing=served.routing, agents=self.agents,
                 usage=served.tally.usage() if served.stream is None else None,
+                classifier_cost=served.choice.classifier_cost,
             )  # fmt: skip
             self.feedback.book.add(record)
             served.record = record if served.stream is not None else None

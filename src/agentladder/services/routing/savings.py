@@ -123,7 +123,8 @@ def _answer(
         task_type=record.task_type, agent_id=record.agent_id, reference_agent=reference,
         cost_usd=cost, reference_cost_usd=record.reference_cost_usd or 0.0,
         reference_skill=skill, reference_sd=record.reference_sd or 0.0,
-        quality_floor=record.quality_floor, judged=tuple(j for j in judged if j is not None),
+        quality_floor=record.quality_floor, classifier_usd=record.classifier_cost_usd or 0.0,
+        judged=tuple(j for j in judged if j is not None),
     )  # fmt: skip
 
 
