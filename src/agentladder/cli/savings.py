@@ -28,8 +28,9 @@ from agentladder.services.routing.savings import (
 __all__ = ["savings"]
 
 NOTHING_ROUTED = (
-    "No routed gateway answer in the last {days:g} days: a request whose model is"
-    " route:<task_type> or an alias is routed; one naming an agent is not (docs/gateway.md)."
+    "No routed gateway answer in the last {days:g} days: a request whose model asks for a"
+    " routing (route, route:<task_type>, an alias) is routed; one naming an agent is not"
+    " (docs/gateway.md)."
 )
 
 
