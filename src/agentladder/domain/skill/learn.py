@@ -90,12 +90,16 @@ class _Block:
         stands."""
         return values - self.expected + self.lenient
 
-    def mixed(self, r: Floats, rules: SkillRules) -> tuple[Floats, Floats]:
-        """A clean score of an honest source, or an arbitrary one: both log densities."""
+    def mixed(self, r: Floats, rules: SkillRules, checked: Floats) -> tuple[Floats, Floats]:
+        """A clean score of an honest source, or an arbitrary one: both log densities. The
+        chance of an arbitrary score is ``outlier_share`` times how far other sources'
+        evidence checks the score's pair (``checked``): a score no other source can
+        contradict (a lone judge's) is the agent's, whatever it is."""
         var = self.noise_k + self.fitted_var
-        log_clean = math.log1p(-rules.outlier_share) - 0.5 * (LOG_2PI + np.log(var))
+        share = np.maximum(rules.outlier_share * checked, 1e-300)
+        log_clean = np.log1p(-share) - 0.5 * (LOG_2PI + np.log(var))
         log_clean = log_clean - 0.5 * r * r / var
-        return log_clean, np.logaddexp(log_clean, math.log(rules.outlier_share * 0.1))
+        return log_clean, np.logaddexp(log_clean, np.log(share * 0.1))
 
 
 def _each(obs: Observations, lay: Layout, st: State, sol: Solution,
@@ -126,16 +130,21 @@ def learn(obs: Observations, lay: Layout, pattern: Pattern, st: State, sol: Solu
     own_sums = RunningSums(lay.source_types)
     count = np.zeros(lay.source_types)
     per_source = np.zeros(lay.sources)
+    lean, pair = RunningSums(len(pattern.lean_pair)), RunningSums(lay.pairs)
     for b in _each(obs, lay, st, sol, deviation):
         _censor(obs, st, b)
         s = b.scored
         own_sums.add(b.st_of[s], b.base(st.censored.values(b.at))[s])
         count += np.bincount(b.st_of[s], minlength=lay.source_types)
         per_source += np.bincount(b.src[s], minlength=lay.sources)
+        lean.add(pattern.lean_of[b.at], w.weight[b.at])
+        pair.add(obs.pair[b.at], w.weight[b.at])
     own = _Own(own_sums.total, count, st, prior)
     wild = RunningSums(lay.sources)
     for b in _each(obs, lay, st, sol, deviation):
-        log_clean, log_mix = b.mixed(own.residual(b, b.base(st.censored.values(b.at))), rules)
+        checked = _checked(lean.total, pair.total, pattern, obs, b.at)
+        residual = own.residual(b, b.base(st.censored.values(b.at)))
+        log_clean, log_mix = b.mixed(residual, rules, checked)
         st.clean[b.at] = np.where(b.scored, np.exp(log_clean - log_mix), 1.0)
         wild.add(b.src[b.scored], np.where(b.scored, 1.0 - st.clean[b.at], 0.0)[b.scored])
     if rounds >= HONESTY_FROM and per_source.sum() > 0:
@@ -165,6 +174,18 @@ def learn(obs: Observations, lay: Layout, pattern: Pattern, st: State, sol: Solu
     )
     st.noise = np.clip(noise, rules.min_noise_sd**2, _MAX_NOISE)
     _spreads(lay, st, sol, rules)
+
+
+def _checked(lean: Floats, pair: Floats, pattern: Pattern, obs: Observations,
+             at: slice) -> Floats:  # fmt: skip
+    """How far other sources' scores check each observation's pair (agent, task type): the
+    share of the pair's weight that other sources hold (0 for a lone judge's scores, about
+    4/5 for one of five peers'). Unlike the honesty's ``check``, the prior does not count:
+    only a score another source can contradict may be called wild."""
+    leaned = lean[pattern.lean_of[at]]
+    total = pair[obs.pair[at]]
+    share = (total - leaned) / np.maximum(total, 1e-300)
+    return np.asarray(np.clip(share, 0.0, 1.0), dtype=np.float64)
 
 
 def _censor(obs: Observations, st: State, b: _Block) -> None:
