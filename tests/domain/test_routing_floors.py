@@ -215,3 +215,22 @@ def test_the_worked_example_explores_c() -> None:
     assert (pick.agent_id, pick.reason) == ("c", Strategy.EXPLORE)
     assert "10 more judged answers prove it with probability 0.028" in pick.detail
     assert Floor(8.55, 0.8).p_proven_after(TRIO[2], 10) == pytest.approx(0.028, abs=5e-4)
+
+
+def test_a_share_never_pays_more_than_the_reference() -> None:
+    """At 100% of the best, nobody is shown to clear the reference's own skill; the pick is
+    the reference (a), not b, likelier to clear it (0.62 against 0.5) at ten times the
+    cost. With an absolute floor at the same 9.0, the likeliest (b) is picked, marked."""
+    fleet = [agent("a", 9.0, 0.1, 0.05), agent("b", 9.3, 1.0, 0.5)]
+    assert chosen(fleet, count=1, quality_floor_share=1.0) == ["a"]
+    spec = RouteSpec(count=1, strategy=Strategy.CHEAPEST_ABOVE, quality_floor_share=1.0,
+                     explore_share=0.0)  # fmt: skip
+    [pick] = route(routing_table(fleet), spec, now=NOW, seed=1).agents
+    assert pick.detail.endswith("the reference: the floor is a share of its skill")
+    [pick] = route(
+        routing_table(fleet), spec.model_copy(update={"quality_floor_share": None,
+                                                      "quality_floor": 9.0}),
+        now=NOW, seed=1,
+    ).agents  # fmt: skip
+    assert pick.agent_id == "b"
+    assert pick.detail.startswith("not yet shown to clear 9")

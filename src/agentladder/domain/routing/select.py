@@ -90,6 +90,7 @@ class Floor:
     value: float
     confidence: float
     share: float | None = None  # the share of the reference's skill it was computed as
+    reference: str | None = None  # with a share: the reference, which it was made from
 
     @property
     def z(self) -> float:
@@ -97,8 +98,10 @@ class Floor:
 
     def clears(self, c: Candidate) -> bool:
         """Proven: the posterior probability that its skill clears the floor is at least
-        the confidence (``skill - z sd >= floor``: the same test, exactly)."""
-        return c.skill - self.z * c.sd >= self.value
+        the confidence (``skill - z sd >= floor``: the same test, exactly); with a share,
+        the reference always is: the floor is a share of it, "nearly the best" allows the
+        best (so a routing never pays more than the reference costs)."""
+        return c.skill - self.z * c.sd >= self.value or c.agent_id == self.reference
 
     def p(self, c: Candidate) -> float:
         return p_clear(c.skill, c.sd, self.value)
@@ -141,7 +144,7 @@ def _floor(spec: RouteSpec, reference: Candidate | None, rules: RoutingRules) ->
     share = spec.quality_floor_share or 1.0
     if reference is None:
         return None
-    return Floor(round(share * reference.skill, 6), confidence, share)
+    return Floor(round(share * reference.skill, 6), confidence, share, reference.agent_id)
 
 
 def _limits(spec: RouteSpec) -> tuple[frozenset[str], float | None, int | None]:
@@ -402,12 +405,7 @@ def _cheapest_above(
     When fewer than ``count`` are proven, the places left go to the agents likeliest to
     clear the floor (the highest ``(skill - floor) / sd``) among those it reaches."""
     proven = walk.picks
-    chosen: Chosen = [
-        (c, Strategy.CHEAPEST_ABOVE,
-         f"costs {_cost(c)} per round; P(skill >= {floor.value:g}) {floor.p(c):.3f}, at"
-         f" least confidence {floor.confidence:g}")
-        for c in proven
-    ]  # fmt: skip
+    chosen: Chosen = [(c, Strategy.CHEAPEST_ABOVE, _proven(c, floor)) for c in proven]
     unproven = [c for c, why in walk.passed if why is ExclusionCode.BELOW_QUALITY_FLOOR]
     taken: set[int] = set()
     gave_way: set[int] = set()
@@ -449,6 +447,13 @@ def _cheapest_above(
     if taken:
         walk.passed = [(c, why) for c, why in walk.passed if id(c) not in taken]
     return chosen, gave_way
+
+
+def _proven(c: Candidate, floor: Floor) -> str:
+    shown = f"costs {_cost(c)} per round; P(skill >= {floor.value:g}) {floor.p(c):.3f}"
+    if c.skill - floor.z * c.sd >= floor.value:
+        return f"{shown}, at least confidence {floor.confidence:g}"
+    return f"{shown}; the reference: the floor is a share of its skill"
 
 
 def _cost(c: Candidate) -> str:
