@@ -77,12 +77,12 @@ def test_cheapest_above_picks_the_cheapest_clearing_the_floor() -> None:
 
 
 def test_cheapest_above_explores_a_cheaper_unproven_agent_within_its_slots() -> None:
-    """With a slot, the cheaper agent not yet proven where the next 10 judged answers
-    most likely prove a saving takes the dearest proven pick's place, first (the
+    """With a slot (confidence 0.8), the cheaper agent not yet proven where the next 10
+    judged answers most likely prove a saving takes the dearest proven pick's place, first (the
     cheapest), marked explore: d (6.0 +- 0.98, saves 0.025 per round, proven after 10
     more with probability 0.117), not e (5.0 +- 2.5: 0.246, but saves only 0.010); b then
     says it gave its place."""
-    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=6.0)
+    spec = RouteSpec(count=2, strategy=Strategy.CHEAPEST_ABOVE, quality_floor=6.0, confidence=0.8)
     rules = RoutingRules(max_explore_share=0.5)
     found = [route(routing_table(FLEET), spec, now=0.0, seed=s, rules=rules) for s in range(60)]
     explored = [r for r in found if any(p.reason is Strategy.EXPLORE for p in r.agents)]

@@ -194,7 +194,7 @@ def test_exploration_goes_where_more_answers_most_likely_prove_a_saving() -> Non
     assert floor.p_proven_after(f, 10) < 0.01 < floor.p_proven_after(g, 10)
     assert floor.p_proven_after(e, 10) * 0.03 > floor.p_proven_after(g, 10) * 0.04
     spec = RouteSpec(count=1, strategy=Strategy.CHEAPEST_ABOVE, quality_floor_share=0.95,
-                     explore_share=1.0)  # fmt: skip
+                     confidence=0.8, explore_share=1.0)  # fmt: skip
     result = route(routing_table(fleet), spec, now=NOW, seed=3)
     assert [(p.agent_id, p.reason) for p in result.agents] == [("e", Strategy.EXPLORE)]
     assert "10 more judged answers prove it with probability" in result.agents[0].detail
@@ -207,14 +207,20 @@ def test_exploration_goes_where_more_answers_most_likely_prove_a_saving() -> Non
 
 
 def test_the_worked_example_explores_c() -> None:
-    """docs/routing.md's example: floor 8.55 at 0.8, one explore slot: b is settled (sd
-    0.3), c is explored with a 0.028 chance that its next 10 answers prove it."""
+    """docs/routing.md's example at the default confidence 0.65: floor 8.55, b is the pick
+    (P 0.691); with one explore slot, c (P 0.338), whose next 10 answers prove it with
+    probability 0.103."""
     spec = RouteSpec(count=1, strategy=Strategy.CHEAPEST_ABOVE, quality_floor_share=0.95,
-                     explore_share=1.0)  # fmt: skip
+                     explore_share=0.0)  # fmt: skip
+    assert RoutingRules().confidence == 0.65
     [pick] = route(routing_table(TRIO), spec, now=NOW, seed=1).agents
+    assert (pick.agent_id, pick.reason) == ("b", Strategy.CHEAPEST_ABOVE)
+    assert chosen(TRIO, count=1, quality_floor_share=0.9) == ["b"]
+    explore = spec.model_copy(update={"explore_share": 1.0})
+    [pick] = route(routing_table(TRIO), explore, now=NOW, seed=1).agents
     assert (pick.agent_id, pick.reason) == ("c", Strategy.EXPLORE)
-    assert "10 more judged answers prove it with probability 0.028" in pick.detail
-    assert Floor(8.55, 0.8).p_proven_after(TRIO[2], 10) == pytest.approx(0.028, abs=5e-4)
+    assert "10 more judged answers prove it with probability 0.103" in pick.detail
+    assert Floor(8.55, 0.65).p_proven_after(TRIO[2], 10) == pytest.approx(0.103, abs=5e-4)
 
 
 def test_a_share_never_pays_more_than_the_reference() -> None:

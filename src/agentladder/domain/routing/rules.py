@@ -20,7 +20,7 @@ class RoutingRules(BaseModel):
         description="explore: the expected share of picks outside best's choice",
     )  # fmt: skip
     confidence: float = Field(
-        default=0.8, ge=0.5, lt=1.0,
+        default=0.65, ge=0.5, lt=1.0,
         description="cheapest_above: the least posterior probability of clearing the floor"
         " for an agent to count as proven, when a request names none",
     )  # fmt: skip
