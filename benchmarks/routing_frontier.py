@@ -7,8 +7,9 @@ Methods, per split (``replay_split``):
 - ``<configuration> <confidence>``: ``POST /route`` through the services the history was
   imported into with that configuration (``CONFIGS``: the defaults, and the skill model
   with no allowance for wild scores), for each confidence;
-- the variant rules of ``routing_variants`` on the default estimates (``reference kept``)
-  and the service's rule on plain per-category means (``rule on plain``), per confidence;
+- the variant rules of ``routing_variants`` on the default estimates (``likeliest``: the
+  fallback before the reference always qualified) and the service's rule on plain
+  per-category means (``rule on plain``), per confidence;
 - ``plain means`` and the hindsight ``oracle`` (``routing_replay.plain_router``).
 """
 

@@ -5,19 +5,19 @@ benchmark's, to measure alternatives, not the service's).
 
 - ``current``: the service's rule. The reference is the highest lower bound (ties: the
   agent id); the floor ``share`` of its skill; an agent is proven when ``skill - z sd >=
-  floor`` (``z`` the confidence's normal quantile); the cheapest proven is chosen (ties on
-  cost: the higher lower bound); when none is, the likeliest to clear the floor (highest
-  posterior probability) among those whose 95% interval reaches it. The replay checks that
-  it picks what ``RoutingService.route`` picked, every time.
+  floor`` (``z`` the confidence's normal quantile), and the reference always is (the
+  floor is a share of it); the cheapest proven is chosen (ties on cost: the higher lower
+  bound). The replay checks that it picks what ``RoutingService.route`` picked, every
+  time.
 - ``plain_table``: the candidates with the skill model's estimates replaced by each
   agent's plain mean at the task type and its standard error (sample sd over the square
   root of the count): the same rule on unshrunk estimates that count every score in full,
   to tell the rule's part from the estimates' part.
-- ``reference_kept``: the same, but the reference always qualifies: the cheapest of the
-  proven agents and the reference. When nobody is proven it takes the reference, not the
-  likeliest (which need not be cheaper: at a floor of 1.0 of the reference's skill, the
-  reference itself is proven with probability 0.5 at most, and the likeliest can be
-  the dearest agent).
+- ``likeliest``: the rule before the reference always qualified: when nobody is proven,
+  the likeliest to clear the floor (highest posterior probability) among those whose 95%
+  interval reaches it, which need not be cheaper than the reference (at a floor of 1.0 of
+  the reference's skill, the reference is proven with probability 0.5 at most, and the
+  likeliest can be the dearest agent).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from agentladder.domain.routing.table import Candidate
 from agentladder.domain.scales import to_ten
 from benchmarks.mt_bench_data import Judged
 
-__all__ = ["VARIANTS", "current", "plain_table", "reference_kept"]
+__all__ = ["VARIANTS", "current", "likeliest", "plain_table"]
 
 Z95 = 1.959963984540054
 
@@ -54,21 +54,22 @@ def _proven(candidates: Sequence[Candidate], floor: float, confidence: float) ->
 
 
 def current(candidates: Sequence[Candidate], share: float, confidence: float) -> str:
-    """The service's choice (see the module docstring)."""
+    """The service's choice: the cheapest of the proven agents and the reference."""
+    reference = _reference(candidates)
+    floor = round(share * reference.skill, 6)
+    kept = [*_proven(candidates, floor, confidence), reference]
+    return min(kept, key=lambda c: (c.cost, -c.low, c.agent_id)).agent_id
+
+
+def likeliest(candidates: Sequence[Candidate], share: float, confidence: float) -> str:
+    """The cheapest proven, the reference not counted as such; when none is, the likeliest
+    to clear the floor among those whose 95% interval reaches it."""
     floor = round(share * _reference(candidates).skill, 6)
     proven = _proven(candidates, floor, confidence)
     if proven:
         return proven[0].agent_id
     reaching = [c for c in _by_cost(candidates) if c.skill + Z95 * c.sd >= floor]
     return min(reaching, key=lambda c: -p_clear(c.skill, c.sd, floor)).agent_id
-
-
-def reference_kept(candidates: Sequence[Candidate], share: float, confidence: float) -> str:
-    """The cheapest of the proven agents and the reference."""
-    reference = _reference(candidates)
-    floor = round(share * reference.skill, 6)
-    kept = [*_proven(candidates, floor, confidence), reference]
-    return min(kept, key=lambda c: (c.cost, -c.low, c.agent_id)).agent_id
 
 
 def plain_table(
@@ -93,5 +94,5 @@ def plain_table(
     return out
 
 
-VARIANTS: dict[str, Rule] = {"reference kept": reference_kept}
+VARIANTS: dict[str, Rule] = {"likeliest": likeliest}
 """The variants the benchmark measures beside the service's rule, by name."""
