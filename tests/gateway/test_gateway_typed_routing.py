@@ -14,6 +14,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
+from agentladder.domain.routing import RoutingRules
 from tests.gateway.classifying import KEYS, PRICES, TEAM_B, config, seed
 from tests.gateway.conftest import CLIENT, ORCH
 from tests.gateway.provider import COMPLETION_TOKENS, PROMPT_TOKENS, Providers
@@ -122,7 +123,7 @@ def test_cheapest_above_at_95_percent_picks_the_cheaper_agent_that_clears_it(
     assert headers["x-agentladder-strategy"] == "cheapest_above"
     assert float(headers["x-agentladder-quality-floor"]) == pytest.approx(floor, rel=1e-5)
     assert headers["x-agentladder-quality-floor-share"] == "0.95"
-    assert headers["x-agentladder-confidence"] == "0.8"
+    assert headers["x-agentladder-confidence"] == f"{RoutingRules().confidence:g}"
     assert routed(client, "route:writing", "a haiku")[0] == "pricey"
     assert routed(client, "route:writing:cheapest_above@0.99", "a haiku")[0] == "pricey"
     by_header = routed(
