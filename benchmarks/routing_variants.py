@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from statistics import NormalDist
 
-from agentladder.domain.routing.select import p_clear
+from agentladder.domain.routing.floor import p_clear
 from agentladder.domain.routing.table import Candidate
 from agentladder.domain.scales import to_ten
 from benchmarks.mt_bench_data import Judged

@@ -17,7 +17,7 @@ from agentladder.domain.routing import (
     route,
     routing_table,
 )
-from agentladder.domain.routing.select import Floor, p_clear
+from agentladder.domain.routing.floor import Floor, p_clear
 from agentladder.domain.skill.board import skill_view
 from agentladder.domain.skill.rules import SkillRules
 from tests.domain.skill_helpers import fold
