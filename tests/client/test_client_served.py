@@ -128,6 +128,25 @@ def test_route_of_one_agent_with_a_relative_floor(served: Server) -> None:
     assert one.agents[0].p_floor is not None
 
 
+def test_savings_reads_the_gateways_routed_traffic(served: Server) -> None:
+    """Ladder.savings and AsyncLadder.savings: the server's report; this server's gateway
+    has routed nothing, so there is no overall and no task type, and the window asked for
+    is the one read."""
+    with Ladder(served.base, token=ADMIN) as ladder:
+        report = ladder.savings(window_s=3600.0, seed=3)
+    assert (report.overall, report.task_types, report.routed) == (None, [], 0)
+    assert report.until - report.since == pytest.approx(3600.0)
+    assert report.seed == 3
+
+    async def main() -> None:
+        async with AsyncLadder(served.base, token=ADMIN) as ladder:
+            again = await ladder.savings()
+        assert again.overall is None
+        assert again.until - again.since == pytest.approx(7 * 86_400.0)
+
+    asyncio.run(main())
+
+
 def test_every_method_async(served: Server) -> None:
     """Each method of AsyncLadder answers as Ladder's does (a coroutine check too)."""
 

@@ -21,6 +21,7 @@ from agentladder.client.models import (
     RouteOut,
     RouteRequest,
     SamplingDecision,
+    SavingsReport,
     SentinelCheck,
     SkillBoardOut,
     SkillFitOut,
@@ -39,6 +40,7 @@ __all__ = [
     "profile",
     "report",
     "route",
+    "savings",
     "skill_judges",
     "skills",
     "verdict",
@@ -118,6 +120,12 @@ def skill_judges() -> Call[JudgesOut]:
 def route(request: RouteRequest) -> Call[RouteOut]:
     """``POST /route``."""
     return Call("POST", "/route", RouteOut, request)
+
+
+def savings(window_s: float | None = None, seed: int = 0) -> Call[SavingsReport]:
+    """``GET /routing/savings``."""
+    params = {"window_s": window_s, "seed": seed}
+    return Call("GET", "/routing/savings", SavingsReport, params=params)
 
 
 def profile(agent_id: str) -> Call[AgentProfile]:

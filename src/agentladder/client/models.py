@@ -24,6 +24,7 @@ from agentladder.domain.external import ExternalDeliberation, ReportedAgent, Rep
 from agentladder.domain.privileges import SamplingDecision
 from agentladder.domain.profile import AgentProfile
 from agentladder.services.oracle.models import JudgmentRequest, JudgmentResult, ValidationResult
+from agentladder.services.routing.savings import SavingsReport
 
 __all__ = [
     "BATCH_MAX",
@@ -48,6 +49,7 @@ __all__ = [
     "RouteOut",
     "RouteRequest",
     "SamplingDecision",
+    "SavingsReport",
     "SentinelCheck",
     "SkillAsOfOut",
     "SkillBoardOut",

@@ -39,6 +39,7 @@ from agentladder.client.models import (
     RouteOut,
     RouteRequest,
     SamplingDecision,
+    SavingsReport,
     SkillBoardOut,
     SkillFitOut,
     Validation,
@@ -194,6 +195,12 @@ class Ladder:
     def route(self, request: RouteRequest) -> RouteOut:
         """The agents routing would choose for a task, with why (nothing is run)."""
         return self._send(calls.route(request))
+
+    def savings(self, *, window_s: float | None = None, seed: int = 0) -> SavingsReport:
+        """Whether routing paid on the gateway's traffic over the last ``window_s`` seconds
+        (none: the server's default, 7 days): cost and judged quality against always using
+        the best single agent, per task type and overall, with 95% intervals."""
+        return self._send(calls.savings(window_s, seed))
 
     def profile(self, agent_id: str) -> AgentProfile:
         """The agent's Oracle profile: XP, level, specializations, achievements."""
