@@ -274,3 +274,23 @@ def test_a_typed_choice_carries_how_it_was_classified() -> None:
     assert not found.untyped
     assert not pick("route:audit").untyped
     assert not pick("alpha").untyped
+
+
+def test_the_explore_share_is_of_requests_not_of_the_attempts() -> None:
+    """The gateway's picks are its attempts, an explored agent first: the share of requests
+    asked (the model's, else routing.max_explore_share) is spread over them, so that the
+    routing's slots, floor(share x count + u), explore that share of the requests; best
+    explores nothing."""
+    explore = choose("route:x:explore", {}, agents=AGENTS, aliases={}, attempts=4,
+                     explore_share=0.2)  # fmt: skip
+    assert explore.spec is not None
+    assert explore.spec.explore_share == pytest.approx(0.05)
+    one = choose("route:x:explore", {}, agents=AGENTS, aliases={}, attempts=1, explore_share=0.2)
+    assert one.spec is not None
+    assert one.spec.explore_share == pytest.approx(0.2)
+    best = choose("route:x", {}, agents=AGENTS, aliases={}, attempts=4, explore_share=0.2)
+    assert best.spec is not None
+    assert best.spec.explore_share is None
+    near = choose("near", {}, agents=AGENTS, aliases=ALIASES, attempts=3, explore_share=0.2)
+    assert near.spec is not None
+    assert near.spec.explore_share == 0.0  # the alias's own

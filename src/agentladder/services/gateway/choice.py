@@ -20,7 +20,8 @@ alias has that name). Headers add to a routing:
   ``estimated_cost_per_round``); the lower of two caps holds.
 
 The routing's ``count`` is ``gateway.max_attempts``: the agents that may be tried, in
-order (1: no fallback).
+order (1: no fallback); its ``explore_share`` the request's share over them, so that the
+share is of requests (an explored agent is tried first).
 
 Pure: no I/O. Every refusal is an ``InvalidInput`` naming the field (``model`` or the
 header) and its value; a model that names nothing known, ``UnknownModel``.
@@ -206,9 +207,14 @@ def choose(
     agents: Collection[str],
     aliases: Mapping[str, GatewayModel],
     attempts: int,
+    explore_share: float = 0.2,
 ) -> Choice:
     """What ``model`` (with ``headers``, lower-case names) asks for. ``agents``: the agent
-    ids a request may name directly; ``attempts``: how many agents a routing may try."""
+    ids a request may name directly; ``attempts``: how many agents a routing may try;
+    ``explore_share``: the share of requests that explore when the model names none
+    (``routing.max_explore_share``). The routing's share is per pick, and the picks are
+    the attempts (the explored one first): the share of requests is divided by them, so
+    that ``explore_share`` of the requests, not of the picks, go to an explored agent."""
     if not isinstance(model, str) or not model:
         raise InvalidInput("model", model, "must be a non-empty string")
     if model in agents:
@@ -234,6 +240,10 @@ def choose(
             " (route:<task_type>:cheapest_above@0.95 for a share, @7.5 for a skill), or the"
             f" header {FLOOR_HEADER} or {FLOOR_SHARE_HEADER}",
         )  # fmt: skip
+    if fields["strategy"] is not Strategy.BEST:
+        share = fields["explore_share"]
+        asked = explore_share if share is None else float(share)  # type: ignore[arg-type]
+        fields["explore_share"] = asked / attempts
     try:
         spec = RouteSpec.model_validate({**fields, "count": attempts})
     except ValidationError as error:

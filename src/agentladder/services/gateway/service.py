@@ -183,6 +183,7 @@ class Gateway:
         return choose(
             model, headers, agents=self.forwarded.keys(), aliases=self.settings.models,
             attempts=self.settings.max_attempts,
+            explore_share=self.routing.rules.max_explore_share,
         )  # fmt: skip
 
     async def plan(self, choice: Choice) -> tuple[list[str], Routing | None]:
