@@ -63,6 +63,12 @@ def test_route_with_too_few_qualifying_agents_is_400_with_the_excluded(api: Any)
         assert error["code"] == "too_few_agents"
         assert error["message"] == "the routing needs at least 3 qualified agents, 2 qualify"
         assert [(e["agent_id"], e["reason"]) for e in error["excluded"]] == [("sim_a", "cost")]
+        floored = {"count": 3, "strategy": "cheapest_above", "quality_floor": 9.9}
+        response = await client.post("/route", json=floored, headers=bearer(ORCH))
+        assert response.status_code == 400
+        excluded = response.json()["error"]["excluded"]
+        assert excluded
+        assert all(isinstance(e["p_floor"], float) for e in excluded)  # numbers, as schema
 
     api(body)
 

@@ -86,8 +86,8 @@ _MAX_MESSAGE = 1000
 
 def _safe(value: Any) -> Any:
     """A JSON-safe echo of a refused value (NaN and infinities as strings, long cut)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+    if isinstance(value, float):  # a number stays one; a non-finite one cannot encode
+        return value if math.isfinite(value) else str(value)
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return repr(value)[:_MAX_ECHO]
     if isinstance(value, str | int | float | bool) or value is None:
@@ -100,8 +100,8 @@ def _clean(value: Any) -> Any:
     error body always encodes (an echo of hostile input must not turn a 4xx into a 500)."""
     if isinstance(value, str):
         return _SURROGATES.sub("\ufffd", value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+    if isinstance(value, float):  # a number stays one; a non-finite one cannot encode
+        return value if math.isfinite(value) else str(value)
     if isinstance(value, dict):
         return {_clean(str(k)): _clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
