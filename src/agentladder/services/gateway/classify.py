@@ -22,7 +22,6 @@ Pure: no I/O (the agent's call is ``classifier.py``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.errors import ProviderError
+from agentladder.services.gateway.shapes import answer_content
 
 __all__ = [
     "ClassifyRule",
@@ -213,16 +213,7 @@ def parse_task_type(body: bytes, choices: Sequence[str]) -> str:
     without surrounding whitespace and a reasoning model's thinking before it
     (``...</think>``), compared case-insensitively, must be exactly one of ``choices``;
     ``ProviderError`` for anything else (a sentence, two types, one not listed)."""
-    try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
-        raise ProviderError("unparseable", "the classifier's answer is not JSON") from None
-    found = decoded.get("choices") if isinstance(decoded, Mapping) else None
-    first = found[0] if isinstance(found, list) and found else None
-    message = first.get("message") if isinstance(first, Mapping) else None
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if not isinstance(content, str):
-        raise ProviderError("unparseable", "not a chat completion: no choices[0].message.content")
+    content = answer_content(body, "the classifier")
     end = content.find(_THOUGHT_END)
     said = (content[end + len(_THOUGHT_END) :] if end >= 0 else content).strip().lower()
     if said not in choices:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.errors import ProviderError
 from agentladder.providers.settings import OpenAISettings
+from agentladder.services.gateway.shapes import answer_content
 
 __all__ = [
     "JUDGE_PREFIX",
@@ -193,16 +194,7 @@ def parse_verdict(body: bytes) -> tuple[float, str]:
     whitespace allowed, and one code fence around the whole, and a reasoning model's
     ``<think>`` block before it; prose or a second object are not); ``ProviderError``
     (unparseable or invalid) for anything else."""
-    try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
-        raise ProviderError("unparseable", "the judge's answer is not JSON") from None
-    choices = decoded.get("choices") if isinstance(decoded, Mapping) else None
-    first = choices[0] if isinstance(choices, list) and choices else None
-    message = first.get("message") if isinstance(first, Mapping) else None
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if not isinstance(content, str):
-        raise ProviderError("unparseable", "not a chat completion: no choices[0].message.content")
+    content = answer_content(body, "the judge")
     try:
         verdict = json.loads(_unwrapped(content))
     except (ValueError, RecursionError):

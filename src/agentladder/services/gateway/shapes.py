@@ -24,7 +24,10 @@ from typing import Any
 
 from agentladder.errors import ProviderError, Rejected
 
-__all__ = ["REJECTING", "as_events", "completion", "error_message", "failed", "start_line"]
+__all__ = [
+    "REJECTING", "answer_content", "as_events", "completion", "error_message", "failed",
+    "start_line",
+]  # fmt: skip
 
 REJECTING = frozenset({400, 413, 422})
 """The statuses that refuse a request as invalid."""
@@ -84,6 +87,23 @@ def completion(body: bytes) -> Mapping[str, Any]:
     if not isinstance(choices, list) or not choices:
         raise ProviderError("unparseable", "not a chat completion: no choices")
     return decoded
+
+
+def answer_content(body: bytes, who: str) -> str:
+    """``choices[0].message.content`` of a chat-completions body that an agent the gateway
+    asked itself (``who``: "the judge", "the classifier") answered; ``ProviderError``
+    (unparseable) when the body is not JSON or has no such text."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        raise ProviderError("unparseable", f"{who}'s answer is not JSON") from None
+    choices = decoded.get("choices") if isinstance(decoded, Mapping) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, Mapping) else None
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, str):
+        raise ProviderError("unparseable", "not a chat completion: no choices[0].message.content")
+    return content
 
 
 def start_line(line: bytes, head: bytes) -> bool:
