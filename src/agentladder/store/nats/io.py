@@ -250,6 +250,16 @@ async def scan_since(
     return await _read(js, stream, subject, config, limit, timeout)
 
 
+async def _pending(js: JetStreamContext, stream: str, config: ConsumerConfig) -> int:
+    """The messages a consumer of ``config`` (made for it, deleted after) has pending."""
+    info = await js.add_consumer(stream, config, timeout=REQUEST_TIMEOUT)
+    try:
+        return int(info.num_pending or 0)
+    finally:
+        with contextlib.suppress(nats.errors.Error):  # else the server drops it when idle
+            await js.delete_consumer(stream, info.name)
+
+
 async def count_since(js: JetStreamContext, stream: str, subject: str, since: datetime) -> int:
     """How many messages on ``subject`` the stream holds stored at ``since`` or later,
     counted by the server (``count_after``'s consumer, from a time)."""
@@ -260,12 +270,7 @@ async def count_since(js: JetStreamContext, stream: str, subject: str, since: da
         ack_policy=AckPolicy.NONE,
         inactive_threshold=COUNT_INACTIVE_S,
     )
-    info = await js.add_consumer(stream, config, timeout=REQUEST_TIMEOUT)
-    try:
-        return int(info.num_pending or 0)
-    finally:
-        with contextlib.suppress(nats.errors.Error):  # else the server drops it when idle
-            await js.delete_consumer(stream, info.name)
+    return await _pending(js, stream, config)
 
 
 async def _read(
@@ -328,12 +333,7 @@ async def count_after(js: JetStreamContext, stream: str, subject: str, after: in
         ack_policy=AckPolicy.NONE,
         inactive_threshold=COUNT_INACTIVE_S,
     )
-    info = await js.add_consumer(stream, config, timeout=REQUEST_TIMEOUT)
-    try:
-        return int(info.num_pending or 0)
-    finally:
-        with contextlib.suppress(nats.errors.Error):  # else the server drops it when idle
-            await js.delete_consumer(stream, info.name)
+    return await _pending(js, stream, config)
 
 
 async def next_msg(
