@@ -1,22 +1,30 @@
-"""Every dashboard page on a phone: Chromium at 390 px wide, no sideways scrolling, and a
-navigation that stays readable."""
+"""Every page on a phone: Chromium at 390 px wide over a store with a week of a team's data,
+no sideways scrolling, and a navigation that stays readable."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
+from urllib.parse import quote
 
 import httpx
 import pytest
+from fastapi.responses import HTMLResponse
+from fastapi.routing import APIRoute
 from playwright.sync_api import Page, sync_playwright
 
+from agentladder.api.app import create_served_app
+from agentladder.config import parse_settings
 from tests.dashboard.conftest import console
 from tests.dashboard.served import CHROMIUM, CHROMIUM_ARGS, Server, screenshot
+from tests.dashboard.week import ADMIN, Week, week_server
 
 WIDTH = 390
 MIN_CONTRAST = 4.5  # WCAG AA for normal text
+# ReDoc's own logo, which the docs pages' policy refuses (test_docs_offline_browser.py)
+REDOC_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
 
 CONTRAST_JS = """
 () => {
@@ -70,7 +78,7 @@ def tab(phone: Any) -> Iterator[Page]:
     problems: list[str] = []
     page: Page = phone.new_page()
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on("console", lambda message: console(problems, message))
+    page.on("console", lambda m: None if REDOC_LOGO in m.text else console(problems, m))
     page.on(
         "response",
         lambda r: problems.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None,
@@ -96,33 +104,91 @@ def deliberation(server: Server) -> str:
     raise AssertionError(f"deliberation {found} did not settle")
 
 
-def test_every_page_fits_a_phone_and_keeps_its_navigation_readable(
-    server: Server, tab: Page, tmp_path: Path
-) -> None:
-    """At 390 px: the document never scrolls sideways (scrollWidth <= 390), and each
-    navigation link lies inside the header with a contrast of at least 4.5:1."""
-    found = deliberation(server)
-    pages = {
-        "index": "/dashboard",
-        "agent": "/dashboard/agents/sim_a",
-        "deliberations": "/dashboard/deliberations",
-        "deliberation": f"/dashboard/deliberations/{found}",
-        "picker": "/dashboard/deliberations/new",
-        "routing": "/dashboard/routing",
-        "traffic": "/dashboard/traffic",
-    }
-    for name, path in pages.items():
-        tab.goto(server.url(path))
+def _routes(routes: list[Any]) -> Iterator[APIRoute]:
+    """Each APIRoute of the app, those of its included routers too."""
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield route
+        included = getattr(route, "original_router", None)  # app.include_router(...)
+        if included is not None:
+            yield from _routes(included.routes)
+
+
+def page_templates() -> list[str]:
+    """The path of every page the service serves: each GET route that answers HTML (the
+    dashboard's, and the API docs'), as the app declares them, so that a page added later
+    is checked without naming it here."""
+    app = create_served_app(parse_settings(None), "memory://")
+    found = []
+    for route in _routes(app.routes):
+        returns = get_type_hints(route.endpoint).get("return")
+        html = route.response_class is HTMLResponse or returns is HTMLResponse
+        if "GET" in (route.methods or ()) and html and route.path not in NOT_PAGES:
+            found.append(route.path)
+    return found
+
+
+NOT_PAGES = {"/docs/oauth2-redirect": "Swagger UI's OAuth2 callback: a script, no content"}
+
+
+def expand(template: str, values: dict[str, list[str]]) -> list[str]:
+    """The paths of ``template``, one for each value of its parameter."""
+    names = re.findall(r"{(\w+)}", template)
+    if not names:
+        return [template]
+    assert len(names) == 1, f"{template}: give this test its parameters' values"
+    assert names[0] in values, f"{template}: give this test the values of {names[0]}"
+    return [template.replace(f"{{{names[0]}}}", quote(v, safe="")) for v in values[names[0]]]
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Week]:
+    """The store a team has after a week (tests/dashboard/week.py), served."""
+    with week_server(tmp_path_factory.mktemp("week")) as served:
+        yield served
+
+
+def test_the_pages_are_found_from_the_app_s_routes() -> None:
+    """Every dashboard page and both API docs pages are enumerated (the phone test below
+    reads this list), with the parameters it knows how to fill."""
+    templates = page_templates()
+    assert set(templates) >= {
+        "/dashboard", "/dashboard/agents/{agent_id}", "/dashboard/deliberations",
+        "/dashboard/deliberations/new", "/dashboard/deliberations/{deliberation_id}",
+        "/dashboard/routing", "/dashboard/traffic", "/docs", "/redoc",
+    }, templates  # fmt: skip
+    values = {"agent_id": ["a"], "deliberation_id": ["d"]}
+    assert all(expand(template, values) for template in templates)
+
+
+def test_every_page_fits_a_phone_with_a_week_of_data(week: Week, tab: Page) -> None:
+    """At 390 px, over a store with a week of a team's data (long agent ids and task types,
+    probation, imported history, gateway traffic and checks, deliberations completed and
+    failed, routing savings, judges, a fit): every page the app serves, each agent's and
+    each deliberation's included, never scrolls sideways (scrollWidth <= 390), and each
+    dashboard page's navigation links lie inside the header with a contrast of at least
+    4.5:1. Every page is measured before the test fails, so one run names them all."""
+    tab.set_extra_http_headers({"Authorization": f"Bearer {ADMIN}"})  # the clients too
+    values = {"agent_id": week.agents, "deliberation_id": week.deliberations}
+    paths = [path for template in page_templates() for path in expand(template, values)]
+    assert len(paths) == 7 + len(week.agents) + len(week.deliberations), paths
+    wide: dict[str, int] = {}
+    for number, path in enumerate(paths):
+        tab.goto(week.server.url(path))
         tab.wait_for_load_state("networkidle")
         width = tab.evaluate("document.scrollingElement.scrollWidth")
-        screenshot(tab, f"phone-{name}")
-        assert width <= WIDTH, f"{path}: the page is {width} px wide"
+        if width > WIDTH:
+            wide[path] = width
+        screenshot(tab, f"phone-week-{number:02d}")
+        if not path.startswith("/dashboard"):
+            continue
         links = tab.evaluate(CONTRAST_JS)
         assert len(links) == 6, links  # the name, then five pages
         for link in links:
             assert link["inHeader"], (path, link)
             assert link["right"] <= WIDTH, (path, link)
             assert link["contrast"] >= MIN_CONTRAST, (path, link)
+    assert wide == {}, f"wider than {WIDTH} px: {wide}"
 
 
 def test_board_titles_show_the_task_type_as_written(server: Server, tab: Page) -> None:
