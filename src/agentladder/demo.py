@@ -24,7 +24,7 @@ from agentladder.services.deliberations.orchestrator import Orchestrator
 from agentladder.services.oracle.service import Oracle
 from agentladder.services.skill.service import SkillService
 from agentladder.store.records import LeaderboardRow
-from agentladder.store.sqlite.identity import MARKER_SUFFIX
+from agentladder.store.sqlite.identity import FILE_SUFFIXES
 from agentladder.store.sqlite.store import SqliteStore
 
 __all__ = ["DEMO_AGENTS", "DEMO_DB", "TASK_TYPES", "DemoResult", "demo_settings", "run_demo"]
@@ -111,7 +111,7 @@ async def run_demo(
     db: Path, count: int = 60, on_progress: Callable[[int], None] | None = None
 ) -> DemoResult:
     """Run ``count`` deliberations into the SQLite file ``db`` (replaced if it exists)."""
-    for suffix in ("", "-wal", "-shm", MARKER_SUFFIX):  # a new demo store, on purpose
+    for suffix in FILE_SUFFIXES:  # a new demo store, on purpose
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     store = SqliteStore(db, synchronous="normal")
     try:

@@ -27,12 +27,24 @@ from pathlib import Path
 
 from agentladder.errors import StoreUnavailable
 
-__all__ = ["MARKER_SUFFIX", "FileWatch", "forget_vanished", "mark", "marker_path", "vanished"]
+__all__ = [
+    "FILE_SUFFIXES",
+    "MARKER_SUFFIX",
+    "FileWatch",
+    "forget_vanished",
+    "mark",
+    "marker_path",
+    "vanished",
+]
 
 log = logging.getLogger(__name__)
 
 MARKER_SUFFIX = "-created"
 _COMPANIONS = ("-wal", "-shm", "-journal")
+FILE_SUFFIXES = ("", *_COMPANIONS, MARKER_SUFFIX)
+"""Every file a SQLite store at ``FILE`` may keep: ``FILE`` and SQLite's companions beside
+it, and the marker. The repository's .gitignore covers each of them for any ``*.db``
+(tests/cli/test_demo_files_ignored.py), so ``make demo`` leaves the work tree clean."""
 
 
 def marker_path(path: str | Path) -> Path:
