@@ -19,7 +19,7 @@ from agentladder.api.app import create_served_app
 from agentladder.config import parse_settings
 from tests.dashboard.conftest import console
 from tests.dashboard.served import CHROMIUM, CHROMIUM_ARGS, Server, screenshot
-from tests.dashboard.week import ADMIN, Week, week_server
+from tests.dashboard.week import ADMIN, IMPORTED, JUDGES, REVIEWER, Week, week_server
 
 WIDTH = 390
 MIN_CONTRAST = 4.5  # WCAG AA for normal text
@@ -159,6 +159,34 @@ def test_the_pages_are_found_from_the_app_s_routes() -> None:
     }, templates  # fmt: skip
     values = {"agent_id": ["a"], "deliberation_id": ["d"]}
     assert all(expand(template, values) for template in templates)
+
+
+def test_the_week_holds_what_a_team_s_store_holds(week: Week) -> None:
+    """The store the phone test measures is full: probation in several streams, imported
+    agents, both outcomes of a deliberation, checked gateway answers and a fallback,
+    routing savings, the named judges."""
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+
+    def page(path: str) -> str:
+        answer = httpx.get(week.server.url(path), headers=admin, timeout=30)
+        assert answer.status_code == 200, (path, answer.status_code)
+        return answer.text
+
+    reviewer = page(f"/dashboard/agents/{quote(REVIEWER, safe='')}")
+    probation = reviewer[reviewer.index('id="probation-table"') :]
+    assert probation[: probation.index("</table>")].count("<tr data-task-type=") == 4
+    assert set(IMPORTED) <= set(week.agents)
+    listed = page("/dashboard/deliberations")
+    assert 'class="state failed"' in listed
+    assert 'class="state completed"' in listed
+    summary = re.search(r"(\d+) after a fallback, (\d+) checked", page("/dashboard/traffic"))
+    assert summary is not None
+    assert int(summary[1]) >= 1
+    assert int(summary[2]) >= 1
+    assert "4 routed answers, 1 judged" in page("/dashboard/routing")
+    index = page("/dashboard")
+    for judge in JUDGES:
+        assert f'data-source="judge:{judge}"' in index, judge
 
 
 def test_every_page_fits_a_phone_with_a_week_of_data(week: Week, tab: Page) -> None:

@@ -46,7 +46,7 @@ REVIEWER = "compliance-reviewer.eu-west-1.primary-2026-q4-long-context-gpt"
 EXTRACTOR = "contract-clause-extractor.multilingual.procurement-team-alpha-01"
 AUDITOR = "security-auditor.static-analysis.monorepo-nightly-batch-run-007"
 FLAKY = "flaky-summarizer.experimental.always-failing-backend-2026-12-01"
-SLOW = "slow-translator.experimental.four-second-latency-backend-2026-12"
+SLOW = "slow-translator.experimental.six-second-latency-backend-2026-12"
 CHEAP = "gateway-answerer.cheap-tier.local-openai-compatible-server-0001"
 PREMIUM = "gateway-answerer.premium-tier.local-openai-compatible-server-02"
 FAILING = "gateway-answerer.broken-tier.returns-http-500-on-every-request"
@@ -97,7 +97,7 @@ def config(base_url: str) -> str:
 
     agents = (
         simulated(REVIEWER, 7.0) + simulated(EXTRACTOR, 9.0) + simulated(AUDITOR, 6.0)
-        + simulated(FLAKY, 5.0, 1.0) + simulated(SLOW, 5.0, 0.0, 4000)
+        + simulated(FLAKY, 5.0, 1.0) + simulated(SLOW, 5.0, 0.0, 6000)
         + gateway(CHEAP, f"good:{CHEAP}", 1.0) + gateway(PREMIUM, f"good:{PREMIUM}", 10.0)
         + gateway(FAILING, f"fail:{FAILING}", 0.5)
     )  # fmt: skip
@@ -110,7 +110,7 @@ api:
         budget: {{limit_usd: 0.004, period: day}}}}
 orchestrator:
   timeout_s: 5
-  deliberation_timeout_s: 2
+  deliberation_timeout_s: 3
   scope_rounds: {{quick: 1, standard: 2, deep: 4}}
 skill:
   fit_interval_s: 1
@@ -163,9 +163,10 @@ def _post(server: Server, path: str, body: dict[str, Any], token: str = ORCH) ->
 
 
 def _judge(server: Server) -> None:
-    """Judgments by two named judges at the three task types, and failed validations that
-    put two agents on probation in several streams."""
-    scores = {REVIEWER: 7.0, EXTRACTOR: 9.0, AUDITOR: 6.0, CHEAP: 8.0, PREMIUM: 9.0}
+    """Judgments by two named judges at the three task types (the failing gateway agent
+    judged best, so that routing tries it first and falls back), and failed validations
+    that put two agents on probation in several streams."""
+    scores = {REVIEWER: 7.0, EXTRACTOR: 9.0, AUDITOR: 6.0, CHEAP: 8.0, PREMIUM: 9.0, FAILING: 9.8}
     judgments = [
         {"agent_id": agent, "contract_id": f"week-{agent}-{task}-{i}", "task_type": task,
          "score": score - (i % 3) * 0.5, "judge": JUDGES[i % 2]}
@@ -222,9 +223,10 @@ def _ask(server: Server, model: str, headers: dict[str, str] | None = None) -> h
 
 
 def _traffic(server: Server) -> None:
-    """Direct and routed answers at the task types (a quality floor: the routing savings),
-    one past the failing agent (a fallback), checks by the judge, feedback, and requests
-    until the client is over its budget."""
+    """Direct and routed answers at the task types (a quality floor: the routing savings;
+    routing tries the failing agent first: fallbacks), one request naming the failing
+    agent (failed), checks by the judge, feedback, and requests until the client is over
+    its budget."""
     contracts = []
     for task in (EXTRACTION, SUPPORT):
         typed = {"x-agentladder-task-type": task}
