@@ -298,8 +298,10 @@ def test_picker_takes_a_floor_as_a_share_of_the_best(server: Server, page: Page)
 
 
 def test_who_to_use_draws_skill_against_cost_with_the_frontier(server: Server, page: Page) -> None:
-    """The routing page draws one chart per task type with every agent's interval and
-    marks the frontier (the cheapest agent is always on it)."""
+    """After a deliberation of every agent (evidence for each), the routing page draws one
+    chart per task type with every agent's interval and marks the frontier (the cheapest
+    agent with evidence that can be called is always on it)."""
+    server.settled(server.deliberate(["sim_a", "sim_b", "sim_c", "sim_d"], scope="standard"))
     page.goto(server.url("/dashboard/routing"))
     overall = page.locator('section.routing[data-task-type=""]')
     expect(overall.locator("g.point")).to_have_count(4)

@@ -100,7 +100,8 @@ def test_traffic_page_shows_requests_fallbacks_and_clients(gateway: Server, page
     expect(page.locator("#traffic-summary")).to_contain_text(
         "4 answered, 1 after a fallback, 0 checked (0.0%)"
     )
-    direct = page.locator('#traffic-requests tr[data-agent="alpha"][data-task-type=""] td')
+    direct = page.locator('#traffic-requests tr[data-agent="alpha"][data-task-type="general"] td')
+    expect(direct.nth(1)).to_have_text("general")  # named none: counted where its feedback lands
     expect(direct.nth(2)).to_have_text("3")  # answered: team-a twice, team-b once
     routed = page.locator('#traffic-requests tr[data-agent="alpha"][data-task-type="audit"] td')
     expect(routed.nth(1)).to_have_text("audit")

@@ -173,7 +173,7 @@ def test_an_answer_that_is_no_answer_is_the_agents_failure(
     assert f"{agent}: {reason}" in str(failed.value.message)
     assert _health(gateway, agent)["failed"] == before + 1
     answered = _metric(
-        gateway, "agentladder_gateway_requests_total", agent=agent, task_type="",
+        gateway, "agentladder_gateway_requests_total", agent=agent, task_type="general",
         outcome="answered",
     )  # fmt: skip
     assert answered == 0
@@ -191,7 +191,7 @@ def test_an_error_event_midway_breaks_the_stream(gateway: Server, client: openai
     with pytest.raises(openai.APIError, match="midevent failed midway"):
         read()
     assert pieces == ["answer "]
-    labels = {"agent": "midevent", "task_type": ""}
+    labels = {"agent": "midevent", "task_type": "general"}
     assert _metric(gateway, "agentladder_gateway_requests_total", **labels, outcome="broken") == 1
     assert _metric(gateway, "agentladder_gateway_requests_total", **labels, outcome="answered") == 0
     health = _health(gateway, "midevent")

@@ -308,7 +308,9 @@ def test_a_stream_that_breaks_midway_ends_with_an_error_event(gateway: Server) -
     assert "".join(pieces) == "answer "
     assert "the agent's stream broke" in raised.value.message
     assert agent(gateway, "epsilon")["health"]["failed"] == 1
-    broken = 'agentladder_gateway_requests_total{agent="epsilon",outcome="broken",task_type=""}'
+    broken = (
+        'agentladder_gateway_requests_total{agent="epsilon",outcome="broken",task_type="general"}'
+    )
     assert metric(gateway, broken) == 1
 
 

@@ -200,7 +200,7 @@ def test_a_cut_stream_is_the_agents_failure_in_health_and_metrics(
     errors = _metric(gateway, "agentladder_provider_call_errors_total", agent=agent,
                      call="chat", kind="limit")  # fmt: skip
     assert errors == 1
-    labels = {"agent": agent, "task_type": ""}
+    labels = {"agent": agent, "task_type": "general"}
     assert _metric(gateway, "agentladder_gateway_requests_total", **labels, outcome="broken") == 1
     assert _metric(gateway, "agentladder_gateway_requests_total", **labels, outcome="answered") == 0
 

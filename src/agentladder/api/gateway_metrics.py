@@ -16,8 +16,9 @@ from prometheus_client.core import (
 )
 
 from agentladder.services.container import Services
+from agentladder.services.gateway.budgets import ClientSpend
 
-__all__ = ["gateway_metrics"]
+__all__ = ["budget_used", "gateway_metrics"]
 
 
 def gateway_metrics(services: Services) -> Iterator[Metric]:
@@ -27,7 +28,8 @@ def gateway_metrics(services: Services) -> Iterator[Metric]:
     totals = services.gateway.totals
     requests = CounterMetricFamily(
         "agentladder_gateway_requests",
-        "gateway requests by the agent that took them, task type ('' when none) and outcome"
+        "gateway requests by the agent that took them, task type (a request that named none:"
+        " the one its check and feedback are recorded at, general by default) and outcome"
         " (answered; broken: a stream that failed midway; cancelled: the caller went away)",
         labels=["agent", "task_type", "outcome"],
     )
@@ -134,10 +136,28 @@ def _spend(services: Services) -> Iterator[Metric]:
         "each client token's budget, by client and its period (day, month, total)",
         labels=["client", "period"],
     )
+    used = GaugeMetricFamily(
+        "agentladder_gateway_client_budget_used_ratio",
+        "each client token's spend in its budget's period over its budget (1: spent, its"
+        " requests are answered 429 insufficient_quota), by client and that period",
+        labels=["client", "period"],
+    )
     for row in services.gateway.budgets.spend():
         for period, spent in row.spent_usd.items():
             spend.add_metric([row.client, period], spent)
         if row.budget is not None:
-            budgets.add_metric([row.client, row.budget.period], row.budget.limit_usd)
+            budget = row.budget
+            budgets.add_metric([row.client, budget.period], budget.limit_usd)
+            used.add_metric([row.client, budget.period], budget_used(row))
     yield spend
     yield budgets
+    yield used
+
+
+def budget_used(row: ClientSpend) -> float:
+    """The share of its budget a client spent in the budget's period (0 without one; a
+    budget's limit is above 0)."""
+    budget = row.budget
+    if budget is None:
+        return 0.0
+    return row.spent_usd[budget.period] / budget.limit_usd

@@ -6,8 +6,11 @@ with the most agents first) and overall; the charts are computed on a CPU thread
 
 The agents are those ``POST /route`` chooses among: the registered ones and those known by
 their evidence alone (imported history: no heartbeat, no declared prices: listed, not
-plotted on the cost axis). A down agent is never on the frontier (it cannot work now); a
-degraded one on it is starred and says it is degraded; each row shows its health.
+plotted on the cost axis). Only an agent that can be used there is on the frontier
+(``contender``): one with evidence at that task type, which the server can call now (a
+backend it asks itself, or a heartbeat: online) and which is not down; a degraded one on
+it is starred and says it is degraded; each row shows its health, and an agent left off
+says why.
 
 Above the charts, **Does routing pay?**: the routed gateway answers of the last 7 days
 against always using each routing's reference, overall and per task type (the most
@@ -37,7 +40,7 @@ from agentladder.services.agents.registry import AgentView
 from agentladder.services.offload import off_loop
 from agentladder.services.routing.savings import DEFAULT_WINDOW_S, PANEL_MAX_AGE_S
 
-__all__ = ["SAVINGS_ROWS", "router"]
+__all__ = ["SAVINGS_ROWS", "contender", "router"]
 
 router = APIRouter(prefix="/dashboard", tags=["dashboard"], include_in_schema=False)
 WIDTH, HEIGHT, MARGIN = 640, 300, 40
@@ -60,6 +63,7 @@ class Choice(BaseModel):
     health: str  # ok, degraded or down
     health_why: str
     frontier: bool
+    left_off: str  # why it cannot be on the frontier ('' when it can)
     x: float
     y: float
     y_low: float
@@ -82,16 +86,29 @@ class TypeChoices(BaseModel):
     skill_ticks: list[Tick]
 
 
+def contender(observations: int, callable_now: bool, health: HealthStatus) -> str:
+    """Why an agent cannot be on a task type's frontier, '' when it can: it needs evidence
+    at that task type (``observations``: a prior alone shows nobody is better) and a way to
+    be called now (``callable_now``: a backend the server asks, or online), and not down."""
+    if observations == 0:
+        return "no evidence here"
+    if not callable_now:
+        return "cannot be called: offline, and no backend this server asks"
+    if health is HealthStatus.DOWN:
+        return "down"
+    return ""
+
+
 def _choice(
     e: SkillEntry, cost: float | None, view: AgentView | None, health: AgentHealth, on: bool,
-    x: Axis, y: Axis,
+    left_off: str, x: Axis, y: Axis,
 ) -> Choice:  # fmt: skip
     return Choice(
         agent_id=e.agent_id, skill=e.skill, low=e.low, high=e.high,
         observations=e.observations, provisional=e.provisional, cost=cost,
         online=view is not None and view.status is AgentStatus.ONLINE,
         registered=view is not None, health=health.status.value, health_why=health.reason,
-        frontier=on, x=x.at(cost or 0.0), y=y.at(e.skill), y_low=y.at(e.low),
+        frontier=on, left_off=left_off, x=x.at(cost or 0.0), y=y.at(e.skill), y_low=y.at(e.low),
         y_high=y.at(e.high),
     )  # fmt: skip
 
@@ -103,8 +120,10 @@ def _money(value: float) -> str:
 def _sections(
     views: dict[str, AgentView], skills: dict[str, AgentSkill], fleet: FleetSkill,
     types: list[str], health: dict[str, AgentHealth], now: float, rules: SkillRules,
+    asked: frozenset[str],
 ) -> tuple[list[TypeChoices], Axis, list[Tick]]:  # fmt: skip
-    """Each task type's chart and table, then overall (CPU work: on a CPU thread)."""
+    """Each task type's chart and table, then overall (CPU work: on a CPU thread);
+    ``asked``: the agents the server calls itself (a configured backend)."""
     ids = sorted(set(views) | set(skills))  # the registered, and those known by evidence
     costs = [v.registration.config.estimated_cost_per_round for v in views.values()]
     x = cost_axis(costs, MARGIN, WIDTH - MARGIN)
@@ -119,17 +138,25 @@ def _sections(
             )
             cost = None if view is None else view.registration.config.estimated_cost_per_round
             agents.append((view, entry, cost))
+        left_off = {
+            e.agent_id: contender(
+                e.observations,
+                e.agent_id in asked or (view is not None and view.status is AgentStatus.ONLINE),
+                health[e.agent_id].status,
+            )
+            for view, e, _ in agents
+        }
         on = set(
             frontier(
                 (e.agent_id, e.low, cost)
                 for _, e, cost in agents
-                if cost is not None and health[e.agent_id].status is not HealthStatus.DOWN
+                if cost is not None and not left_off[e.agent_id]
             )
-        )  # a down agent cannot work now: never on the frontier
+        )  # only an agent with evidence here that can work now
         y = skill_axis([e.low for _, e, _ in agents], [e.high for _, e, _ in agents],
                        HEIGHT - MARGIN, MARGIN)  # fmt: skip
         choices = [
-            _choice(e, cost, view, health[e.agent_id], e.agent_id in on, x, y)
+            _choice(e, cost, view, health[e.agent_id], e.agent_id in on, left_off[e.agent_id], x, y)
             for view, e, cost in agents
         ]
         choices.sort(key=lambda c: (c.cost is None, c.cost or 0.0, -c.low, c.agent_id))
@@ -157,7 +184,7 @@ async def who_to_use(
     health = {agent: services.health.health(agent) for agent in set(views) | set(skills)}
     sections, x, cost_ticks = await off_loop(
         _sections, views, skills, fleet, shown.types, health, services.skill.now(),
-        services.skill.rules,
+        services.skill.rules, frozenset(services.providers),
     )  # fmt: skip
     savings = await services.savings.get(services.store, time.time())
     return await page(

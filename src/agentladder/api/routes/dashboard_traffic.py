@@ -26,7 +26,8 @@ router = APIRouter(prefix="/dashboard", tags=["dashboard"], include_in_schema=Fa
 
 
 class TrafficRow(BaseModel):
-    """One agent at one task type ('' when the request named none)."""
+    """One agent at one task type: the request's, its classifier's, else the one its check
+    and feedback are recorded at (``Gateway.counted_task_type``: ``general`` by default)."""
 
     agent: str
     task_type: str
@@ -41,6 +42,7 @@ class TrafficRow(BaseModel):
     errors: int
     added_mean_ms: float | None
     added_p50_ms: float | None  # the bucket bound the median falls under
+    classified: dict[str, int]  # answered requests the classifier typed, by how
 
 
 class TrustRow(BaseModel):
@@ -73,6 +75,9 @@ def _rows(gateway: Gateway) -> list[TrafficRow]:
     totals, traffic = gateway.totals, gateway.traffic
     keys = {(a, t) for a, t, _ in totals.requests} | {(a, t) for a, t, _ in totals.checks}
     rows = []
+    classified: dict[tuple[str, str], dict[str, int]] = {}
+    for (agent, task_type, how), count in sorted(traffic.classified.items()):
+        classified.setdefault((agent, task_type), {})[how] = count
     for agent, task_type in sorted(keys | set(traffic.added)):
         asked = {
             o: totals.requests[agent, task_type, o] for o in ("answered", "broken", "cancelled")
@@ -92,6 +97,7 @@ def _rows(gateway: Gateway) -> list[TrafficRow]:
                 passed=checks["passed"], failed=checks["failed"], errors=checks["error"],
                 added_mean_ms=None if mean is None else mean * 1000,
                 added_p50_ms=None if median is None else median * 1000,
+                classified=classified.get((agent, task_type), {}),
             )
         )  # fmt: skip
     return rows

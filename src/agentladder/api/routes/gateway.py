@@ -101,8 +101,10 @@ async def chat_completions(request: Request) -> Response:
     body = await _body(request)
     served = await gateway.complete(body, request.headers, caller_name(caller), caller.token, told)
     added = time.perf_counter() - received - served.provider_s
-    task_type = served.choice.task_type or ""
-    gateway.traffic.answered(served.agent_id, task_type, added, len(served.failures))
+    task_type = gateway.counted_task_type(served.choice.task_type)
+    gateway.traffic.answered(
+        served.agent_id, task_type, added, len(served.failures), served.choice.classified
+    )
     if served.stream is not None:
         headers = {**_headers(served), **told, **spent, **served.budget,
                    "cache-control": "no-cache"}  # fmt: skip

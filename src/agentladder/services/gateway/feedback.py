@@ -32,7 +32,7 @@ from typing import Any
 
 from agentladder.errors import InvalidInput, NotFound, Refused, StoreUnavailable
 from agentladder.services.gateway.flushing import FlushLoop
-from agentladder.services.gateway.judge import JudgeSettings
+from agentladder.services.gateway.judge import UNTYPED_TASK_TYPE, JudgeSettings
 from agentladder.services.skill.evidence import judgment_evidence
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
@@ -163,7 +163,7 @@ class Feedback:
             raise NotFound("contract", contract)
         if record.caller != caller and not admin:
             raise Refused(f"contract {contract!r} is another client's: only its caller may rate it")
-        task_type = record.task_type or "general"
+        task_type = record.task_type or UNTYPED_TASK_TYPE
         judge = f"{FEEDBACK_PREFIX}{caller}"
         evidence = judgment_evidence(
             record.agent_id, f"{contract}:feedback", task_type, score,

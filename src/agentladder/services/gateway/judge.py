@@ -42,12 +42,17 @@ __all__ = [
     "JUDGE_PREFIX",
     "MAX_ANSWER_CHARS",
     "SYSTEM",
+    "UNTYPED_TASK_TYPE",
     "JudgeSettings",
     "answer_text",
     "conversation_text",
     "judge_messages",
     "parse_verdict",
 ]
+
+UNTYPED_TASK_TYPE = "general"
+"""The task type of a request that named none and is checked at none: its feedback, and
+its row on the Traffic page and in the gateway's metrics, are at this one."""
 
 JUDGE_PREFIX = "gateway-judge:"
 """A check's judgment is by ``gateway-judge:<name>`` (the skill model's source)."""
@@ -88,7 +93,7 @@ class JudgeSettings(BaseModel):
     rubrics: dict[str, str] = Field(default_factory=dict)
     pass_score: float = Field(default=5.0, ge=0.0, le=10.0)
     pass_scores: dict[str, float] = Field(default_factory=dict)
-    default_task_type: str | None = Field(default="general", pattern=TASK_TYPE_PATTERN)
+    default_task_type: str | None = Field(default=UNTYPED_TASK_TYPE, pattern=TASK_TYPE_PATTERN)
     queue_size: int = Field(default=1000, ge=1, le=1_000_000)
     workers: int = Field(default=4, ge=1, le=256)
     attempts: int = Field(default=10, ge=1, le=100)

@@ -58,6 +58,7 @@ from agentladder.services.gateway.checks import Checks, answer_of
 from agentladder.services.gateway.choice import ROUTE, ROUTE_PREFIX, Choice, choose
 from agentladder.services.gateway.classifier import Classifier
 from agentladder.services.gateway.feedback import Feedback
+from agentladder.services.gateway.judge import UNTYPED_TASK_TYPE
 from agentladder.services.gateway.record import costed, served_record
 from agentladder.services.gateway.said import said
 from agentladder.services.gateway.settings import GatewaySettings
@@ -163,6 +164,14 @@ class Gateway:
         return Classifier(
             settings, asker=asker, prices=prices, calls=self.calls, totals=self.totals
         )
+
+    def counted_task_type(self, requested: str | None) -> str:
+        """The task type a request is counted at (requests, fallbacks, added latency,
+        checks: one row of the Traffic page): its own (or its classifier's), else the one its
+        check and feedback are recorded at, the judge's ``default_task_type``, else
+        ``general``, where feedback on it lands."""
+        recorded = requested if self.checks is None else self.checks.task_type(requested)
+        return recorded or UNTYPED_TASK_TYPE
 
     def models(self) -> list[str]:
         """What ``model`` may name: the agents (by id), the aliases, the route forms of the
@@ -272,7 +281,7 @@ class Gateway:
         """The agents asked in turn until one answers (``complete``)."""
         contract = new_contract_id()
         failures: list[tuple[str, str]] = []
-        task_type = choice.task_type or ""
+        task_type = self.counted_task_type(choice.task_type)
         waited = 0.0
         rejected: Rejected | None = None
         failed = False

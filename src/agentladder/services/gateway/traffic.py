@@ -64,18 +64,27 @@ class AddedLatency:
 
 @dataclass
 class Traffic:
-    """The added latency by (agent, task type) and the fallbacks by (agent, task type)."""
+    """The added latency by (agent, task type), the fallbacks by (agent, task type) and
+    the requests answered after the classifier gave them their task type, by (agent,
+    task type, how: ``rule``, ``agent``, ``default``, ``failed``)."""
 
     added: dict[tuple[str, str], AddedLatency] = field(default_factory=dict)
     fallbacks: Counter[tuple[str, str]] = field(default_factory=Counter)
+    classified: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     started_at: float = field(default_factory=time.time)
     """When this instance began counting (unix seconds)."""
 
-    def answered(self, agent: str, task_type: str, added_s: float, failed_before: int) -> None:
-        """A request answered by ``agent`` after ``failed_before`` failed attempts."""
+    def answered(
+        self, agent: str, task_type: str, added_s: float, failed_before: int,
+        classified: str | None = None,
+    ) -> None:  # fmt: skip
+        """A request answered by ``agent`` after ``failed_before`` failed attempts; its
+        task type found by the classifier as ``classified`` says (None: not classified)."""
         histogram = self.added.get((agent, task_type))
         if histogram is None:
             histogram = self.added[agent, task_type] = AddedLatency()
         histogram.observe(added_s)
         if failed_before:
             self.fallbacks[agent, task_type] += 1
+        if classified is not None:
+            self.classified[agent, task_type, classified] += 1
