@@ -89,7 +89,8 @@ def test_submit_returns_the_queued_record_once_stored_and_stores_the_end_after_i
         assert found is not None  # acknowledged: stored
         await orchestrator.settle()
         assert slow.written[0] == "queued"
-        assert slow.written[1] == "settling"  # completed, side effects pending
+        assert slow.written[1] == "running"  # as it started, for a reader of the store
+        assert slow.written[2] == "settling"  # completed, side effects pending
         stored = await orchestrator.get(queued.id)
         assert stored.status is DeliberationStatus.COMPLETED
         assert len(stored.rounds) == 2
