@@ -32,6 +32,7 @@ answered is priced: a failed or timed-out attempt reports no usage and costs not
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -206,7 +207,7 @@ class RoundRunner:
                 return _Outcome(None, error, total, made)
             if wait > 0:
                 flight.until = time.monotonic() + wait
-                flight.reason = f"its provider asked to retry in {wait:.0f} s (Retry-After)"
+                flight.reason = f"its provider asked to retry in {math.ceil(wait)} s (Retry-After)"
                 await asyncio.sleep(wait)
             flight.attempt, flight.since, flight.until, flight.reason = (
                 attempt,
