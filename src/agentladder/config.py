@@ -97,7 +97,15 @@ class OrchestratorSettings(BaseModel):
     scope_rounds: dict[str, int] = Field(
         default_factory=lambda: {"quick": 1, "standard": 2, "deep": 3}
     )
-    timeout_s: float = Field(default=60.0, gt=0.0, allow_inf_nan=False)
+    timeout_s: float = Field(
+        default=60.0, gt=0.0, allow_inf_nan=False,
+        description="one provider call's deadline, its retries and waits included",
+    )  # fmt: skip
+    max_retry_wait_s: float = Field(
+        default=5.0, ge=0.0, allow_inf_nan=False,
+        description="the longest a call waits for a provider's Retry-After before asking"
+        " again; a longer one ends the call at once (not asked)",
+    )  # fmt: skip
     deliberation_timeout_s: float | None = Field(
         default=None, gt=0.0, allow_inf_nan=False,
         description="the longest a whole deliberation may run; None: only each call's timeout",

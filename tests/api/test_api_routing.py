@@ -183,7 +183,8 @@ def test_agent_names_and_select_together_are_one_line_422(api: Any) -> None:
 def test_failing_calls_make_an_agent_down_until_the_clock_passes_its_end() -> None:
     """sim_c's calls all fail: after one deliberation its health is down (GET /agents/sim_c
     with the reason and the end, GET /agents, /metrics) while it stays online, routing
-    skips it with reason down, the spec's agent_names still run it; 60 s later it is
+    skips it with reason down, a deliberation naming it leaves it out (reason down, until
+    when); 60 s later it is
     recovering (degraded: the next call decides) and routing may choose it again."""
     clock = FixedClock()
 
@@ -218,7 +219,12 @@ def test_failing_calls_make_an_agent_down_until_the_clock_passes_its_end() -> No
         assert ("sim_c", "down") in [(e["agent_id"], e["reason"]) for e in routed["excluded"]]
         again = await client.post("/deliberation", json=named, headers=bearer(ORCH))
         assert again.status_code == 202
-        assert "sim_c" in (await wait_done(client, again.json()["deliberation_id"]))["agents"]
+        without = await wait_done(client, again.json()["deliberation_id"])
+        assert without["agents"] == ["sim_a", "sim_b"]
+        (left_out,) = without["excluded"]
+        assert (left_out["agent_id"], left_out["reason"]) == ("sim_c", "down")
+        assert left_out["detail"].startswith("down until ")
+        assert left_out["detail"].endswith(f"(in 60 s): {health['reason']}")
         clock.advance(60.0)
         await services.registry.beat_local()
         recovering = (await client.get("/agents/sim_c")).json()

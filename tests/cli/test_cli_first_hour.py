@@ -112,6 +112,9 @@ def test_deliberate_shows_the_excluded_the_answer_and_the_cost(tmp_path: Path) -
     assert cost > 0
     assert f"cost: ${cost:.4f}" in shown
     assert "promoted: sim_b" in shown
+    why = record["ranking"]["explanation"]  # why sim_b, as the record holds it
+    assert why
+    assert f"promoted: sim_b why: {why}" in " ".join(shown.split())  # the console wraps it
 
 
 def test_too_few_qualified_agents_is_one_line_naming_each_excluded(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from agentladder.domain.deliberation import (
     DeliberationRequest,
     ExclusionReason,
     Scope,
+    down_detail,
     select_agents,
 )
 
@@ -90,3 +91,28 @@ def test_unknown_offline_and_complexity_exclusions_in_order() -> None:
         ("rookie", ExclusionReason.COMPLEXITY_NOT_ALLOWED),
     ]
     assert not selection.enough
+
+
+def test_a_down_agent_is_left_out_with_its_health_and_until_when() -> None:
+    """Down comes after unreachable and before rank; its detail says why and until when;
+    a pinned agent (no end) is down until the service restarts."""
+    detail = down_detail("the provider asked to retry after 30 s", 1_796_652_192.0, 1_796_652_164.2)
+    assert detail == (
+        "down until 2026-12-07 14:03:12 UTC (in 28 s): the provider asked to retry after 30 s"
+    )
+    assert down_detail("API key missing", None, 0.0) == (
+        "down until the service restarts: API key missing"
+    )
+    selection = select_agents(
+        request(agent_names=["far", "limited", "low", "a", "b"], min_agent_rank=1),
+        online={"far": True, "limited": True, "low": True, "a": True, "b": True},
+        ranks={"a": 1, "b": 2},
+        reachable={"far": False},
+        down={"far": "down until ...", "limited": detail, "low": "down until ..."},
+    )
+    assert selection.qualified == ("a", "b")
+    assert [(e.agent_id, e.reason, e.detail) for e in selection.excluded] == [
+        ("far", ExclusionReason.UNREACHABLE, None),
+        ("limited", ExclusionReason.DOWN, detail),
+        ("low", ExclusionReason.DOWN, "down until ..."),
+    ]

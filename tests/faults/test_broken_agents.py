@@ -49,6 +49,7 @@ from agentladder.domain.deliberation_record import (
     SideEffectState,
 )
 from agentladder.domain.levels import Level
+from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.rules import OracleRules, PrivilegeTable
 from agentladder.errors import ProviderError
 from agentladder.natsserver import NatsServer
@@ -90,8 +91,21 @@ FAILING = {
     "trickle": "trickle",
 }
 OWN_TIMEOUT_S = {"hang_own": TIMEOUT_S / 2}
+CUT = {"hang", "slow_over", "trickle"}
+"""Cut by the call's deadline: one try, no time left for another (hang_own's own timeout
+cuts its first try half way: its retry fits)."""
 TRY_S = {"hang": TIMEOUT_S, "hang_own": TIMEOUT_S / 2, "slow_over": TIMEOUT_S, "trickle": TIMEOUT_S}
 MODELS = {**GOOD, **SUCCEEDING, **FAILING}
+NEVER_DOWN = RoutingRules(cooldown_after_failures=1000, cooldown_min_calls=10_000)
+"""Health that never takes an agent down: every planned deliberation asks every agent it
+names (one naming a down agent would leave it out), so every try is counted."""
+
+
+def tries(agent: str) -> int:
+    """The tries of each of a failing agent's calls."""
+    return 1 if agent in CUT else TRIES
+
+
 BEHAVIOUR = {name: model.partition(":")[0] for name, model in MODELS.items()}
 OK = set(GOOD) | set(SUCCEEDING)
 ROSTER = [*FAILING, *SUCCEEDING]
@@ -121,6 +135,7 @@ def settings(server: BrokenServer, store: str) -> Settings:
         agents=tuple(agents),
         orchestrator=OrchestratorSettings(timeout_s=TIMEOUT_S, heartbeat_interval_s=2.0),
         oracle=OracleRules(privileges=table.model_copy(update={"rookie": rookie})),
+        routing=NEVER_DOWN,
     )
 
 
@@ -139,12 +154,13 @@ class Planned:
         )
 
     def bound_s(self) -> float:
-        """The longest it may take: every phase of every round spends all its tries."""
-        return self.rounds * 2 * TRIES * TIMEOUT_S + SLACK_S
+        """The longest it may take: every phase of every round spends its call deadline
+        (one for all of a call's tries)."""
+        return self.rounds * 2 * TIMEOUT_S + SLACK_S
 
     def expected_s(self) -> float:
         """About how long it takes: its slowest agent's tries, in both phases of each round."""
-        return self.rounds * 2 * TRIES * max(TRY_S.get(agent, 0.0) for agent in self.agents)
+        return self.rounds * 2 * max(TRY_S.get(a, 0.0) * tries(a) for a in self.agents)
 
 
 def plan(count: int) -> list[Planned]:
@@ -164,9 +180,9 @@ def plan(count: int) -> list[Planned]:
 def expected_counts(planned: list[Planned]) -> tuple[Counter[str], Counter[str]]:
     """Submissions each agent completes and fails: one proposal, one score per peer proposal.
 
-    A good or slow-under agent succeeds at its first try; a failing one spends its four
-    tries on its proposal and on each proposal it is asked to score (only proposals that
-    exist are scored).
+    A good or slow-under agent succeeds at its first try; a failing one spends its tries
+    (``tries``: one when the call's deadline cuts it) on its proposal and on each proposal
+    it is asked to score (only proposals that exist are scored).
     """
     completed: Counter[str] = Counter()
     failed: Counter[str] = Counter()
@@ -176,7 +192,7 @@ def expected_counts(planned: list[Planned]) -> tuple[Counter[str], Counter[str]]
             if agent in OK:
                 completed[agent] += p.rounds * (1 + len(ok) - 1)
             else:
-                failed[agent] += p.rounds * TRIES * (1 + len(ok))
+                failed[agent] += p.rounds * tries(agent) * (1 + len(ok))
     return completed, failed
 
 
@@ -413,7 +429,7 @@ def check(planned: list[Planned], run: Campaign) -> None:
             assert not ended.has_result
         assert ended.odd_errors == ()  # a ProviderError or the orchestrator's timeout
         assert not ended.failing_content
-        assert set(ended.failing_attempts) <= {TRIES}
+        assert set(ended.failing_attempts) <= {1, TRIES}
     # a stall long enough to cut a try can cut every try of the deliberations running
     assert unanswered <= CONCURRENCY * cutting, (unanswered, run.stalls)
     # counters: the broken agents' failures exactly; the others' successes exactly
@@ -612,6 +628,7 @@ NATS_CONFIG = """
 orchestrator:
   timeout_s: {timeout}
   heartbeat_interval_s: 0.5
+routing: {{cooldown_after_failures: 1000, cooldown_min_calls: 10000}}
 oracle:
   privileges:
     rookie: {{validation_rate: 1.0, max_complexity: simple, max_retries: {retries},
@@ -704,9 +721,11 @@ def test_remote_agents_that_never_reply_or_are_not_there(
         assert remote.error is not None
         assert remote.error.startswith("timeout" if p.agents[-1] == "mute" else "refused")
     # per deliberation: 1 proposal and 1 score of the other sim's; the remote one fails
-    # its proposal and both scores, each with all its tries
+    # its proposal and both scores, each with all its tries (mute's one, cut by the call's
+    # deadline)
     assert stats["sim_a"] == stats["sim_b"] == (2 * 24, 0)
-    assert stats["mute"] == stats["absent"] == (0, 12 * 3 * TRIES)
+    assert stats["mute"] == (0, 12 * 3 * 1)
+    assert stats["absent"] == (0, 12 * 3 * TRIES)
     assert samples[-1][0] <= samples[0][0] + LEAK_SLACK, samples
     assert samples[-1][1] <= samples[0][1], samples
     assert broken_server.settled_stats()["stuck"] == 0  # the agent's hung calls were closed

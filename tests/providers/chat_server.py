@@ -55,6 +55,7 @@ class Reply:
     delay_s: float = 0.0
     mode: Literal["answer", "close", "truncate"] = "answer"
     headers: tuple[tuple[str, str], ...] = ()
+    content_type: str = "application/json"
 
     def data(self) -> bytes:
         """The body's bytes: a dict as JSON, a string as it is."""
@@ -98,7 +99,7 @@ class _Handler(BaseHTTPRequestHandler):
         declared = len(data) + (1000 if reply.mode == "truncate" else 0)
         try:
             self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", reply.content_type)
             self.send_header("Content-Length", str(declared))
             for name, value in reply.headers:
                 self.send_header(name, value)

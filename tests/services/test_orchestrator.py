@@ -151,13 +151,13 @@ def test_an_agent_that_always_times_out_cannot_win_or_auto_promote(with_store: A
         assert x.content is None
         assert x.error is not None
         assert "timeout" in x.error
-        assert x.attempts == 4  # a rookie: 1 try + 3 retries
+        assert x.attempts == 1  # a rookie may retry 3 times, but its deadline passed
         assert record.scores["x"] is None
         assert record.ranking.promoted == []
         assert await ranks(store, "x", "y", "z") == {"x": 0, "y": 1, "z": 1}
         stats = await store.get_stats("x")
         assert stats is not None
-        assert stats.value.tasks_failed >= 4 + 2 * 4  # 4 proposals, 4 tries per peer proposal
+        assert stats.value.tasks_failed >= 1 + 2  # its proposal, one try per peer proposal
 
     with_store(body)
 

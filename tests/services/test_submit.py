@@ -1,6 +1,7 @@
 """``submit``: acknowledged once the queued record is stored, and nothing before that.
 
-It returns once the queued record is stored, the final record stored after it; when the
+It returns once the queued record is stored, the running one as it starts (in the
+background), the final record after them; when the
 queued write fails, ``submit`` raises its error and nothing runs: no agent is asked,
 nothing is stored, counted or ranked. (Overlapping that write with the rounds was tried
 and dropped: slower in ``bench_orchestrator``, see docs/benchmarks.md.)
@@ -15,7 +16,9 @@ import pytest
 
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.deliberation_record import DeliberationStatus
+from agentladder.domain.skill.rules import SkillRules
 from agentladder.errors import StoreUnavailable
+from agentladder.exporting.items import Kind, items
 from agentladder.providers.base import EvaluateRequest, Evaluation, Proposal, ProposeRequest
 from agentladder.store.base import Store
 from agentladder.store.records import DeliberationDoc
@@ -89,7 +92,8 @@ def test_submit_returns_the_queued_record_once_stored_and_stores_the_end_after_i
         assert found is not None  # acknowledged: stored
         await orchestrator.settle()
         assert slow.written[0] == "queued"
-        assert slow.written[1] == "settling"  # completed, side effects pending
+        assert slow.written[1] == "running"  # as it started, for a reader of the store
+        assert slow.written[2] == "settling"  # completed, side effects pending
         stored = await orchestrator.get(queued.id)
         assert stored.status is DeliberationStatus.COMPLETED
         assert len(stored.rounds) == 2
@@ -121,5 +125,35 @@ def test_a_failing_queued_write_fails_submit_and_runs_nothing(
         assert await store.get_many_stats(list(AGENTS)) == {}
         assert all(provider.rounds == set() for provider in providers.values())
         assert orchestrator.mentors.examples(None) == ()
+
+    with_store(body)
+
+
+def test_a_running_deliberation_is_stored_and_exported_as_running(with_store: Any) -> None:
+    """Once it starts, a reader of the store (``export deliberations``) sees it running,
+    with its start time, not queued; its end is stored after."""
+
+    async def body(store: Store) -> None:
+        providers = {
+            name: Counting(provider, delay_s=0.2) for name, provider in simulated(AGENTS).items()
+        }
+        orchestrator = await world(store, providers)  # type: ignore[arg-type]
+        queued = await orchestrator.submit(standard())
+        for _ in range(100):
+            found = await store.get_deliberation(queued.id)
+            if found is not None and found.status == "running":
+                break
+            await asyncio.sleep(0.01)
+        exported = [
+            fields async for fields, _ in items(store, Kind.DELIBERATIONS, None,
+                                                rules=SkillRules(), now=0.0)
+        ]  # fmt: skip
+        assert [(e["id"], e["status"]) for e in exported] == [(queued.id, "running")]
+        assert exported[0]["started_at"] is not None
+        assert orchestrator.running(queued.id)
+        await orchestrator.settle()
+        ended = await store.get_deliberation(queued.id)
+        assert ended is not None
+        assert ended.status == "completed"
 
     with_store(body)

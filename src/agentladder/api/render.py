@@ -28,6 +28,7 @@ __all__ = [
     "TYPES_PER_PAGE",
     "TypesOffset",
     "TypesShown",
+    "duration",
     "environment",
     "money",
     "page",
@@ -61,6 +62,27 @@ def stamp(text: str | None) -> str:
     return when((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
 
 
+def seconds_text(seconds: float) -> str:
+    """``3.2 s``, ``4 min 05 s``, ``2 h 03 min``."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    whole = int(seconds)
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def duration(started: float | None, finished: float | None, now: float) -> str:
+    """How long a deliberation ran (finished - started), or ``running for ...`` while it
+    runs; a dash before it started."""
+    if started is None:
+        return "—"
+    if finished is None:
+        return f"running for {seconds_text(now - started)}"
+    return seconds_text(finished - started)
+
+
 def money(value: float | None) -> str:
     """Dollars: four decimals, more below a cent so that two significant digits show
     (``$0.00042``, not ``$0.0004``)."""
@@ -80,6 +102,7 @@ def environment() -> Environment:
         when=when,
         stamp=stamp,
         money=money,
+        duration=duration,
         number=lambda value, digits=1: "—" if value is None else f"{value:.{digits}f}",
         percent=lambda ratio: "—" if ratio is None else f"{100 * ratio:.1f}%",
     )

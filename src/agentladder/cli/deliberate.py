@@ -26,8 +26,13 @@ __all__ = ["deliberate", "excluded_text"]
 
 
 def excluded_text(excluded: list[dict[str, Any]]) -> str:
-    """``sim_a (rank 0, below_min_rank), sim_c (rank 0, offline)``."""
-    return ", ".join(f"{e['agent_id']} (rank {e['rank']}, {e['reason']})" for e in excluded)
+    """``sim_a (rank 0, below_min_rank), sim_c (rank 0, down: until 14:03:12 UTC ...)``."""
+    return ", ".join(
+        f"{e['agent_id']} (rank {e['rank']}, {e['reason']}"
+        + (f": {e['detail']}" if e.get("detail") else "")
+        + ")"
+        for e in excluded
+    )
 
 
 @app.command()
@@ -115,4 +120,7 @@ def _show(record: dict[str, Any]) -> None:
     else:
         say("answer: none (no proposal was scored)")
     say(f"cost: ${record['total_cost']:.4f}", highlight=False)
-    say(f"promoted: {', '.join(record['ranking']['promoted']) or 'nobody'}", highlight=False)
+    ranking = record["ranking"]
+    say(f"promoted: {', '.join(ranking['promoted']) or 'nobody'}", highlight=False)
+    if ranking.get("explanation"):
+        say(f"  why: {escape(ranking['explanation'])}", highlight=False)

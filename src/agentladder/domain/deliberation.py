@@ -1,14 +1,17 @@
 """Deliberation requests and who takes part: the minimum-rank filter and its companions.
 
 Before dispatch, an agent named in the request is excluded when it is unknown, offline,
-below ``min_agent_rank``, or (when the request names a complexity) not allowed that
+unreachable, down (its health: ``down_detail`` says why and until when), below
+``min_agent_rank``, or (when the request names a complexity) not allowed that
 complexity by its level's privileges for the task type. Fewer than two qualified agents
 and the request is refused, listing each excluded agent with its reason and rank.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -27,6 +30,7 @@ __all__ = [
     "Scope",
     "SelectSpec",
     "Selection",
+    "down_detail",
     "select_agents",
 ]
 
@@ -132,6 +136,7 @@ class ExclusionReason(StrEnum):
     UNREACHABLE = "unreachable"
     BELOW_MIN_RANK = "below_min_rank"
     COMPLEXITY_NOT_ALLOWED = "complexity_not_allowed"
+    DOWN = "down"
 
 
 class Excluded(BaseModel):
@@ -142,6 +147,7 @@ class Excluded(BaseModel):
     agent_id: str
     rank: int
     reason: ExclusionReason
+    detail: str | None = Field(default=None, description="down: its health's reason and until when")
 
 
 class Selection(BaseModel):
@@ -165,26 +171,31 @@ def select_agents(
     ranks: Mapping[str, int],
     allowed: Mapping[str, bool] | None = None,
     reachable: Mapping[str, bool] | None = None,
+    down: Mapping[str, str] | None = None,
 ) -> Selection:
-    """Apply the filters in order: unknown, offline, unreachable, below the minimum rank,
-    complexity.
+    """Apply the filters in order: unknown, offline, unreachable, down, below the minimum
+    rank, complexity.
 
     ``online`` maps every registered agent to whether it is online (an agent missing from
     it is unknown); ``reachable`` whether this server can ask it (missing: reachable);
     ``ranks`` holds current ranks (missing: 0); ``allowed`` whether each agent may take
-    the request's complexity (missing: allowed).
+    the request's complexity (missing: allowed); ``down`` the agents whose health is down
+    now, each with what it says (missing: not down).
     """
     qualified: list[str] = []
     excluded: list[Excluded] = []
     for agent_id in request.agent_names or ():
         rank = ranks.get(agent_id, 0)
         reason = None
+        detail = None
         if agent_id not in online:
             reason = ExclusionReason.UNKNOWN
         elif not online[agent_id]:
             reason = ExclusionReason.OFFLINE
         elif reachable is not None and not reachable.get(agent_id, True):
             reason = ExclusionReason.UNREACHABLE
+        elif down is not None and agent_id in down:
+            reason, detail = ExclusionReason.DOWN, down[agent_id]
         elif rank < request.min_agent_rank:
             reason = ExclusionReason.BELOW_MIN_RANK
         elif allowed is not None and not allowed.get(agent_id, True):
@@ -192,5 +203,15 @@ def select_agents(
         if reason is None:
             qualified.append(agent_id)
         else:
-            excluded.append(Excluded(agent_id=agent_id, rank=rank, reason=reason))
+            excluded.append(Excluded(agent_id=agent_id, rank=rank, reason=reason, detail=detail))
     return Selection(qualified=tuple(qualified), excluded=tuple(excluded))
+
+
+def down_detail(reason: str, until: float | None, now: float) -> str:
+    """What a down agent's health says, for its exclusion: ``down until 14:03:12 UTC (in
+    28 s): <reason>``, or ``down until the service restarts: <reason>`` (pinned)."""
+    if until is None:
+        return f"down until the service restarts: {reason}"
+    moment = datetime.fromtimestamp(until, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    left = max(0, math.ceil(until - now))
+    return f"down until {moment} (in {left} s): {reason}"

@@ -30,6 +30,7 @@ from agentladder.domain.rules import Complexity
 
 __all__ = [
     "COST_BASIS",
+    "CallInFlight",
     "DeliberationRecord",
     "DeliberationStatus",
     "EvaluationRecord",
@@ -131,6 +132,31 @@ class SideEffect(BaseModel):
     )
 
 
+class CallInFlight(BaseModel):
+    """A call of a running deliberation, as it stood when the record was read: under way
+    (``calling``, for ``seconds`` so far) or waiting before it is made (``waiting``,
+    ``seconds`` left, ``reason``: what it waits for)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: str
+    call: str = Field(description="propose or evaluate")
+    of: str | None = Field(default=None, description="evaluate: whose proposal")
+    attempt: int = Field(default=1, ge=1)
+    state: str = Field(description="calling or waiting")
+    seconds: float = Field(description="calling: seconds so far; waiting: seconds left")
+    reason: str = Field(default="", description="waiting: what for")
+
+    def text(self) -> str:
+        """``calling fox: 3.2 s so far`` or ``waiting for echo: provider asked to retry
+        in 12 s``."""
+        what = self.call if self.of is None else f"{self.call} of {self.of}'s proposal"
+        if self.state == "waiting":
+            return f"waiting for {self.agent_id} ({what}): {self.reason}"
+        again = "" if self.attempt == 1 else f", attempt {self.attempt}"
+        return f"calling {self.agent_id} ({what}{again}): {self.seconds:.1f} s so far"
+
+
 class DeliberationRecord(BaseModel):
     """A deliberation from request to result."""
 
@@ -186,6 +212,11 @@ class DeliberationRecord(BaseModel):
     agent_costs: dict[str, float] = Field(
         default_factory=dict,
         description="what each agent spent on its own calls (empty when cost_basis is 1)",
+    )
+    in_flight: list[CallInFlight] = Field(
+        default_factory=list,
+        description="running: each call under way or waiting to be made, as the record was"
+        " read (empty once it ended)",
     )
 
     @model_validator(mode="after")

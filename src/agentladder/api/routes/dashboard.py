@@ -162,8 +162,9 @@ async def deliberations(
     """Deliberations, newest first, a page at a time."""
     records = await services.orchestrator.list(limit=DELIBERATIONS_PAGE, offset=offset)
     return await page(
-        request, "deliberations.html", records=records, offset=offset, size=DELIBERATIONS_PAGE
-    )
+        request, "deliberations.html", records=records, offset=offset, size=DELIBERATIONS_PAGE,
+        now=services.registry.clock.now().timestamp(),
+    )  # fmt: skip
 
 
 @router.get("/deliberations/new", response_class=HTMLResponse)

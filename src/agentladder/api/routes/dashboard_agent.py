@@ -192,7 +192,7 @@ async def agent_page(
     evaluations = await off_loop(evaluations_of, agent_id, involved)
     return await page(
         request, "agent.html", agent_id=agent_id, row=row, profile=profile,
-        deliberations=mine, scanned=len(involved),
+        deliberations=mine, scanned=len(involved), scan_limit=AGENT_SCAN,
         probation=probation_of(profile, services.oracle),
         overall_skill=typed.overall, typed_skills=typed.skills, averaged=typed.averaged,
         predicted=typed.predicted,

@@ -119,7 +119,7 @@
     if (Array.isArray(error.excluded) && error.excluded.length) {
       message += "; excluded: " + error.excluded.map((x) => (typeof x === "string" ? x
         : x.rank === undefined ? x.agent_id + " (" + x.reason + ": " + x.detail + ")"
-        : x.agent_id + " (rank " + x.rank + ", " + x.reason + ")")).join(", ");
+        : x.agent_id + " (rank " + x.rank + ", " + x.reason + (x.detail ? ": " + x.detail : "") + ")")).join(", ");
     }
     return message;
   }

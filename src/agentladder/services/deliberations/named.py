@@ -3,9 +3,11 @@ how each participant is asked.
 
 ``named_record`` applies the specification's filter (unknown, offline, unreachable, below
 ``min_agent_rank``, complexity not allowed: ``domain/deliberation.select_agents``) from
-three batched reads of the named agents only; fewer than two qualified agents is
-``TooFewAgents`` and nothing is stored. ``participants`` resolves, when the deliberation
-runs, each agent's declaration, provider and level allowance.
+three batched reads of the named agents only, and leaves out an agent whose health is
+down on this instance (its breaker open, or pinned: its key missing), with its health's
+reason and until when; fewer than two qualified agents is ``TooFewAgents`` (400, each
+left-out agent with its reason) and nothing is stored. ``participants`` resolves, when
+the deliberation runs, each agent's declaration, provider and level allowance.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ import asyncio
 from collections.abc import Mapping
 
 from agentladder.domain.agents import AgentConfig
-from agentladder.domain.deliberation import DeliberationRequest, select_agents
+from agentladder.domain.deliberation import DeliberationRequest, down_detail, select_agents
 from agentladder.domain.deliberation_record import COST_BASIS, DeliberationRecord
 from agentladder.domain.privileges import TaskAllowance
+from agentladder.domain.routing.health import HealthStatus
 from agentladder.errors import NotFound, TooFewAgents
 from agentladder.providers.base import Provider
 from agentladder.services.agents.registry import Registry
 from agentladder.services.deliberations.rounds import Participant
 from agentladder.services.oracle.service import Oracle
+from agentladder.services.routing.health import HealthMonitor
 from agentladder.store.base import Store
 
 __all__ = ["named_record", "participants"]
@@ -37,6 +41,7 @@ async def named_record(
     deliberation_id: str,
     created_at: float,
     runner: str,
+    health: HealthMonitor | None = None,
 ) -> tuple[DeliberationRecord, dict[str, TaskAllowance]]:
     """The record of a deliberation among the named agents that qualify, and their level
     allowances (read once, used when it runs); ``TooFewAgents`` otherwise."""
@@ -54,11 +59,13 @@ async def named_record(
         allowed = {agent: a.allowed for agent, a in allowances.items()}
     reachable = {agent: agent in providers for agent in names}
     selection = select_agents(
-        request, online=online, ranks=ranks, allowed=allowed, reachable=reachable
-    )
+        request, online=online, ranks=ranks, allowed=allowed, reachable=reachable,
+        down=_down(health, names),
+    )  # fmt: skip
     if not selection.enough:
         raise TooFewAgents(
-            list(selection.qualified), [e.model_dump(mode="json") for e in selection.excluded]
+            list(selection.qualified),
+            [e.model_dump(mode="json", exclude_none=True) for e in selection.excluded],
         )
     record = DeliberationRecord(
         id=deliberation_id,
@@ -72,6 +79,18 @@ async def named_record(
         cost_basis=COST_BASIS,
     )
     return record, allowances
+
+
+def _down(health: HealthMonitor | None, names: tuple[str, ...]) -> dict[str, str]:
+    """The named agents down on this instance now, each with what its health says."""
+    if health is None:
+        return {}
+    now, found = health.now(), {}
+    for agent in names:
+        state = health.tracked(agent)
+        if state is not None and state.status is HealthStatus.DOWN:
+            found[agent] = down_detail(state.reason, state.until, now)
+    return found
 
 
 async def participants(

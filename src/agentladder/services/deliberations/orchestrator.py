@@ -128,6 +128,8 @@ class Orchestrator:
         self.agent_locks = AgentLocks()  # its side effects, one deliberation per agent at once
         self._tasks: set[asyncio.Task[None]] = set()
         self._active: dict[str, DeliberationRecord] = {}
+        self._runners: dict[str, RoundRunner] = {}  # of the running ones: their calls in flight
+        self._marking: dict[str, asyncio.Future[None]] = {}  # stored as running, under way
         self._slots = asyncio.Semaphore(self.settings.max_running)
         self._waiting: set[str] = set()  # accepted, waiting for a slot
         # accepted by ``submit`` and not finished, counted from the moment of admission
@@ -162,20 +164,29 @@ class Orchestrator:
         record, allowances = await named_record(
             request, registry=self.registry, store=self.store, oracle=self.oracle,
             providers=self.providers, deliberation_id=self.new_id(), created_at=self._now(),
-            runner=self.instance_id,
+            runner=self.instance_id, health=self.health,
         )  # fmt: skip
         self._allowances[record.id] = allowances  # read once, used when it runs
         return record
 
     async def _save(self, record: DeliberationRecord) -> None:
-        await self.store.put_deliberation(
-            DeliberationDoc(
-                id=record.id,
-                status=stored_status(record),
-                created_at=record.created_at,
-                body=record.model_dump(mode="json"),
-            )
-        )
+        marking = self._marking.pop(record.id, None)
+        if marking is not None:
+            await asyncio.wait((marking,))  # stored as running first, never after this
+        await self.store.put_deliberation(_doc(record))
+
+    def _mark_running(self, record: DeliberationRecord) -> None:
+        """Store the record as running, in the background (the rounds do not wait for the
+        write; the record's next save waits for it): a reader of the store (``export``,
+        another instance) sees it running, not queued."""
+
+        async def mark(doc: DeliberationDoc) -> None:
+            try:
+                await self.store.put_deliberation(doc)
+            except Exception:  # it stays stored as queued; its end is stored as usual
+                log.warning("storing deliberation %s as running failed", record.id, exc_info=True)
+
+        self._marking[record.id] = asyncio.ensure_future(mark(_doc(record)))
 
     async def submit(self, request: DeliberationRequest) -> DeliberationRecord:
         """Queue a deliberation and run it in the background; the queued record.
@@ -200,7 +211,7 @@ class Orchestrator:
             self._admitted -= 1
             raise
         self._waiting.add(record.id)  # until its task takes a slot
-        task = self._spawn(self._execute(record))
+        task = self._spawn(self._execute(record, stored=True))
         task.add_done_callback(functools.partial(self._release_admission, record.id))
         return record
 
@@ -278,8 +289,9 @@ class Orchestrator:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _execute(self, record: DeliberationRecord) -> None:
-        """Wait for one of the ``max_running`` slots, then run."""
+    async def _execute(self, record: DeliberationRecord, *, stored: bool = False) -> None:
+        """Wait for one of the ``max_running`` slots, then run (a record ``stored`` as
+        queued is stored as running as it starts)."""
         self._waiting.add(record.id)
         try:
             await self._slots.acquire()
@@ -291,7 +303,7 @@ class Orchestrator:
         finally:
             self._waiting.discard(record.id)
         try:
-            await self._run(record)
+            await self._run(record, stored=stored)
         finally:
             self._slots.release()
 
@@ -307,14 +319,17 @@ class Orchestrator:
             await self._save(record)
         finally:
             self._active.pop(record.id, None)
+            self._runners.pop(record.id, None)
 
-    async def _run(self, record: DeliberationRecord) -> None:
+    async def _run(self, record: DeliberationRecord, *, stored: bool = False) -> None:
         request = record.request
         if request is None:
             raise InvalidInput("request", None, "an orchestrated deliberation needs its request")
         record.status = DeliberationStatus.RUNNING
         record.started_at = self._now()
         self._active[record.id] = record  # served from memory while it runs
+        if stored:
+            self._mark_running(record)
         runner: RoundRunner | None = None
         try:
             participants = await named_participants(
@@ -323,8 +338,9 @@ class Orchestrator:
             )  # fmt: skip
             runner = RoundRunner(
                 timeout_s=self.timeout_s, examples=self.mentors.examples(request.task_type),
-                calls=self.calls, health=self.health,
+                calls=self.calls, health=self.health, max_wait_s=self.settings.max_retry_wait_s,
             )  # fmt: skip
+            self._runners[record.id] = runner  # what its calls wait for, while it runs
             base = ProposeRequest(
                 deliberation_id=record.id, round=1, user_query=request.user_query,
                 task_type=request.task_type,
@@ -344,18 +360,7 @@ class Orchestrator:
                     f"the deliberation ran longer than {limit} s"
                     f" (orchestrator.deliberation_timeout_s), in round {len(record.rounds) + 1}"
                 ) from None
-            record.submissions = runner.submissions
-            by_round = [
-                {p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds
-            ]
-            scores = deliberation_scores(by_round)
-            record.scores = {agent: scores.get(agent) for agent in record.agents}
-            record.result = best_proposal(record.rounds[-1].proposals)
-            record.outcomes = outcomes(
-                record.agents, record.rounds, record.scores, self.settings.success_min_score
-            )
-            record.status = DeliberationStatus.COMPLETED
-            self.mentors.learn(record)
+            self._conclude(record, runner)
         except DeadlineExceeded as error:
             log.warning("deliberation %s failed: %s", record.id, error)
             failed_with_calls(record, f"deadline: {error}", runner)
@@ -365,6 +370,8 @@ class Orchestrator:
         except asyncio.CancelledError:
             if self._stopping is None:
                 self._active.pop(record.id, None)
+                self._runners.pop(record.id, None)
+                self._marking.pop(record.id, None)
                 raise
             await self._stopped(
                 record, f"{self._stopping}, in round {len(record.rounds) + 1}", runner
@@ -376,7 +383,21 @@ class Orchestrator:
             await self._save(record)
         finally:
             self._active.pop(record.id, None)
+            self._runners.pop(record.id, None)
         self._spawn_effects(record)
+
+    def _conclude(self, record: DeliberationRecord, runner: RoundRunner) -> None:
+        """The rounds ran: the scores, the result, the outcomes; completed."""
+        record.submissions = runner.submissions
+        by_round = [{p.agent_id: p.aggregated_score for p in r.proposals} for r in record.rounds]
+        scores = deliberation_scores(by_round)
+        record.scores = {agent: scores.get(agent) for agent in record.agents}
+        record.result = best_proposal(record.rounds[-1].proposals)
+        record.outcomes = outcomes(
+            record.agents, record.rounds, record.scores, self.settings.success_min_score
+        )
+        record.status = DeliberationStatus.COMPLETED
+        self.mentors.learn(record)
 
     async def _side_effects(self, record: DeliberationRecord) -> None:
         """Ranking, judgments and skill evidence, each retried until the store takes it,
@@ -499,7 +520,11 @@ class Orchestrator:
     async def get(self, deliberation_id: str) -> DeliberationRecord:
         """One deliberation's record (a running one as it stands); ``NotFound`` if unknown."""
         if deliberation_id in self._active:
-            return self._active[deliberation_id].model_copy(deep=True)
+            record = self._active[deliberation_id].model_copy(deep=True)
+            runner = self._runners.get(deliberation_id)
+            if runner is not None:
+                record.in_flight = runner.in_flight()
+            return record
         doc = await self.store.get_deliberation(deliberation_id)
         if doc is None:
             raise NotFound("deliberation", deliberation_id)
@@ -514,6 +539,16 @@ class Orchestrator:
             raise InvalidInput("limit", limit, "must be an integer from 1 to 1001")
         docs = await self.store.list_deliberations(limit=limit, offset=offset, agent=agent)
         return [shown(DeliberationRecord.model_validate(doc.body, context=STORED)) for doc in docs]
+
+
+def _doc(record: DeliberationRecord) -> DeliberationDoc:
+    """The record as it is stored, under its stored status."""
+    return DeliberationDoc(
+        id=record.id,
+        status=stored_status(record),
+        created_at=record.created_at,
+        body=record.model_dump(mode="json", exclude={"in_flight"}),
+    )
 
 
 def shown(record: DeliberationRecord) -> DeliberationRecord:

@@ -9,10 +9,20 @@ agent allowed to self-correct (trusted and above) gets one more try with the err
 in the next round, such an agent is also shown its low score. Provider errors, timeouts and
 even provider bugs are recorded as failures, never raised.
 
+One call has one deadline, ``timeout_s`` from its start, its retries, its waits and the
+self-correcting try included: an attempt is cancelled at what is left of it, and a call
+never outlasts it however many retries its agent is allowed.
+
 A provider's Retry-After is honoured here too: no call to that agent is made before the
 time it asked for. A retry (or another of its calls in this deliberation, or in another
-one on this instance) due earlier waits for it when the wait is at most the call timeout,
-and is not made when it is longer: the call fails with "not asked" and no submission.
+one on this instance) due earlier waits for it when the wait fits in what is left of the
+call's deadline and is at most ``max_wait_s`` (``orchestrator.max_retry_wait_s``); a
+longer one ends the call at once: "not asked" (or "not retried") with the reason, and no
+submission for the attempt not made. The agent's health has cooled it down meanwhile
+(the Retry-After opened its breaker, ``services/routing/health.py``).
+
+While a round runs, ``in_flight`` tells what each call is doing: under way (for how long
+so far) or waiting (for how long more, and why): the deliberation page shows it.
 
 Each call is priced at its caller's prices (``docs/costs.md``): a proposal's ``cost`` is
 its author's call, an evaluation's ``cost`` its evaluator's call. Only the call that
@@ -22,13 +32,19 @@ answered is priced: a failed or timed-out attempt reports no usage and costs not
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from agentladder.domain.agents import AgentConfig
-from agentladder.domain.deliberation_record import EvaluationRecord, ProposalRecord, RoundRecord
+from agentladder.domain.deliberation_record import (
+    CallInFlight,
+    EvaluationRecord,
+    ProposalRecord,
+    RoundRecord,
+)
 from agentladder.domain.privileges import TaskAllowance
 from agentladder.domain.ranking import Submission
 from agentladder.domain.scoring import aggregate_peer_scores
@@ -72,6 +88,19 @@ def _cost(config: AgentConfig, usage: Usage) -> float:
 
 
 @dataclass
+class _Flight:
+    """A call under way or waiting: its agent, what, since when or until when (monotonic)."""
+
+    agent_id: str
+    call: str
+    of: str | None
+    attempt: int = 1
+    since: float = 0.0
+    until: float | None = None  # waiting until then
+    reason: str = ""
+
+
+@dataclass
 class _Outcome(Generic[T]):
     value: T | None
     error: str | None
@@ -86,8 +115,10 @@ class RoundRunner:
         self, *, timeout_s: float, max_attempts: int = 10, examples: tuple[str, ...] = (),
         calls: ProviderCalls | None = None,
         health: HealthMonitor | None = None,
+        max_wait_s: float | None = None,
     ) -> None:  # fmt: skip
         self.timeout_s = timeout_s
+        self.max_wait_s = timeout_s if max_wait_s is None else max_wait_s  # a Retry-After
         self.health = health  # told every call's outcome (cooldowns)
         self.deadlines = Deadlines(timeout_s)  # one timer for all the calls in flight
         self.max_attempts = max_attempts
@@ -96,6 +127,22 @@ class RoundRunner:
         self.calls = calls if calls is not None else ProviderCalls()  # for /metrics
         self.spent: dict[str, float] = {}  # what each agent's answered calls cost so far
         self._not_before: dict[str, float] = {}  # a Retry-After: no call before (monotonic)
+        self._flights: dict[int, _Flight] = {}  # the calls under way or waiting, by id
+
+    def in_flight(self) -> list[CallInFlight]:
+        """Each call under way or waiting now, by agent."""
+        now = time.monotonic()
+        out = []
+        for f in self._flights.values():
+            waiting = f.until is not None and f.until > now
+            seconds = (f.until or now) - now if waiting else now - f.since
+            shown = CallInFlight(
+                agent_id=f.agent_id, call=f.call, of=f.of, attempt=f.attempt,
+                state="waiting" if waiting else "calling", seconds=round(seconds, 1),
+                reason=f.reason if waiting else "",
+            )  # fmt: skip
+            out.append(shown)
+        return sorted(out, key=lambda c: (c.agent_id, c.call, c.of or ""))
 
     def _retry_wait_s(self, agent_id: str) -> float:
         """How long the agent's provider asked not to be called any more (0: not at all)."""
@@ -105,28 +152,73 @@ class RoundRunner:
 
     async def _call(
         self, agent_id: str, what: str, call: Callable[[str | None], Awaitable[T]], tries: int,
-        feedback: str | None = None,
+        feedback: str | None = None, *, deadline: float | None = None, of: str | None = None,
     ) -> _Outcome[T]:  # fmt: skip
-        """Up to ``tries`` attempts of ``call`` (``what``: propose or evaluate), each a
-        timed submission and one call in the provider totals."""
+        """Up to ``tries`` attempts of ``call`` (``what``: propose or evaluate, ``of``
+        whose proposal), each a timed submission and one call in the provider totals, all
+        before ``deadline`` (the loop's time; default ``timeout_s`` from now)."""
+        loop = asyncio.get_running_loop()
+        if deadline is None:
+            deadline = loop.time() + self.timeout_s
+        flight = _Flight(agent_id, what, of, since=time.monotonic())
+        key = id(flight)
+        self._flights[key] = flight
+        try:
+            return await self._attempts(flight, call, tries, feedback, deadline)
+        finally:
+            del self._flights[key]
+
+    def _refusal(self, wait: float, left: float) -> str | None:
+        """Why a call is not made after a Retry-After of ``wait`` s with ``left`` s of its
+        deadline to go (None: it waits)."""
+        if left <= 0:
+            return f"the call's {self.timeout_s:g} s deadline passed (orchestrator.timeout_s)"
+        if wait <= 0:
+            return None
+        asked = f"its provider asked not to be called for {wait:.0f} s more (Retry-After)"
+        if wait > left:
+            return (
+                f"{asked}, longer than the {max(left, 0.0):.1f} s left of the call's"
+                f" {self.timeout_s:g} s deadline (orchestrator.timeout_s)"
+            )
+        if wait > self.max_wait_s:
+            return (
+                f"{asked}, longer than a call waits for a provider"
+                f" ({self.max_wait_s:g} s, orchestrator.max_retry_wait_s)"
+            )
+        return None
+
+    async def _attempts(
+        self, flight: _Flight, call: Callable[[str | None], Awaitable[T]], tries: int,
+        feedback: str | None, deadline: float,
+    ) -> _Outcome[T]:  # fmt: skip
+        agent_id, what = flight.agent_id, flight.call
+        loop = asyncio.get_running_loop()
         error: str | None = None
         kind: str | None = None
         total = 0.0
         made = 0
         for attempt in range(1, tries + 1):
             wait = self._retry_wait_s(agent_id)
-            if wait > self.timeout_s:  # the provider asked for longer than a call may take
-                asked = f"its provider asked not to be called for {wait:.0f} s more (Retry-After)"
-                error = (
-                    f"not asked: {asked}" if error is None else f"{error} (not retried: {asked})"
-                )
+            refused = self._refusal(wait, deadline - loop.time())
+            if refused is not None:
+                said = f"not asked: {refused}"
+                error = said if error is None else f"{error} (not retried: {refused})"
                 return _Outcome(None, error, total, made)
             if wait > 0:
+                flight.until = time.monotonic() + wait
+                flight.reason = f"its provider asked to retry in {math.ceil(wait)} s (Retry-After)"
                 await asyncio.sleep(wait)
+            flight.attempt, flight.since, flight.until, flight.reason = (
+                attempt,
+                time.monotonic(),
+                None,
+                "",
+            )
             retry_after: float | None = None
             retryable = True
             start = time.perf_counter()
-            task = self.deadlines.start()
+            task = self.deadlines.start(deadline)
             try:
                 try:
                     value = await call(feedback)
@@ -136,6 +228,7 @@ class RoundRunner:
                 if isinstance(stop, asyncio.CancelledError) and not expired:
                     raise
                 error, kind = f"timeout: no answer within {self.timeout_s} s", "timeout"
+                retryable = not expired  # its deadline passed: no time is left for a retry
             except Exception as failure:  # a provider's failure, whatever it is
                 error, kind = scrub(str(failure)) or type(failure).__name__, error_kind(failure)
                 retry_after = getattr(failure, "retry_after_s", None)
@@ -182,20 +275,20 @@ class RoundRunner:
             )
             return await participant.provider.propose(asked)
 
+        deadline = asyncio.get_running_loop().time() + self.timeout_s  # the try's too
         outcome = await self._call(
-            participant.agent_id, "propose", ask, self._tries(participant), request.feedback
-        )
+            participant.agent_id, "propose", ask, self._tries(participant), request.feedback,
+            deadline=deadline,
+        )  # fmt: skip
         corrected = False
         if outcome.value is None and participant.allowance.can_self_correct:
             retry = await self._call(
-                participant.agent_id,
-                "propose",
-                ask,
-                1,
-                f"Your previous attempt failed ({outcome.error}). Try again.",
-            )
-            outcome = _Outcome(retry.value, retry.error, outcome.latency_ms + retry.latency_ms,
-                               outcome.attempts + 1)  # fmt: skip
+                participant.agent_id, "propose", ask, 1,
+                f"Your previous attempt failed ({outcome.error}). Try again.", deadline=deadline,
+            )  # fmt: skip
+            outcome = _Outcome(retry.value, retry.error,
+                               outcome.latency_ms + retry.latency_ms,
+                               outcome.attempts + retry.attempts)  # fmt: skip
             corrected = retry.value is not None
         proposal = outcome.value
         cost = 0.0 if proposal is None else self._spent(participant, proposal.usage)
@@ -210,11 +303,15 @@ class RoundRunner:
             error=outcome.error,
         )
 
-    async def _evaluate(self, evaluator: Participant, request: EvaluateRequest) -> EvaluationRecord:
+    async def _evaluate(
+        self, evaluator: Participant, request: EvaluateRequest, of: str
+    ) -> EvaluationRecord:
         async def ask(_: str | None) -> Evaluation:
             return await evaluator.provider.evaluate(request)
 
-        outcome = await self._call(evaluator.agent_id, "evaluate", ask, self._tries(evaluator))
+        outcome = await self._call(
+            evaluator.agent_id, "evaluate", ask, self._tries(evaluator), of=of
+        )
         value = outcome.value
         return EvaluationRecord(
             evaluator=evaluator.agent_id,
@@ -258,7 +355,7 @@ class RoundRunner:
             )  # fmt: skip
             for evaluator in participants:
                 if evaluator.agent_id != proposal.agent_id:
-                    jobs.append((proposal, self._evaluate(evaluator, request)))
+                    jobs.append((proposal, self._evaluate(evaluator, request, proposal.agent_id)))
         results = await asyncio.gather(*(job for _, job in jobs))
         for (proposal, _), evaluation in zip(jobs, results, strict=True):
             proposal.evaluations.append(evaluation)  # its cost is the evaluator's, not the author's
