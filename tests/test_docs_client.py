@@ -1,5 +1,5 @@
-"""The README's three lines send a judgment to a served instance; docs/client.md's
-MockTransport example runs as written."""
+"""The README's four lines send a judgment to a served instance, at a task type of the
+demo, and print one short line; docs/client.md's MockTransport example runs as written."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from pathlib import Path
 
 import httpx
 
+from agentladder.demo import TASK_TYPES
 from tests.served import start_server
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = """
 agents:
   - name: atlas
+    capability_tags: [audit, code_review]
     backend: {kind: simulated, quality: 8.0}
   - name: borealis
     backend: {kind: simulated, quality: 8.5}
@@ -28,11 +30,15 @@ def python_blocks(path: Path) -> list[str]:
 
 
 def test_the_readme_sends_a_judgment(tmp_path: Path) -> None:
-    """The README's block is three lines and, run against `agentladder serve` (no tokens,
-    loopback), prints the award of the judgment it sent."""
+    """The README's block is four lines and, run against `agentladder serve` (no tokens,
+    loopback), judges atlas at a task type the demo has (none added to it) and prints the
+    award in one short line, not the whole result's repr."""
     block = python_blocks(ROOT / "README.md")[0]
-    assert len(block.strip().splitlines()) == 3
+    assert len(block.strip().splitlines()) == 4
     assert "http://127.0.0.1:8000" in block
+    task_type = re.search(r'task_type="([a-z_]+)"', block)
+    assert task_type is not None
+    assert task_type.group(1) in TASK_TYPES
     server = start_server(tmp_path, CONFIG)
     try:
         script = block.replace("http://127.0.0.1:8000", server.base)
@@ -40,14 +46,13 @@ def test_the_readme_sends_a_judgment(tmp_path: Path) -> None:
             [sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
             check=False,
         )  # fmt: skip
-        profile = server.url("/oracle/profiles/atlas")
-        xp = httpx.get(profile, timeout=10).json()["xp"]
+        profile = httpx.get(server.url("/oracle/profiles/atlas"), timeout=10).json()
     finally:
         server.stop()
     assert ran.returncode == 0, ran.stderr[-2000:]
-    assert "agent_id='atlas'" in ran.stdout
-    assert "contract_id='task-1'" in ran.stdout
-    assert xp > 0
+    assert profile["xp"] > 0
+    level = profile["level"]
+    assert re.fullmatch(rf"atlas: \+\d+ XP, now {profile['xp']} XP \({level}\)\n", ran.stdout)
 
 
 def test_the_mock_transport_example_runs() -> None:
