@@ -1,5 +1,7 @@
 """The README's four lines send a judgment to a served instance, at a task type of the
-demo, and print one short line; docs/client.md's MockTransport example runs as written."""
+demo, and print one short line; docs/client.md's MockTransport example runs as written;
+the token each call needs, in docs/client.md and the README, is the role its route
+declares."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ from pathlib import Path
 
 import httpx
 
+from agentladder.api.app import ROUTE_MODULES
+from agentladder.api.auth import needs
+from agentladder.api.route_roles import RouteRoles
 from agentladder.demo import TASK_TYPES
 from tests.served import start_server
 
@@ -60,3 +65,33 @@ def test_the_mock_transport_example_runs() -> None:
     blocks = [b for b in python_blocks(ROOT / "docs" / "client.md") if "MockTransport" in b]
     assert len(blocks) == 1
     exec(compile(blocks[0], "docs/client.md", "exec"), {})
+
+
+def declared(call: str) -> str:
+    """The role the route of ``call`` (``POST /route``) declares, as the docs say it:
+    ``orchestrator or admin``, or ``none``."""
+    method, _, path = call.partition(" ")
+    scope = {"type": "http", "method": method, "path": re.sub(r"\{\w+\}", "x", path),
+             "root_path": "", "headers": []}  # fmt: skip
+    roles, _ = RouteRoles(module.router for module in ROUTE_MODULES).of(scope)
+    return "none" if roles is None else needs(roles)
+
+
+def test_the_token_each_call_needs_is_the_role_its_route_declares() -> None:
+    """Each row of docs/client.md's methods table: its token column is the role its API
+    route declares (``both``: those of should_validate and record_validation); the
+    README's sentence names the judgment's."""
+    text = (ROOT / "docs" / "client.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)\(.*?\)` \| (.+?) \| (.+?) \| .+\|$", text, re.M)
+    by_name = {name: (api, token) for name, api, token in rows}
+    assert len(by_name) == 15
+    for name, (api, token) in by_name.items():
+        if api == "both":
+            calls = [by_name["should_validate"][0], by_name["record_validation"][0]]
+        else:
+            calls = [api]
+        for call in calls:
+            expected = declared(call.strip("`"))
+            assert token == expected or token.startswith(f"{expected};"), (name, token, expected)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"a judgment needs a token of role {declared('POST /oracle/judgments')}" in readme

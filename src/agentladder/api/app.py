@@ -45,9 +45,17 @@ from agentladder.config import Settings
 from agentladder.providers.preflight import missing_keys
 from agentladder.services.container import Services, build_services
 
-__all__ = ["create_app", "create_served_app"]
+__all__ = ["ROUTE_MODULES", "create_app", "create_served_app"]
 
 log = logging.getLogger(__name__)
+
+
+ROUTE_MODULES = (
+    gateway, oracle, oracle_batch, health, agent_tasks, agents, deliberations, skills,
+    skill_fit, skill_judges, routing, dashboard, dashboard_agent, dashboard_routing,
+    dashboard_traffic,
+)  # fmt: skip
+"""The modules whose routers the app includes, in this order (see ``_configure``)."""
 
 
 def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> None:
@@ -64,15 +72,10 @@ def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> No
     # Routes are matched in this order, and no two of them match the same path: the
     # gateway's and the Oracle's (the most requested writes) first, so that a request
     # of theirs is not tried against the other routes' patterns on its way.
-    modules = (
-        gateway, oracle, oracle_batch, health, agent_tasks, agents, deliberations, skills,
-        skill_fit, skill_judges, routing, dashboard, dashboard_agent, dashboard_routing,
-        dashboard_traffic,
-    )  # fmt: skip
-    for module in modules:
+    for module in ROUTE_MODULES:
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
-    app.state.route_roles = RouteRoles(module.router for module in modules)
+    app.state.route_roles = RouteRoles(module.router for module in ROUTE_MODULES)
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")
     install_docs(app)
     api = settings.api
