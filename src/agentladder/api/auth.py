@@ -41,6 +41,7 @@ from agentladder.errors import InvalidInput
 __all__ = [
     "CALLER_KEY",
     "MIN_TOKEN_LENGTH",
+    "NO_MATCH",
     "PROXY_HEADERS",
     "Caller",
     "TokenBook",
@@ -48,6 +49,7 @@ __all__ = [
     "loopback_client",
     "needs",
     "token_notes",
+    "unauthenticated",
 ]
 
 log = logging.getLogger(__name__)
@@ -198,7 +200,7 @@ def caller_of(request: Request, book: TokenBook) -> Caller:
     return Caller(None)
 
 
-WRITERS = ("admin", "orchestrator", "agent", "client")
+_WRITERS = ("admin", "orchestrator", "agent", "client")
 """The roles whose tokens write (a ``metrics`` token only reads ``/metrics``)."""
 
 
@@ -218,7 +220,7 @@ def token_notes(settings: ApiSettings, environ: Mapping[str, str] = os.environ) 
         for entry in unset
     ]
     live = [entry.role for entry in settings.tokens if entry not in unset]
-    writers = sorted({role for role in live if role in WRITERS}, key=WRITERS.index)
+    writers = sorted({role for role in live if role in _WRITERS}, key=_WRITERS.index)
     if not live:
         notes.append(
             "no token is set: serve will accept no write at all (tokens are configured, so"
