@@ -98,7 +98,10 @@ def test_the_client_shows_each_refusal_in_one_line(served: Server) -> None:
         wrong.judge(JUDGMENT)
     with Ladder(served.base, token=CLIENT) as client, pytest.raises(Forbidden) as forbidden:
         client.route(task_type="code")
-    assert str(none.value) == f"401 unauthorized: {NEEDS_TOKEN}"
+    assert str(none.value) == (
+        f"401 unauthorized: {NEEDS_TOKEN}; this client has no token: give it one, Ladder(url,"
+        " token=...)"
+    )
     assert str(unknown.value) == f"401 unauthorized: {NO_MATCH}"
     assert WRONG not in str(unknown.value)
     assert str(forbidden.value) == (

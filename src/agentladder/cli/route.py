@@ -142,6 +142,7 @@ def _asked(
     """The server's answer to ``POST /route``; its too_few_agents as the store's would be;
     another error as one line naming the server (and, for a 401, the token's variable)."""
     from agentladder import client  # noqa: PLC0415 (httpx only when asking a server)
+    from agentladder.client.core import NO_TOKEN  # noqa: PLC0415
 
     token = os.environ.get(token_env) or None
 
@@ -160,7 +161,8 @@ def _asked(
             if token is None
             else f"the token is {token_env}'s"
         )
-        raise click.ClickException(f"--server {server}: {error} ({where})") from None
+        told = str(error).removesuffix(NO_TOKEN)  # the variable is this command's way
+        raise click.ClickException(f"--server {server}: {told} ({where})") from None
     except client.LadderError as error:
         raise click.ClickException(f"--server {server}: {error}") from None
     chosen = Chosen(

@@ -81,6 +81,7 @@ class AsyncLadder:
         self.retries = retries
         self.max_wait = max_wait
         self.caps = Caps(max_answer_bytes, max_error_bytes)
+        self._tokenless = token is None
         self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self._http = httpx.AsyncClient(
             base_url=url, headers=headers(token), timeout=timeout, transport=transport
@@ -112,7 +113,7 @@ class AsyncLadder:
                     content = await self._read(call, response)
                     wait = budget.delay(response)
                     if wait is None:
-                        return parse(call, response, content)
+                        return parse(call, response, content, tokenless=self._tokenless)
             except httpx.TransportError as error:
                 wait = budget.delay(None)
                 if wait is None:

@@ -42,6 +42,7 @@ from agentladder.client.errors import (
     AnswerTooLarge,
     InvalidInput,
     ServerError,
+    Unauthorized,
     Unavailable,
     error_for,
     retry_after,
@@ -52,6 +53,7 @@ from agentladder.errors import shown_value
 __all__ = [
     "MAX_ANSWER_BYTES",
     "MAX_ERROR_BYTES",
+    "NO_TOKEN",
     "Body",
     "Call",
     "Caps",
@@ -195,12 +197,20 @@ def headers(token: str | None) -> dict[str, str]:
     return sent
 
 
-def parse(call: Call[M], response: httpx.Response, content: bytes) -> M:
+NO_TOKEN = "; this client has no token: give it one, Ladder(url, token=...)"
+"""Added to a 401's message when the client sent no token."""
+
+
+def parse(call: Call[M], response: httpx.Response, content: bytes, *, tokenless: bool = False) -> M:
     """The answer (its body read: ``content``) as its model, or the client's exception
-    for an error. Fields a newer server added are ignored, so that an older client still
-    reads its answers."""
+    for an error (a 401 of a client without a token says how to give one). Fields a
+    newer server added are ignored, so that an older client still reads its answers."""
     if response.status_code >= 400:
-        raise error_for(response, content)
+        error = error_for(response, content)
+        if tokenless and isinstance(error, Unauthorized):
+            told = error.error.model_copy(update={"message": error.message + NO_TOKEN})
+            raise Unauthorized(error.status, told)
+        raise error
     try:
         return call.answer.model_validate_json(content, extra="ignore")
     except ValidationError as error:

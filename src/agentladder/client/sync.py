@@ -80,6 +80,7 @@ class Ladder:
         self.retries = retries
         self.max_wait = max_wait
         self.caps = Caps(max_answer_bytes, max_error_bytes)
+        self._tokenless = token is None
         self._sleep: Callable[[float], None] = time.sleep
         self._http = httpx.Client(
             base_url=url, headers=headers(token), timeout=timeout, transport=transport
@@ -111,7 +112,7 @@ class Ladder:
                     content = self._read(call, response)
                     wait = budget.delay(response)
                     if wait is None:
-                        return parse(call, response, content)
+                        return parse(call, response, content, tokenless=self._tokenless)
             except httpx.TransportError as error:
                 wait = budget.delay(None)
                 if wait is None:
