@@ -9,6 +9,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 
 from agentladder.api.auth import NO_MATCH
 from agentladder.client import AsyncLadder, Forbidden, Ladder, Unauthorized, Unavailable
-from tests.served import Server, free_port, start_server
+from tests.served import Server, free_port, start_agents, start_server, stop_agents
 
 ADMIN = "tell-admin-token-0123456789"
 ORCH = "tell-orchestrator-token-0123456789"
@@ -235,3 +236,34 @@ def test_unset_token_variables_are_told_by_config_check_and_serve(
         told[1],
         "only the admin token is set: serve will accept writes with admin tokens only",
     ]
+
+
+AGENT_CONFIG = """
+orchestrator:
+  heartbeat_interval_s: 0.2
+agents:
+  - name: far_a
+    remote: true
+    backend: {kind: simulated, quality: 6.5}
+"""
+
+
+def test_an_agent_process_says_it_cannot_connect(tmp_path: Path) -> None:
+    """``agentladder agent --server`` with nothing listening logs where it could not
+    connect and what to check, and keeps trying until stopped."""
+    (tmp_path / "agents.yaml").write_text(AGENT_CONFIG, encoding="utf-8")
+    nobody = f"http://127.0.0.1:{free_port()}"
+    agents = start_agents(tmp_path, ["far_a"], ["--server", nobody])
+    told = (
+        f"heartbeat not delivered: could not connect to {nobody} (connection refused): is"
+        " `agentladder serve` running there?"
+    )
+    log = tmp_path / "agents.log"
+    try:
+        deadline = time.monotonic() + 20
+        while told not in log.read_text(encoding="utf-8") and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        stop_agents(tmp_path, agents)
+    assert told in log.read_text(encoding="utf-8")
+    assert "All connection attempts failed" not in log.read_text(encoding="utf-8")

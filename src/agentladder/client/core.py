@@ -49,6 +49,7 @@ from agentladder.client.errors import (
 )
 from agentladder.errors import InvalidInput as ModelInvalid
 from agentladder.errors import shown_value
+from agentladder.unreached import not_connected
 
 __all__ = [
     "MAX_ANSWER_BYTES",
@@ -237,29 +238,8 @@ def no_answer(call: Call[Any], error: httpx.TransportError) -> Unavailable:
     tries: a connection refused says where, and to check that the server runs there."""
     reason = f"{call.method} {call.path}: no answer ({type(error).__name__}: {error})"
     if isinstance(error, httpx.ConnectError):
-        reason = _not_connected(error) or reason
+        reason = not_connected(error) or reason
     return Unavailable(None, ErrorBody(code="no_answer", message=reason))
-
-
-def _not_connected(error: httpx.ConnectError) -> str | None:
-    """``could not connect to http://127.0.0.1:8000 (connection refused): ...``; None when
-    the request is not known."""
-    try:
-        url = error.request.url
-    except RuntimeError:
-        return None
-    where = f"{url.scheme}://{url.netloc.decode('ascii', errors='replace')}"
-    causes: list[BaseException] = []
-    cause: BaseException | None = error
-    while cause is not None and len(causes) < 16:
-        causes.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    if any(isinstance(c, ConnectionRefusedError) for c in causes):
-        refused = "connection refused"
-        return f"could not connect to {where} ({refused}): is `agentladder serve` running there?"
-    errors = [c for c in causes if isinstance(c, OSError) and c.strerror]
-    why = str(errors[-1].strerror) if errors else str(causes[-1]) or type(error).__name__
-    return f"could not connect to {where} ({why})"
 
 
 def as_model(kind: type[M], given: object, fields: Mapping[str, Any], *, where: str = "") -> M:
