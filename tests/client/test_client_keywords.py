@@ -113,6 +113,13 @@ def test_a_refused_dict_in_judge_many_is_named_by_its_index(served: Server) -> N
         pytest.raises(InvalidInput) as refused,
     ):
         ladder.judge_many(items)
+    items[2] = {"agent_id": "sim_a", "contract_id": fresh("b"), "score": 300, "scale": "0-100"}
+    with (
+        Ladder(served.base, token=ORCH, transport=sent) as ladder,
+        pytest.raises(InvalidInput) as scaled,
+    ):
+        ladder.judge_many(items)
+    assert str(scaled.value) == "invalid_input: judgments.2.score: is outside the scale 0-100 (300)"
     assert sent.count == 0
     assert (refused.value.field, refused.value.value) == ("judgments.2.score", "high")
     assert str(refused.value) == (

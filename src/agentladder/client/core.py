@@ -281,14 +281,15 @@ def _unknown(key: str, kind: type[BaseModel]) -> str:
 
 def _refusal(detail: ErrorDetails, where: str) -> InvalidInput:
     """One validation error as the server's 422 tells it: ``field: reason (value)``."""
-    field = where + ".".join(str(part) for part in detail["loc"])
+    loc = ".".join(str(part) for part in detail["loc"])
+    field = ".".join(part for part in (where.rstrip("."), loc) if part)
     cause = detail.get("ctx", {}).get("error")
     if isinstance(cause, ModelInvalid):  # a model's own check names its field
         return _refused(".".join(p for p in (field, cause.field) if p), cause.value, cause.reason)
     if detail["type"] == "missing":
         return _refused(field, None, "is required", show=False)
     reason = str(detail["msg"]).removeprefix("Value error, ")
-    return _refused(field or where.rstrip(".") or "body", detail.get("input"), reason)
+    return _refused(field or "body", detail.get("input"), reason)
 
 
 def _refused(field: str, value: object, reason: str, *, show: bool = True) -> InvalidInput:
