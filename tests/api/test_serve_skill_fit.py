@@ -79,7 +79,9 @@ def test_a_served_fit_shared_by_admins_and_the_fitter(tmp_path: Path) -> None:
         refused = httpx.get(server.url("/skills"), params={"fresh": "true"},
                             headers={"authorization": f"Bearer {ORCH}"}, timeout=10)  # fmt: skip
         assert refused.status_code == 403
-        assert refused.json()["error"]["message"] == "the orchestrator role may not do this"
+        assert refused.json()["error"]["message"] == (
+            "fresh=true (a fit first) needs role admin; this token's role is orchestrator"
+        )
         answers = asyncio.run(admins_at_once(server))
         assert [a.status_code for a in answers] == [200] * 6, [a.text for a in answers]
         found = [a.json() for a in answers]

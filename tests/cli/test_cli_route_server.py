@@ -71,4 +71,7 @@ def test_route_asks_the_server_and_says_what_it_cannot_do(tmp_path: Path) -> Non
     assert gone.exit_code == 1
     lines = gone.output.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("error: --server: ")
+    assert lines[0] == (
+        f"error: --server {nobody}: no_answer: could not connect to {nobody} (connection"
+        " refused): is `agentladder serve` running there?"
+    )

@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from agentladder import __version__
-from agentladder.api.auth import TokenBook
+from agentladder.api.auth import TokenBook, token_notes
 from agentladder.api.caller_bounds import CallerBounds
 from agentladder.api.deps import CheckedJson
 from agentladder.api.docs_ui import install_docs
@@ -22,6 +22,7 @@ from agentladder.api.heap import freeze_startup_heap
 from agentladder.api.hosts import AllowedHosts, HostGuard
 from agentladder.api.limits import RequestGuard
 from agentladder.api.metrics import install_metrics
+from agentladder.api.route_roles import RouteRoles
 from agentladder.api.routes import (
     agent_tasks,
     agents,
@@ -44,9 +45,17 @@ from agentladder.config import Settings
 from agentladder.providers.preflight import missing_keys
 from agentladder.services.container import Services, build_services
 
-__all__ = ["create_app", "create_served_app"]
+__all__ = ["ROUTE_MODULES", "create_app", "create_served_app"]
 
 log = logging.getLogger(__name__)
+
+
+ROUTE_MODULES = (
+    gateway, oracle, oracle_batch, health, agent_tasks, agents, deliberations, skills,
+    skill_fit, skill_judges, routing, dashboard, dashboard_agent, dashboard_routing,
+    dashboard_traffic,
+)  # fmt: skip
+"""The modules whose routers the app includes, in this order (see ``_configure``)."""
 
 
 def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> None:
@@ -63,13 +72,10 @@ def _configure(app: FastAPI, settings: Settings, bound: str | None = None) -> No
     # Routes are matched in this order, and no two of them match the same path: the
     # gateway's and the Oracle's (the most requested writes) first, so that a request
     # of theirs is not tried against the other routes' patterns on its way.
-    for module in (
-        gateway, oracle, oracle_batch, health, agent_tasks, agents, deliberations, skills,
-        skill_fit, skill_judges, routing, dashboard, dashboard_agent, dashboard_routing,
-        dashboard_traffic,
-    ):  # fmt: skip
+    for module in ROUTE_MODULES:
         checks = [CheckedJson] if module is agents else []
         app.include_router(module.router, dependencies=checks)
+    app.state.route_roles = RouteRoles(module.router for module in ROUTE_MODULES)
     app.mount("/static", StaticFiles(packages=[("agentladder.api", "static")]), name="static")
     install_docs(app)
     api = settings.api
@@ -109,6 +115,8 @@ def create_app(services: Services) -> FastAPI:
     app.state.tokens = TokenBook(services.settings.api)
     if app.state.tokens.open_loopback:
         log.warning("no API tokens configured: writes are accepted from loopback clients only")
+    for note in token_notes(services.settings.api):
+        log.warning("%s", note)
     tokens = services.settings.api.tokens
     if any(t.role == "client" for t in tokens) and not app.state.tokens.metrics_locked:
         log.warning(

@@ -14,6 +14,12 @@ proxy (or claims to), and open-loopback mode refuses to start with ``api.trusted
 Every refusal is a ``CallRefused`` with its reason (``unauthenticated``: no token;
 ``invalid_token``: an unknown token or not a bearer one; ``forbidden_role``: the role may
 not); the error handlers log it with the route, role and agent and count it for /metrics.
+Its message tells which: no token names the roles the call needs (as its route declares
+them, ``Role`` in ``api/deps.py``), a token matching no configured one says so (never
+echoing it), a role that may not names the roles that may and the token's.
+
+``token_notes``: what ``serve`` will accept given which ``token_env`` variables are set,
+told by ``agentladder config check`` and logged by ``serve`` at start.
 """
 
 from __future__ import annotations
@@ -35,11 +41,15 @@ from agentladder.errors import InvalidInput
 __all__ = [
     "CALLER_KEY",
     "MIN_TOKEN_LENGTH",
+    "NO_MATCH",
     "PROXY_HEADERS",
     "Caller",
     "TokenBook",
     "caller_of",
     "loopback_client",
+    "needs",
+    "token_notes",
+    "unauthenticated",
 ]
 
 log = logging.getLogger(__name__)
@@ -67,17 +77,38 @@ class Caller:
         """Whether the caller has one of ``roles`` (admin always)."""
         return self.role is not None and (self.role == "admin" or self.role in roles)
 
-    def require(self, *roles: str) -> Caller:
-        """The caller if it has one of ``roles`` (admin always), else 401 or 403."""
+    def require(self, *roles: str, what: str = "this call") -> Caller:
+        """The caller if it has one of ``roles`` (admin always), else 401 or 403 naming
+        ``what`` and the roles that may."""
         if self.role is None:
-            raise CallRefused(
-                401, "unauthorized", "a bearer token is required", reason="unauthenticated"
-            )
+            raise unauthenticated(what, roles)
         if not self.may(*roles):
             raise CallRefused(
-                403, "forbidden", f"the {self.role} role may not do this", reason="forbidden_role"
-            )
+                403, "forbidden", f"{what} needs role {needs(roles)}; this token's role is"
+                f" {self.role}", reason="forbidden_role",
+            )  # fmt: skip
         return self
+
+
+def needs(roles: tuple[str, ...] | list[str]) -> str:
+    """The roles that may, in words: ``orchestrator or admin`` (admin always may)."""
+    named = [role for role in roles if role != "admin"] + ["admin"]
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
+
+
+def unauthenticated(what: str, roles: tuple[str, ...] | None) -> CallRefused:
+    """The 401 of a call without a token: ``roles`` those its route declares (None: not
+    known before the route runs)."""
+    role = f" (role {needs(roles)})" if roles is not None else ""
+    return CallRefused(
+        401, "unauthorized",
+        f"{what} needs a bearer token{role}; send 'Authorization: Bearer <token>'",
+        reason="unauthenticated",
+    )  # fmt: skip
+
+
+NO_MATCH = "the bearer token matches no configured token"
+"""The 401 of a token that is none of the configured ones (the token is never echoed)."""
 
 
 class TokenBook:
@@ -102,8 +133,7 @@ class TokenBook:
         for index, entry in enumerate(settings.tokens):
             value = entry.token if entry.token is not None else environ.get(entry.token_env or "")
             if not value:
-                log.warning("token variable %s is not set: that token is disabled", entry.token_env)
-                continue
+                continue  # disabled: told by token_notes
             if len(value) < MIN_TOKEN_LENGTH:
                 raise InvalidInput(
                     f"api.tokens[{index}].token_env", entry.token_env,
@@ -163,8 +193,46 @@ def caller_of(request: Request, book: TokenBook) -> Caller:
             )
         entry = book.find(token.strip())
         if entry is None:
-            raise CallRefused(401, "unauthorized", "unknown token", reason="invalid_token")
+            raise CallRefused(401, "unauthorized", NO_MATCH, reason="invalid_token")
         return Caller(entry.role, entry.agent_id, entry)
     if book.open_loopback and _loopback(request):
         return Caller("admin")
     return Caller(None)
+
+
+_WRITERS = ("admin", "orchestrator", "agent", "client")
+"""The roles whose tokens write (a ``metrics`` token only reads ``/metrics``)."""
+
+
+def token_notes(settings: ApiSettings, environ: Mapping[str, str] = os.environ) -> list[str]:
+    """One warning per ``token_env`` that is unset (naming the role and the variable), and
+    then what ``serve`` would accept: with tokens configured and none set, no write at all
+    (loopback is open only when no token is configured); with some set, writes with those
+    roles' tokens only. Nothing when every configured token is set."""
+    unset = [
+        entry for entry in settings.tokens
+        if entry.token is None and not environ.get(entry.token_env or "")
+    ]  # fmt: skip
+    if not unset:
+        return []
+    notes = [
+        f"the {entry.role} token's variable {entry.token_env} is not set: that token is disabled"
+        for entry in unset
+    ]
+    live = [entry.role for entry in settings.tokens if entry not in unset]
+    writers = sorted({role for role in live if role in _WRITERS}, key=_WRITERS.index)
+    if not live:
+        notes.append(
+            "no token is set: serve will accept no write at all (tokens are configured, so"
+            " loopback clients are not trusted either); reads stay open"
+        )
+    elif not writers:
+        notes.append("no writing role has a token set: serve will accept no write")
+    else:
+        roles = " and ".join(writers)
+        token = "token is" if len(writers) == 1 else "tokens are"
+        notes.append(
+            f"only the {roles} {token} set: serve will accept writes with"
+            f" {' or '.join(writers)} tokens only"
+        )
+    return notes

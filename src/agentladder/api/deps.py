@@ -1,7 +1,10 @@
 """Dependencies of the routes: the services, the caller, its role, and a checked JSON body.
 
 ``Role("orchestrator")`` on a write route refuses the wrong caller before its body is
-validated, so an agent posting a judgment is always a counted 403 whatever it sent.
+validated, so an agent posting a judgment is always a counted 403 whatever it sent. It is
+also the one declaration of who may call a route: the refusals name its roles
+(``api/route_roles.py`` reads them for the guard's 401 and for the docs' test); a plain
+Starlette route declares them with ``requires``.
 ``checked_json`` refuses, with 422 naming the field, what JSON parses but no field may
 hold: numbers beyond 2**53 in magnitude (``10**30``, ``1e308``), ``NaN`` and infinities
 (``1e400`` parses as one), strings with lone surrogates (``"\\ud800"``, which no store can
@@ -12,7 +15,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 
@@ -25,6 +29,8 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_JSON_NUMBER",
     "MAX_OFFSET",
+    "ROLES_ATTRIBUTE",
+    "AgentDep",
     "CallerDep",
     "CheckedJson",
     "Role",
@@ -32,6 +38,8 @@ __all__ = [
     "caller_of_request",
     "check_json",
     "is_json",
+    "requires",
+    "what_of",
 ]
 
 MAX_OFFSET = 1_000_000_000
@@ -76,14 +84,41 @@ ServicesDep = Annotated[Services, Depends(_services)]
 CallerDep = Annotated[Caller, Depends(_caller)]
 
 
+def what_of(request: Request) -> str:
+    """The call as a refusal names it: ``POST /oracle/judgments`` (the route's path, its
+    parameters unfilled, once routed)."""
+    route = request.scope.get("route")
+    path = getattr(route, "path", None) or request.url.path
+    return f"{request.method} {path}"
+
+
 class Role:
     """A route dependency: the caller must have one of ``roles`` (admin always)."""
 
     def __init__(self, *roles: str) -> None:
         self.roles = roles
 
-    async def __call__(self, caller: CallerDep) -> Caller:
-        return caller.require(*self.roles)
+    async def __call__(self, request: Request, caller: CallerDep) -> Caller:
+        return caller.require(*self.roles, what=what_of(request))
+
+
+AgentDep = Annotated[Caller, Depends(Role("agent"))]
+"""The caller, an agent's token (or an admin's)."""
+
+ROLES_ATTRIBUTE = "agentladder_roles"
+"""Where ``requires`` leaves a plain route's roles."""
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def requires(*roles: str) -> Callable[[F], F]:
+    """Declare the roles of a plain Starlette route (one without FastAPI's dependencies),
+    which checks them itself with ``caller.require`` (``route_roles.py`` reads them)."""
+
+    def mark(endpoint: F) -> F:
+        setattr(endpoint, ROLES_ATTRIBUTE, roles)
+        return endpoint
+
+    return mark
 
 
 def _field(path: list[str | int]) -> str:

@@ -4,7 +4,8 @@
   way round);
 - a write (POST, PUT, PATCH, DELETE) is authenticated before its body is read: without a
   known token (or, with no tokens configured, from a loopback client) it is refused 401
-  at once, whatever the path, and its body never buffered;
+  at once, whatever the path, and its body never buffered (the message tells no token,
+  naming the roles the route declares, from a token matching none: ``api/auth.py``);
 - a body of at most ``api.max_body_bytes`` (413: a declared Content-Length over it at
   once, a chunked one as soon as it passes it), buffered and handed on whole; under
   ``/v1/`` (the gateway: a chat's whole context, images inlined) at most
@@ -19,7 +20,7 @@
   ``api/caller_bounds.py``), the rate's ``x-ratelimit-*`` headers on each answer;
 
 each refusal followed by the close of the connection, in OpenAI's error shape under
-``/v1/`` for a 429 (``api/gateway_errors.py``), the API's elsewhere;
+``/v1/`` for a 401 and a 429 (``api/gateway_errors.py``), the API's elsewhere;
 - a JSON body of a write names each key of an object once (400: a proxy or another
   parser may keep the first where this one keeps the last);
 - a write's body, when it has one, is JSON (``Content-Type: application/json`` or
@@ -35,9 +36,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentladder.api.auth import CALLER_KEY, Caller, TokenBook, caller_of
+from agentladder.api.auth import CALLER_KEY, Caller, TokenBook, caller_of, unauthenticated
 from agentladder.api.caller_bounds import CallerBounds, Excess, Passage
 from agentladder.api.errors import BEARER, CallRefused, log_refusal, refusals_of
+from agentladder.api.route_roles import RouteRoles
 
 __all__ = ["RequestGuard", "duplicate_key"]
 
@@ -101,7 +103,7 @@ async def refuse(
     await send({"type": "http.response.body", "body": body})
 
 
-_OPENAI_TYPES = {429: "rate_limit_error"}
+_OPENAI_TYPES = {401: "authentication_error", 429: "rate_limit_error"}
 _RATE_LIMITED = "rate_limit_exceeded"
 
 
@@ -141,17 +143,19 @@ class RequestGuard:
             return
         headers = dict(raw)
         caller: Caller | None = None
+        gateway = scope["path"].startswith(GATEWAY_PREFIX)
         if scope["method"] in _WRITES:
-            caller = _authenticated(scope)
-            if caller is None:
-                await refuse(send, 401, "unauthorized", "a bearer token is required")
+            found = _authenticated(scope)
+            if isinstance(found, CallRefused):
+                await refuse(send, 401, "unauthorized", found.message, openai=gateway)
                 return
+            caller = found
         elif b"authorization" in headers or _declares_body(headers):
             caller = _identified(scope)
         if caller is None and _declares_body(headers):
-            await refuse(send, 401, "unauthorized", "a bearer token is required to send a body")
+            await refuse(send, 401, "unauthorized", "a bearer token is required to send a body",
+                         openai=gateway)  # fmt: skip
             return
-        gateway = scope["path"].startswith(GATEWAY_PREFIX)
         if caller is None:
             await self._guarded(scope, headers, receive, send, None, gateway)
             return
@@ -183,7 +187,7 @@ class RequestGuard:
             message = await self._body(receive, limit, passage)
         except _Refusal as refused:
             await refuse(send, refused.status, refused.code, refused.message,
-                         openai=gateway and refused.status == 429)  # fmt: skip
+                         openai=gateway and refused.status in _OPENAI_TYPES)  # fmt: skip
             return
         if message["type"] == "http.request" and scope["method"] in _WRITES and message["body"]:
             if not _is_json(headers):
@@ -279,23 +283,26 @@ def _leaving(send: Send, bounds: CallerBounds, passage: Passage) -> Send:
     return sending
 
 
-def _authenticated(scope: Scope) -> Caller | None:
+def _authenticated(scope: Scope) -> Caller | CallRefused:
     """A write's caller if it may send its body (a known token, or loopback in open mode),
-    else None. A refusal is logged and counted as the routes' are."""
+    else the refusal: a token matching none, or none (naming the roles its route declares).
+    A refusal is logged and counted as the routes' are."""
     request = Request(scope)
     book: TokenBook = scope["app"].state.tokens
     try:
         caller = caller_of(request, book)
-    except CallRefused as refused:
-        reason = refused.reason
+    except CallRefused as refusal:
+        refused = refusal
     else:
         if caller.role is not None:
             scope[CALLER_KEY] = caller  # the routes' dependency takes it (``api/deps.py``)
             return caller
-        reason = "unauthenticated"
-    refusals_of(scope["app"])[reason] += 1
-    log_refusal(request, reason, "refused before its body was read")
-    return None
+        known: RouteRoles = scope["app"].state.route_roles
+        roles, what = known.of(scope)
+        refused = unauthenticated(what, roles)
+    refusals_of(scope["app"])[refused.reason] += 1
+    log_refusal(request, refused.reason, "refused before its body was read")
+    return refused
 
 
 def _identified(scope: Scope) -> Caller | None:

@@ -307,7 +307,7 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
     configured, for a metrics or admin token only)."""
     book: TokenBook = request.app.state.tokens
     if book.metrics_locked:
-        caller_of_request(request).require("metrics")
+        caller_of_request(request).require("metrics", what="GET /metrics")
     metrics: Metrics = request.app.state.metrics
     metrics.totals.bind(services, request.app)
     online = await services.registry.online()

@@ -314,9 +314,11 @@ def config_check(
         ),
     ] = False,
 ) -> None:
-    """Validate a configuration file and summarize it (with each agent's API key variable);
-    exit 1 with every bad field named, one line each. With --probe, one line per agent:
+    """Validate a configuration file and summarize it (with each agent's API key variable,
+    and a warning for each token whose variable is unset, saying what serve would then
+    accept); exit 1 with every bad field named, one line each. With --probe, one line per agent:
     ok, or what failed."""
+    from agentladder.api.auth import token_notes  # noqa: PLC0415
     from agentladder.cli.configcheck import config_problems  # noqa: PLC0415
     from agentladder.providers.preflight import missing_keys, probe_agents  # noqa: PLC0415
     from agentladder.redaction import remember, scrub  # noqa: PLC0415
@@ -340,6 +342,8 @@ def config_check(
             highlight=False,
             soft_wrap=True,
         )
+    for note in token_notes(settings.api):  # what serve would accept, tokens unset
+        console.print(f"warning: {note}", highlight=False, soft_wrap=True)
     if not probe:
         return
     console.print(f"probing {len(settings.agents)} agents (one tiny request each):")

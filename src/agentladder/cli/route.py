@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from typer import _click as click  # the click this Typer vendors (cli/oneline.py)
 
 from agentladder.cli.commands import app, console
 from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
@@ -113,7 +114,7 @@ def route(
                 raise InvalidInput(
                     name, str(value), "route --server asks the server, which reads its own store"
                 )
-        chosen, shown = _asked(server, os.environ.get(token_env) or None, spec, online_only)
+        chosen, shown = _asked(server, token_env, spec, online_only)
     if as_json:
         _print_json(shown)
         return
@@ -136,10 +137,14 @@ class Chosen:
 
 
 def _asked(
-    server: str, token: str | None, spec: RouteSpec, online_only: bool
+    server: str, token_env: str, spec: RouteSpec, online_only: bool
 ) -> tuple[Chosen, dict[str, object]]:
-    """The server's answer to ``POST /route``; its too_few_agents as the store's would be."""
+    """The server's answer to ``POST /route``; its too_few_agents as the store's would be;
+    another error as one line naming the server (and, for a 401, the token's variable)."""
     from agentladder import client  # noqa: PLC0415 (httpx only when asking a server)
+    from agentladder.client.core import NO_TOKEN  # noqa: PLC0415
+
+    token = os.environ.get(token_env) or None
 
     request = client.RouteRequest(**spec.model_dump(), online_only=online_only)
     try:
@@ -150,8 +155,16 @@ def _asked(
         raise TooFewAgents(
             error.qualified, excluded, needed=spec.count, what="the routing"
         ) from None
+    except client.Unauthorized as error:
+        where = (
+            f"set {token_env}, or name another variable with --token-env"
+            if token is None
+            else f"the token is {token_env}'s"
+        )
+        told = str(error).removesuffix(NO_TOKEN)  # the variable is this command's way
+        raise click.ClickException(f"--server {server}: {told} ({where})") from None
     except client.LadderError as error:
-        raise InvalidInput("--server", server, str(error)) from None
+        raise click.ClickException(f"--server {server}: {error}") from None
     chosen = Chosen(
         out.seed, out.agents, out.excluded, out.unlisted, out.quality_floor, out.confidence
     )

@@ -2,13 +2,14 @@
 
 ::
 
-    from agentladder.client import JudgmentRequest, Ladder
+    from agentladder.client import Ladder
 
     with Ladder("http://127.0.0.1:8000", token="...") as ladder:
-        ladder.judge(JudgmentRequest(agent_id="sim_a", contract_id="task-1", score=8.5))
+        ladder.judge(agent_id="sim_a", contract_id="task-1", score=8.5)
 
 ``Ladder`` blocks, ``AsyncLadder`` has the same methods as coroutines. Parameters and
-answers are the API's own pydantic models; errors are one tree under ``LadderError``
+answers are the API's own pydantic models (a request model may also be given as a dict
+or as keyword arguments); errors are one tree under ``LadderError``
 (``errors.py``); 503, 429 and lost connections are tried again (``core.py``).
 """
 
@@ -33,20 +34,24 @@ from agentladder.client.models import (
     BATCH_MAX,
     Accepted,
     AgentConfig,
+    AgentFields,
     AgentOut,
     AgentProfile,
     AgentSkillsOut,
     BatchItemOut,
     DeliberationOut,
     ExternalDeliberation,
+    ExternalFields,
     FreshnessOut,
     JudgeOut,
     JudgesOut,
     JudgeTypeOut,
+    JudgmentFields,
     JudgmentRequest,
     JudgmentResult,
     ReportedAgent,
     ReportedRound,
+    RouteFields,
     RouteOut,
     RouteRequest,
     SamplingDecision,
@@ -64,6 +69,7 @@ __all__ = [
     "BATCH_MAX",
     "Accepted",
     "AgentConfig",
+    "AgentFields",
     "AgentOut",
     "AgentProfile",
     "AgentSkillsOut",
@@ -73,12 +79,14 @@ __all__ = [
     "Conflict",
     "DeliberationOut",
     "ExternalDeliberation",
+    "ExternalFields",
     "Forbidden",
     "FreshnessOut",
     "InvalidInput",
     "JudgeOut",
     "JudgeTypeOut",
     "JudgesOut",
+    "JudgmentFields",
     "JudgmentRequest",
     "JudgmentResult",
     "Ladder",
@@ -88,6 +96,7 @@ __all__ = [
     "ReportedAgent",
     "ReportedRound",
     "RetryLater",
+    "RouteFields",
     "RouteOut",
     "RouteRequest",
     "SamplingDecision",

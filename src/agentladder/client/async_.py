@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Self, TypeVar
+from typing import Any, Self, TypeVar, Unpack
 
 import httpx
 from pydantic import BaseModel
@@ -28,15 +28,19 @@ from agentladder.client.models import (
     BATCH_MAX,
     Accepted,
     AgentConfig,
+    AgentFields,
     AgentOut,
     AgentProfile,
     AgentSkillsOut,
     BatchItemOut,
     DeliberationOut,
     ExternalDeliberation,
+    ExternalFields,
     JudgesOut,
+    JudgmentFields,
     JudgmentRequest,
     JudgmentResult,
+    RouteFields,
     RouteOut,
     RouteRequest,
     SamplingDecision,
@@ -77,6 +81,7 @@ class AsyncLadder:
         self.retries = retries
         self.max_wait = max_wait
         self.caps = Caps(max_answer_bytes, max_error_bytes)
+        self._tokenless = token is None
         self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self._http = httpx.AsyncClient(
             base_url=url, headers=headers(token), timeout=timeout, transport=transport
@@ -108,7 +113,7 @@ class AsyncLadder:
                     content = await self._read(call, response)
                     wait = budget.delay(response)
                     if wait is None:
-                        return parse(call, response, content)
+                        return parse(call, response, content, tokenless=self._tokenless)
             except httpx.TransportError as error:
                 wait = budget.delay(None)
                 if wait is None:
@@ -124,23 +129,42 @@ class AsyncLadder:
                 break
         return body.content()
 
-    async def judge(self, judgment: JudgmentRequest) -> JudgmentResult:
-        """Submit one judged task; the same contract again answers the first award."""
-        return await self._send(calls.judge(judgment))
+    async def judge(
+        self,
+        judgment: JudgmentRequest | Mapping[str, Any] | None = None,
+        /,
+        **fields: Unpack[JudgmentFields],
+    ) -> JudgmentResult:
+        """Submit one judged task: ``judge(agent_id=..., contract_id=..., score=...)``, or a
+        ``JudgmentRequest`` or a dict of its fields; the same contract again answers the
+        first award."""
+        return await self._send(calls.judge(judgment, fields))
 
     async def judge_many(
-        self, judgments: Iterable[JudgmentRequest], *, chunk: int = BATCH_MAX
+        self,
+        judgments: Iterable[JudgmentRequest | Mapping[str, Any]],
+        *,
+        chunk: int = BATCH_MAX,
     ) -> list[BatchItemOut]:
-        """Submit judgments in batches of ``chunk`` (at most the API's 1,000): one result
-        per judgment, in order (``imported``, ``duplicate``, ``conflict`` or ``refused``)."""
+        """Submit judgments (each a ``JudgmentRequest`` or a dict of its fields) in batches
+        of ``chunk`` (at most the API's 1,000): one result per judgment, in order
+        (``imported``, ``duplicate``, ``conflict`` or ``refused``). A dict its model
+        refuses raises ``InvalidInput`` (``judgments.<index>.<field>``) before its batch
+        is sent; the batches before it were sent."""
         results: list[BatchItemOut] = []
         for part in chunks(judgments, min(chunk, BATCH_MAX)):
-            results.extend((await self._send(calls.batch(part))).results)
+            results.extend((await self._send(calls.batch(part, len(results)))).results)
         return results
 
-    async def report(self, deliberation: ExternalDeliberation) -> Accepted:
-        """Report a deliberation run elsewhere (with raw peer scores), ranked once per id."""
-        return await self._send(calls.report(deliberation))
+    async def report(
+        self,
+        deliberation: ExternalDeliberation | Mapping[str, Any] | None = None,
+        /,
+        **fields: Unpack[ExternalFields],
+    ) -> Accepted:
+        """Report a deliberation run elsewhere (with raw peer scores), ranked once per id:
+        an ``ExternalDeliberation``, a dict of its fields, or its keywords."""
+        return await self._send(calls.report(deliberation, fields))
 
     async def should_validate(
         self, agent_id: str, *, task_type: str | None = None, force: bool = False
@@ -196,9 +220,16 @@ class AsyncLadder:
         """Every source of scores the skill fit knows, most evidence first."""
         return await self._send(calls.skill_judges())
 
-    async def route(self, request: RouteRequest) -> RouteOut:
-        """The agents routing would choose for a task, with why (nothing is run)."""
-        return await self._send(calls.route(request))
+    async def route(
+        self,
+        request: RouteRequest | Mapping[str, Any] | None = None,
+        /,
+        **fields: Unpack[RouteFields],
+    ) -> RouteOut:
+        """The agents routing would choose for a task, with why (nothing is run):
+        ``route(task_type="code")`` (one agent; ``count=2`` for a deliberation's), or a
+        ``RouteRequest`` or a dict of its fields."""
+        return await self._send(calls.route(request, fields))
 
     async def savings(self, *, window_s: float | None = None, seed: int = 0) -> SavingsReport:
         """Whether routing paid on the gateway's traffic over the last ``window_s`` seconds
@@ -210,9 +241,12 @@ class AsyncLadder:
         """The agent's Oracle profile: XP, level, specializations, achievements."""
         return await self._send(calls.profile(agent_id))
 
-    async def heartbeat(self, agent: AgentConfig) -> AgentOut:
-        """Declare the agent alive, with its whole declaration."""
-        return await self._send(calls.heartbeat(agent))
+    async def heartbeat(
+        self, agent: AgentConfig | Mapping[str, Any] | None = None, /, **fields: Unpack[AgentFields]
+    ) -> AgentOut:
+        """Declare the agent alive, with its whole declaration: an ``AgentConfig``, a dict
+        of its fields, or its keywords (``heartbeat(name="ext", provider_id="acme")``)."""
+        return await self._send(calls.heartbeat(agent, fields))
 
     async def deliberation(self, deliberation_id: str) -> DeliberationOut:
         """A deliberation's record."""

@@ -1,10 +1,12 @@
-"""Each method's request to the API (docs/api.md), built once for both clients."""
+"""Each method's request to the API (docs/api.md), built once for both clients. A request
+model is taken as the model, a dict or keyword arguments (``core.as_model``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
-from agentladder.client.core import Call
+from agentladder.client.core import Call, as_model
 from agentladder.client.models import (
     Accepted,
     AgentConfig,
@@ -61,20 +63,28 @@ def _sendable(judgment: JudgmentRequest) -> JudgmentRequest:
     )
 
 
-def judge(judgment: JudgmentRequest) -> Call[JudgmentResult]:
-    """``POST /oracle/judgments``."""
+def judge(given: object, fields: Mapping[str, object]) -> Call[JudgmentResult]:
+    """``POST /oracle/judgments``: a ``JudgmentRequest``, a dict, or its keywords."""
+    judgment = as_model(JudgmentRequest, given, fields)
     return Call("POST", "/oracle/judgments", JudgmentResult, _sendable(judgment))
 
 
-def batch(judgments: list[JudgmentRequest]) -> Call[BatchOut]:
-    """``POST /oracle/judgments/batch``: one chunk (at most ``BATCH_MAX``)."""
-    sent = [_sendable(j) for j in judgments]
+def batch(judgments: Sequence[object], start: int = 0) -> Call[BatchOut]:
+    """``POST /oracle/judgments/batch``: one chunk (at most ``BATCH_MAX``), each judgment a
+    ``JudgmentRequest`` or a dict; ``start``: the index of the first among all (a refused
+    dict is named ``judgments.<index>.<field>``)."""
+    sent = [
+        _sendable(as_model(JudgmentRequest, j, {}, where=f"judgments.{start + i}."))
+        for i, j in enumerate(judgments)
+    ]
     body = BatchIn.model_construct(judgments=sent, _fields_set={"judgments"})
     return Call("POST", "/oracle/judgments/batch", BatchOut, body)
 
 
-def report(deliberation: ExternalDeliberation) -> Call[Accepted]:
-    """``POST /deliberations/results``."""
+def report(given: object, fields: Mapping[str, object]) -> Call[Accepted]:
+    """``POST /deliberations/results``: an ``ExternalDeliberation``, a dict, or its
+    keywords."""
+    deliberation = as_model(ExternalDeliberation, given, fields)
     return Call("POST", "/deliberations/results", Accepted, deliberation)
 
 
@@ -117,9 +127,14 @@ def skill_judges() -> Call[JudgesOut]:
     return Call("GET", "/skills/judges", JudgesOut)
 
 
-def route(request: RouteRequest) -> Call[RouteOut]:
-    """``POST /route``."""
-    return Call("POST", "/route", RouteOut, request)
+def route(given: object, fields: Mapping[str, object]) -> Call[RouteOut]:
+    """``POST /route``: a ``RouteRequest``, a dict, or its keywords; ``count`` is 1 when
+    a dict or the keywords leave it out."""
+    if given is None:
+        fields = {"count": 1, **fields}
+    elif isinstance(given, Mapping):
+        given = {"count": 1, **given}
+    return Call("POST", "/route", RouteOut, as_model(RouteRequest, given, fields))
 
 
 def savings(window_s: float | None = None, seed: int = 0) -> Call[SavingsReport]:
@@ -133,8 +148,10 @@ def profile(agent_id: str) -> Call[AgentProfile]:
     return Call("GET", f"/oracle/profiles/{_id(agent_id)}", AgentProfile)
 
 
-def heartbeat(agent: AgentConfig) -> Call[AgentOut]:
-    """``POST /agents/heartbeat``: the whole declaration, as an agent process sends it."""
+def heartbeat(given: object, fields: Mapping[str, object]) -> Call[AgentOut]:
+    """``POST /agents/heartbeat``: the whole declaration, as an agent process sends it (an
+    ``AgentConfig``, a dict, or its keywords)."""
+    agent = as_model(AgentConfig, given, fields)
     return Call(
         "POST", "/agents/heartbeat", AgentOut, agent, whole=True,
         exclude=frozenset({"estimated_cost_per_round"}),  # the server's to compute

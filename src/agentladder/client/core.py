@@ -11,6 +11,12 @@ report once per deliberation id (the same again answers the first result, marked
 Sentinel check draws again). ``POST /deliberation``, which starts a new deliberation at
 each call, is not a method of the client.
 
+Input. A method taking a request model takes it as the model, a dict, or keyword
+arguments (``as_model``): the model validates a dict or the keywords as it validates
+itself, and a refusal is the client's ``InvalidInput`` naming the field and the value in
+one line, as the server's 422 would (nothing is sent); an unknown field offers the closest
+known one. A model with keywords too is a ``TypeError``.
+
 Sizes. An answer is read in pieces (``Body``), never whole before it is checked: a
 success's body up to ``max_answer_bytes`` (64 MiB by default), refused past it with
 ``AnswerTooLarge`` (at once when its ``Content-Length`` says so, else as soon as more
@@ -21,30 +27,39 @@ bytes counted are the decoded ones, so a compressed answer is bounded too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import difflib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from agentladder import __version__
 from agentladder.api.schemas import ErrorBody
 from agentladder.client.errors import (
     AnswerTooLarge,
+    InvalidInput,
     ServerError,
+    Unauthorized,
     Unavailable,
     error_for,
     retry_after,
 )
+from agentladder.errors import InvalidInput as ModelInvalid
+from agentladder.errors import shown_value
+from agentladder.unreached import not_connected
 
 __all__ = [
     "MAX_ANSWER_BYTES",
     "MAX_ERROR_BYTES",
+    "NO_TOKEN",
     "Body",
     "Call",
     "Caps",
     "Retry",
+    "as_model",
     "chunks",
     "headers",
     "no_answer",
@@ -183,12 +198,20 @@ def headers(token: str | None) -> dict[str, str]:
     return sent
 
 
-def parse(call: Call[M], response: httpx.Response, content: bytes) -> M:
+NO_TOKEN = "; this client has no token: give it one, Ladder(url, token=...)"
+"""Added to a 401's message when the client sent no token."""
+
+
+def parse(call: Call[M], response: httpx.Response, content: bytes, *, tokenless: bool = False) -> M:
     """The answer (its body read: ``content``) as its model, or the client's exception
-    for an error. Fields a newer server added are ignored, so that an older client still
-    reads its answers."""
+    for an error (a 401 of a client without a token says how to give one). Fields a
+    newer server added are ignored, so that an older client still reads its answers."""
     if response.status_code >= 400:
-        raise error_for(response, content)
+        error = error_for(response, content)
+        if tokenless and isinstance(error, Unauthorized):
+            told = error.error.model_copy(update={"message": error.message + NO_TOKEN})
+            raise Unauthorized(error.status, told)
+        raise error
     try:
         return call.answer.model_validate_json(content, extra="ignore")
     except ValidationError as error:
@@ -212,6 +235,66 @@ def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
 
 def no_answer(call: Call[Any], error: httpx.TransportError) -> Unavailable:
     """The error for a call that got no answer (connection failed, timed out) after its
-    tries."""
+    tries: a connection refused says where, and to check that the server runs there."""
     reason = f"{call.method} {call.path}: no answer ({type(error).__name__}: {error})"
+    if isinstance(error, httpx.ConnectError):
+        reason = not_connected(error) or reason
     return Unavailable(None, ErrorBody(code="no_answer", message=reason))
+
+
+def as_model(kind: type[M], given: object, fields: Mapping[str, Any], *, where: str = "") -> M:
+    """``given`` (a ``kind``, or a dict of its fields) or the keyword ``fields`` as a
+    ``kind``: validated by the model, a refusal as the client's ``InvalidInput`` (its
+    field prefixed by ``where``: ``judgments.3.``). ``TypeError`` for both forms at once,
+    or for a value that is neither a model nor a dict."""
+    name = kind.__name__
+    if given is not None and fields:
+        named = ", ".join(sorted(fields))
+        raise TypeError(
+            f"give a {name} (or a dict) or keyword arguments, not both: got a"
+            f" {type(given).__name__} and the keywords {named}"
+        )
+    if isinstance(given, kind):
+        return given
+    if given is None:
+        values = dict(fields)
+    elif isinstance(given, Mapping):
+        values = dict(given)
+    else:
+        raise TypeError(
+            f"expected a {name}, a dict or keyword arguments, not {type(given).__name__}"
+        )
+    for key in values:
+        if key not in kind.model_fields:
+            raise _refused(where + str(key), values[key], _unknown(str(key), kind))
+    try:
+        return kind.model_validate(values)
+    except ValidationError as error:
+        raise _refusal(error.errors()[0], where) from None
+
+
+def _unknown(key: str, kind: type[BaseModel]) -> str:
+    close = difflib.get_close_matches(key, list(kind.model_fields), n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"is not a field of {kind.__name__}{hint}"
+
+
+def _refusal(detail: ErrorDetails, where: str) -> InvalidInput:
+    """One validation error as the server's 422 tells it: ``field: reason (value)``."""
+    loc = ".".join(str(part) for part in detail["loc"])
+    field = ".".join(part for part in (where.rstrip("."), loc) if part)
+    cause = detail.get("ctx", {}).get("error")
+    if isinstance(cause, ModelInvalid):  # a model's own check names its field
+        return _refused(".".join(p for p in (field, cause.field) if p), cause.value, cause.reason)
+    if detail["type"] == "missing":
+        return _refused(field, None, "is required", show=False)
+    reason = str(detail["msg"]).removeprefix("Value error, ")
+    return _refused(field or "body", detail.get("input"), reason)
+
+
+def _refused(field: str, value: object, reason: str, *, show: bool = True) -> InvalidInput:
+    message = f"{field}: {reason} ({shown_value(value)})" if show else f"{field}: {reason}"
+    plain = value if isinstance(value, str | int | float | bool) or value is None else None
+    shown = shown_value(value) if plain is None and value is not None else plain
+    body = ErrorBody(code="invalid_input", message=message, field=field, value=shown)
+    return InvalidInput(None, body)

@@ -2,7 +2,8 @@
 (``{"error": {"code", "message", "field", "value", ...}}``, docs/api.md "Errors")::
 
     LadderError              any failure; .status, .code, .message, .error (the body)
-    ├── InvalidInput         400 or 422: .field, .value (refused input; 413 and 415 too)
+    ├── InvalidInput         400 or 422: .field, .value (refused input; 413 and 415 too;
+    │                        status None: refused by the client before sending)
     │   └── TooFewAgents     400 too_few_agents: .qualified, .excluded
     ├── Unauthorized         401: no token, or one the server does not know
     ├── Forbidden            403: the token's role may not
@@ -43,18 +44,23 @@ __all__ = [
 
 
 class LadderError(Exception):
-    """A call the API refused or could not answer; ``str()`` is one line."""
+    """A call the API refused or could not answer; ``str()`` is one line: the status
+    (none when no answer came, or when the client refused the input before sending it),
+    the code, the message."""
 
     def __init__(self, status: int | None, error: ErrorBody) -> None:
         self.status = status
         self.error = error
         self.code = error.code
         self.message = error.message
-        super().__init__(f"{status or 'no answer'} {error.code}: {error.message}")
+        sent = f"{status} " if status is not None else ""
+        super().__init__(f"{sent}{error.code}: {error.message}")
 
 
 class InvalidInput(LadderError):
-    """Refused input (400, 413, 415, 422): ``field`` and ``value`` name it (422)."""
+    """Refused input (400, 413, 415, 422): ``field`` and ``value`` name it (422); also
+    raised by the client itself, ``status`` None, for a dict or keyword arguments its
+    model refuses (nothing was sent)."""
 
     @property
     def field(self) -> str | None:

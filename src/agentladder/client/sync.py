@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Self, TypeVar
+from typing import Any, Self, TypeVar, Unpack
 
 import httpx
 from pydantic import BaseModel
@@ -27,15 +27,19 @@ from agentladder.client.models import (
     BATCH_MAX,
     Accepted,
     AgentConfig,
+    AgentFields,
     AgentOut,
     AgentProfile,
     AgentSkillsOut,
     BatchItemOut,
     DeliberationOut,
     ExternalDeliberation,
+    ExternalFields,
     JudgesOut,
+    JudgmentFields,
     JudgmentRequest,
     JudgmentResult,
+    RouteFields,
     RouteOut,
     RouteRequest,
     SamplingDecision,
@@ -76,6 +80,7 @@ class Ladder:
         self.retries = retries
         self.max_wait = max_wait
         self.caps = Caps(max_answer_bytes, max_error_bytes)
+        self._tokenless = token is None
         self._sleep: Callable[[float], None] = time.sleep
         self._http = httpx.Client(
             base_url=url, headers=headers(token), timeout=timeout, transport=transport
@@ -107,7 +112,7 @@ class Ladder:
                     content = self._read(call, response)
                     wait = budget.delay(response)
                     if wait is None:
-                        return parse(call, response, content)
+                        return parse(call, response, content, tokenless=self._tokenless)
             except httpx.TransportError as error:
                 wait = budget.delay(None)
                 if wait is None:
@@ -123,23 +128,42 @@ class Ladder:
                 break
         return body.content()
 
-    def judge(self, judgment: JudgmentRequest) -> JudgmentResult:
-        """Submit one judged task; the same contract again answers the first award."""
-        return self._send(calls.judge(judgment))
+    def judge(
+        self,
+        judgment: JudgmentRequest | Mapping[str, Any] | None = None,
+        /,
+        **fields: Unpack[JudgmentFields],
+    ) -> JudgmentResult:
+        """Submit one judged task: ``judge(agent_id=..., contract_id=..., score=...)``, or a
+        ``JudgmentRequest`` or a dict of its fields; the same contract again answers the
+        first award."""
+        return self._send(calls.judge(judgment, fields))
 
     def judge_many(
-        self, judgments: Iterable[JudgmentRequest], *, chunk: int = BATCH_MAX
+        self,
+        judgments: Iterable[JudgmentRequest | Mapping[str, Any]],
+        *,
+        chunk: int = BATCH_MAX,
     ) -> list[BatchItemOut]:
-        """Submit judgments in batches of ``chunk`` (at most the API's 1,000): one result
-        per judgment, in order (``imported``, ``duplicate``, ``conflict`` or ``refused``)."""
+        """Submit judgments (each a ``JudgmentRequest`` or a dict of its fields) in batches
+        of ``chunk`` (at most the API's 1,000): one result per judgment, in order
+        (``imported``, ``duplicate``, ``conflict`` or ``refused``). A dict its model
+        refuses raises ``InvalidInput`` (``judgments.<index>.<field>``) before its batch
+        is sent; the batches before it were sent."""
         results: list[BatchItemOut] = []
         for part in chunks(judgments, min(chunk, BATCH_MAX)):
-            results.extend(self._send(calls.batch(part)).results)
+            results.extend(self._send(calls.batch(part, len(results))).results)
         return results
 
-    def report(self, deliberation: ExternalDeliberation) -> Accepted:
-        """Report a deliberation run elsewhere (with raw peer scores), ranked once per id."""
-        return self._send(calls.report(deliberation))
+    def report(
+        self,
+        deliberation: ExternalDeliberation | Mapping[str, Any] | None = None,
+        /,
+        **fields: Unpack[ExternalFields],
+    ) -> Accepted:
+        """Report a deliberation run elsewhere (with raw peer scores), ranked once per id:
+        an ``ExternalDeliberation``, a dict of its fields, or its keywords."""
+        return self._send(calls.report(deliberation, fields))
 
     def should_validate(
         self, agent_id: str, *, task_type: str | None = None, force: bool = False
@@ -192,9 +216,16 @@ class Ladder:
         """Every source of scores the skill fit knows, most evidence first."""
         return self._send(calls.skill_judges())
 
-    def route(self, request: RouteRequest) -> RouteOut:
-        """The agents routing would choose for a task, with why (nothing is run)."""
-        return self._send(calls.route(request))
+    def route(
+        self,
+        request: RouteRequest | Mapping[str, Any] | None = None,
+        /,
+        **fields: Unpack[RouteFields],
+    ) -> RouteOut:
+        """The agents routing would choose for a task, with why (nothing is run):
+        ``route(task_type="code")`` (one agent; ``count=2`` for a deliberation's), or a
+        ``RouteRequest`` or a dict of its fields."""
+        return self._send(calls.route(request, fields))
 
     def savings(self, *, window_s: float | None = None, seed: int = 0) -> SavingsReport:
         """Whether routing paid on the gateway's traffic over the last ``window_s`` seconds
@@ -206,9 +237,12 @@ class Ladder:
         """The agent's Oracle profile: XP, level, specializations, achievements."""
         return self._send(calls.profile(agent_id))
 
-    def heartbeat(self, agent: AgentConfig) -> AgentOut:
-        """Declare the agent alive, with its whole declaration."""
-        return self._send(calls.heartbeat(agent))
+    def heartbeat(
+        self, agent: AgentConfig | Mapping[str, Any] | None = None, /, **fields: Unpack[AgentFields]
+    ) -> AgentOut:
+        """Declare the agent alive, with its whole declaration: an ``AgentConfig``, a dict
+        of its fields, or its keywords (``heartbeat(name="ext", provider_id="acme")``)."""
+        return self._send(calls.heartbeat(agent, fields))
 
     def deliberation(self, deliberation_id: str) -> DeliberationOut:
         """A deliberation's record."""

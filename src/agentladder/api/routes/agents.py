@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query, Request, Response
 from pydantic import BaseModel
 
-from agentladder.api.deps import MAX_OFFSET, CallerDep, ServicesDep
+from agentladder.api.deps import MAX_OFFSET, AgentDep, CallerDep, ServicesDep
 from agentladder.api.paging import PageOut, page_of
 from agentladder.api.routes.skills import SkillAsOfOut, freshness_out
 from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_out, with_health
@@ -44,10 +44,9 @@ class AgentStatsListOut(BaseModel):
 
 @router.post("/agents/heartbeat", response_model=AgentOut)
 async def heartbeat(
-    services: ServicesDep, caller: CallerDep, payload: Annotated[dict[str, Any], Body()]
+    services: ServicesDep, caller: AgentDep, payload: Annotated[dict[str, Any], Body()]
 ) -> AgentOut:
     """An agent's heartbeat: its declared fields. Rank, stats, XP or level: refused (422)."""
-    caller.require("agent")
     as_agent = caller.agent_id if caller.role == "agent" else None
     view = await services.registry.heartbeat(payload, as_agent=as_agent)
     stats = await services.store.get_stats(view.agent_id)
@@ -127,7 +126,7 @@ async def admin_stats(services: ServicesDep, caller: CallerDep) -> AgentStatsLis
     """Each agent's stats with task_success_ratio and latency p50/p90/max (admin only):
     every registered agent, as ``GET /agents`` lists them (zeros before its first
     deliberation), and any other agent with stats; by name."""
-    caller.require()
+    caller.require(what="GET /admin/api/agents/stats")
     stats = await services.store.list_stats()
     registered = [view.agent_id for view in await services.registry.list()]
     names = sorted({*registered, *stats})

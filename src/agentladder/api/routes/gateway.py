@@ -26,7 +26,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from agentladder.api.auth import Caller
-from agentladder.api.deps import Role, ServicesDep, caller_of_request, check_json
+from agentladder.api.deps import Role, ServicesDep, caller_of_request, check_json, requires
 from agentladder.api.errors import ApiError
 from agentladder.api.gateway_errors import openai_error
 from agentladder.domain.text import reason_invisible
@@ -36,8 +36,10 @@ from agentladder.services.gateway.service import Served
 
 __all__ = ["AGENT_HEADER", "CHECK_HEADER", "CONTRACT_HEADER", "router"]
 
+CLIENT_ROLES = ("client",)
+"""Who may call the gateway (an admin too)."""
 router = APIRouter(
-    tags=["gateway"], dependencies=[Depends(Role("client"))], include_in_schema=False
+    tags=["gateway"], dependencies=[Depends(Role(*CLIENT_ROLES))], include_in_schema=False
 )
 """Not in agentladder's OpenAPI document: the bodies are OpenAI's API, passed through."""
 
@@ -45,7 +47,7 @@ AGENT_HEADER = "x-agentladder-agent"
 CONTRACT_HEADER = "x-agentladder-contract"
 CHECK_HEADER = "x-agentladder-check"
 _STARTED = int(time.time())
-ClientDep = Annotated[Caller, Depends(Role("client"))]
+ClientDep = Annotated[Caller, Depends(Role(*CLIENT_ROLES))]
 
 
 def caller_name(caller: Caller) -> str:
@@ -77,6 +79,7 @@ async def _body(request: Request) -> dict[str, Any]:
     return body
 
 
+@requires(*CLIENT_ROLES)
 async def chat_completions(request: Request) -> Response:
     """A chat completion from the agent ``model`` names (an agent id, a route form such as
     ``route:<task_type>`` or ``route:<task_type>:cheapest_above@0.95``, ``route``, or an
@@ -90,7 +93,7 @@ async def chat_completions(request: Request) -> Response:
     dependency resolution per request was a measurable part of the gateway's own time
     (docs/benchmarks.md, "The gateway"), and this route needs none of it."""
     received = time.perf_counter()
-    caller = caller_of_request(request).require("client")
+    caller = caller_of_request(request).require(*CLIENT_ROLES, what="POST /v1/chat/completions")
     services: Services = request.app.state.services
     gateway = services.gateway
     budget = gateway.budgets.check(caller.token)

@@ -159,7 +159,7 @@ async def fitted_first(services: Services, caller: Caller, fresh: bool) -> None:
     """With ``fresh``, the admin's fit of what awaits it (``SkillService.fit_now``: shared
     with a fit running and with other callers); a reader is refused (a fit costs CPU)."""
     if fresh:
-        caller.require("admin")
+        caller.require("admin", what="fresh=true (a fit first)")
         await services.skill.fit_now()
 
 

@@ -113,9 +113,66 @@
     }
   }
 
+  // The form's fields by the API's field names: a refusal naming one is told in the
+  // field's words, and the field is marked (a 401 or 403: the token field).
+  const FIELDS = {
+    agent_names: ["the agents ticked in the table", "picker-table"],
+    user_query: ["Question", "user-query"],
+    scope: ["Scope", "scope"],
+    task_type: ["Task type", "task-type"],
+    complexity: ["Complexity", "complexity"],
+    min_agent_rank: ["Minimum rank", "min-rank"],
+    count: ["Agents (auto-select)", "route-count"],
+    strategy: ["Strategy", "route-strategy"],
+    tags: ["Filter by tag", "picker-tag"],
+    quality_floor: ["Quality floor", "route-floor"],
+    quality_floor_share: ["share of the best", "route-floor-share"],
+    confidence: ["Confidence", "route-confidence"],
+    max_cost_per_round: ["Max cost / round per agent", "route-budget"],
+  };
+
+  // pydantic's phrases in the form's words: "choose at least 2 agents (1 chosen)".
+  function inWords(reason, field) {
+    const fewer = /^(?:Tuple|List) should have at least (\d+) items? after validation, not (\d+)$/
+      .exec(reason);
+    if (fewer) return field === "agent_names" ? "choose at least " + fewer[1] + " agents ("
+      + fewer[2] + " chosen)" : "give at least " + fewer[1] + " (" + fewer[2] + " given)";
+    if (/^String should have at least 1 character$/.test(reason)) return "cannot be empty";
+    return reason.replace(/^Input should be less than or equal to /, "must be at most ")
+      .replace(/^Input should be greater than or equal to /, "must be at least ")
+      .replace(/^Input should be greater than /, "must be more than ")
+      .replace(/^Input should be less than /, "must be less than ");
+  }
+
+  function unmark() {
+    document.querySelectorAll("#picker [aria-invalid]").forEach((field) => {
+      field.removeAttribute("aria-invalid");
+    });
+  }
+
+  function mark(id) {
+    const field = $(id);
+    if (!field) return;
+    field.setAttribute("aria-invalid", "true");
+    if (typeof field.focus === "function") field.focus();
+  }
+
   function explain(body, status) {
     const error = (body && body.error) || {};
     let message = (error.message || "refused") + " (HTTP " + status + ")";
+    unmark();
+    if (status === 401 || status === 403) {
+      message = "API token: " + message;  // the field to fix, as for the others
+      mark("token");
+    } else if (error.field) {
+      const name = String(error.field).split(".")[0];
+      const known = FIELDS[name];
+      if (known) {
+        const reason = String(error.message || "").replace(error.field + ": ", "");
+        message = known[0] + ": " + inWords(reason, name) + " (HTTP " + status + ")";
+        mark(known[1]);
+      }
+    }
     if (Array.isArray(error.excluded) && error.excluded.length) {
       message += "; excluded: " + error.excluded.map((x) => (typeof x === "string" ? x
         : x.rank === undefined ? x.agent_id + " (" + x.reason + ": " + x.detail + ")"
@@ -155,6 +212,7 @@
 
   $("auto-select").addEventListener("click", async () => {
     $("picker-error").textContent = "";
+    unmark();
     const request = {
       count: Number($("route-count").value || 2),
       strategy: $("route-strategy").value,
@@ -192,6 +250,7 @@
   $("picker").addEventListener("submit", async (event) => {
     event.preventDefault();
     $("picker-error").textContent = "";
+    unmark();
     const request = {
       user_query: $("user-query").value,
       agent_names: picked().map((row) => row.dataset.agent),

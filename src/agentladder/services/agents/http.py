@@ -42,6 +42,7 @@ from agentladder.services.agents.wire import (
     decode_reply,
     parse_answer,
 )
+from agentladder.unreached import not_connected
 
 __all__ = ["HttpAgentProvider", "Task", "TaskBoard", "serve_agent_over_http"]
 
@@ -236,6 +237,10 @@ def _reason(error: Exception) -> str:
     the request's URL, shown without user, password or query (``domain/redact.py``)."""
     if isinstance(error, httpx.HTTPStatusError):
         return f"{error.response.status_code} from {shown_url(str(error.request.url))}"
+    if isinstance(error, httpx.ConnectError):
+        told = not_connected(error)
+        if told is not None:
+            return scrub(told)
     return scrub(f"{type(error).__name__}: {error}")
 
 
