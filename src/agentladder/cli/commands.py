@@ -310,7 +310,8 @@ def config_check(
         bool,
         typer.Option(
             "--probe",
-            help="Also call each agent's endpoint once with a tiny request; exit 1 if any fails.",
+            help="Also call each agent's endpoint (and gateway.judge's backend) once with a"
+            " tiny request; exit 1 if any fails.",
         ),
     ] = False,
 ) -> None:
@@ -342,7 +343,9 @@ def config_check(
         )
     if not probe:
         return
-    console.print(f"probing {len(settings.agents)} agents (one tiny request each):")
+    judge = settings.gateway.judge
+    also = " and gateway.judge" if judge is not None and judge.backend is not None else ""
+    console.print(f"probing {len(settings.agents)} agents{also} (one tiny request each):")
     probes = asyncio.run(probe_agents(settings))
     for found in probes:
         mark = "[green]ok[/]" if found.ok else "[red]FAILED[/]"

@@ -4,8 +4,12 @@ how each participant is asked.
 ``named_record`` applies the specification's filter (unknown, offline, unreachable, below
 ``min_agent_rank``, complexity not allowed: ``domain/deliberation.select_agents``) from
 three batched reads of the named agents only; fewer than two qualified agents is
-``TooFewAgents`` and nothing is stored. ``participants`` resolves, when the deliberation
-runs, each agent's declaration, provider and level allowance.
+``TooFewAgents`` and nothing is stored. A named agent nobody knows at all (never
+heartbeated, not configured, no profile: a typo, ``fxtrot`` for ``foxtrot``) is refused
+before that (``UnknownAgent``, 422 ``invalid_input`` on ``agent_names`` with the closest
+known ids): the deliberation would otherwise run without the agent that was meant.
+``participants`` resolves, when the deliberation runs, each agent's declaration, provider
+and level allowance.
 """
 
 from __future__ import annotations
@@ -14,13 +18,15 @@ import asyncio
 from collections.abc import Mapping
 
 from agentladder.domain.agents import AgentConfig
-from agentladder.domain.deliberation import DeliberationRequest, select_agents
+from agentladder.domain.deliberation import DeliberationRequest, ExclusionReason, select_agents
 from agentladder.domain.deliberation_record import COST_BASIS, DeliberationRecord
 from agentladder.domain.privileges import TaskAllowance
-from agentladder.errors import NotFound, TooFewAgents
+from agentladder.domain.suggestions import closest, did_you_mean
+from agentladder.errors import NotFound, TooFewAgents, UnknownAgent
 from agentladder.providers.base import Provider
 from agentladder.services.agents.registry import Registry
 from agentladder.services.deliberations.rounds import Participant
+from agentladder.services.oracle.known import known_ids, unknown_among
 from agentladder.services.oracle.service import Oracle
 from agentladder.store.base import Store
 
@@ -56,6 +62,9 @@ async def named_record(
     selection = select_agents(
         request, online=online, ranks=ranks, allowed=allowed, reachable=reachable
     )
+    unregistered = [e.agent_id for e in selection.excluded if e.reason is ExclusionReason.UNKNOWN]
+    if unregistered:
+        await refuse_nobody(unregistered, store, oracle.agents)
     if not selection.enough:
         raise TooFewAgents(
             list(selection.qualified), [e.model_dump(mode="json") for e in selection.excluded]
@@ -72,6 +81,26 @@ async def named_record(
         cost_basis=COST_BASIS,
     )
     return record, allowances
+
+
+async def refuse_nobody(
+    names: list[str], store: Store, configured: Mapping[str, AgentConfig]
+) -> None:
+    """``UnknownAgent`` (field ``agent_names``, with the closest known ids) for the first of
+    the named agents that never heartbeated (``names``) that nobody knows either (not
+    configured, no profile): a typo, which the deliberation would run without. Read only
+    when a named agent never heartbeated."""
+    nobody = sorted(await unknown_among(store, configured, names), key=names.index)
+    if not nobody:
+        return
+    typed = nobody[0]
+    near = closest(typed, await known_ids(store, configured))
+    hint = f"; {did_you_mean(near)}" if near else ""
+    raise UnknownAgent(
+        typed, near,
+        f"names an agent nobody knows (configured, registered or judged before){hint}",
+        field="agent_names",
+    )  # fmt: skip
 
 
 async def participants(

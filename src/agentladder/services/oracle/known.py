@@ -16,26 +16,20 @@ judgment of a new store makes the first agent).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Mapping
 
 from agentladder.domain.agents import AgentConfig
-from agentladder.errors import UnknownAgent
+from agentladder.domain.suggestions import closest, did_you_mean
+from agentladder.errors import NotFound, UnknownAgent
 from agentladder.store.base import Store
 
 __all__ = [
-    "CUTOFF",
-    "MAX_SUGGESTIONS",
-    "closest",
     "declared",
     "known_ids",
+    "not_found",
     "refusal",
     "unknown_among",
 ]
-
-MAX_SUGGESTIONS = 3
-CUTOFF = 0.75
-"""How alike (difflib's ratio) a known id must be to be suggested: one or two letters off."""
 
 
 async def declared(
@@ -72,15 +66,10 @@ async def known_ids(store: Store, configured: Mapping[str, AgentConfig]) -> list
     return sorted(set(configured) | registered | profiled)
 
 
-def closest(agent_id: str, known: Collection[str]) -> list[str]:
-    """The known ids closest to ``agent_id``, closest first (at most three)."""
-    return difflib.get_close_matches(agent_id, list(known), n=MAX_SUGGESTIONS, cutoff=CUTOFF)
-
-
 def refusal(agent_id: str, known: Collection[str]) -> UnknownAgent:
     """The refusal of a judgment of ``agent_id``, which nobody knows."""
     near = closest(agent_id, known)
-    hint = f"did you mean {' or '.join(near)}? " if near else ""
+    hint = f"{did_you_mean(near)} " if near else ""
     return UnknownAgent(
         agent_id,
         near,
@@ -88,3 +77,14 @@ def refusal(agent_id: str, known: Collection[str]) -> UnknownAgent:
         " new agent say so (new_agent: true; judge --new-agent), or set"
         " oracle.accept_unregistered: true",
     )
+
+
+async def not_found(
+    kind: str, agent_id: str, store: Store, configured: Mapping[str, AgentConfig]
+) -> NotFound:
+    """``NotFound`` of ``kind`` (``profile``, ``agent``, ``skill``) for ``agent_id``,
+    offering the closest agents the Oracle knows (``domain/suggestions.py``; none when
+    ``agent_id`` is one of them: it exists, it has no ``kind``). Read only on this path,
+    the error's."""
+    known = await known_ids(store, configured)
+    return NotFound(kind, agent_id, [] if agent_id in known else closest(agent_id, known))

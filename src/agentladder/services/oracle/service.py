@@ -49,7 +49,7 @@ from agentladder.domain.xp import XPLine
 from agentladder.errors import InvalidInput, NotFound, PayloadConflict
 from agentladder.services.clock import Clock, SystemClock, iso
 from agentladder.services.oracle.judges import Judge, check_not_own
-from agentladder.services.oracle.known import declared, known_ids, refusal
+from agentladder.services.oracle.known import declared, known_ids, not_found, refusal
 from agentladder.services.oracle.models import (
     JudgmentRequest,
     JudgmentResult,
@@ -124,7 +124,7 @@ class Oracle:
             return found.value
         config = await declared(self.store, self.agents, agent_id)
         if config is None:
-            raise NotFound("profile", agent_id)
+            raise await not_found("profile", agent_id, self.store, self.agents)
         return new_profile(agent_id, config.provider_id, config.model_name)
 
     async def check_known(self, agent_id: str, *, new_agent: bool = False) -> AgentConfig | None:
