@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
@@ -229,7 +230,7 @@ def serve(
         try:
             settings = load_settings(config) if config is not None else parse_settings(None)
         except (InvalidInput, ValidationError) as error:
-            console.print(f"[red]invalid configuration:[/] {error}", soft_wrap=True)
+            console.print(f"[red]invalid configuration:[/] {escape(str(error))}", soft_wrap=True)
             raise typer.Exit(code=startup.EXIT_CONFIG) from error
     url = store or settings.store
     try:
@@ -248,7 +249,7 @@ def serve(
     except AgentladderError as error:
         if debug:
             console.print_exception()
-        console.print(f"[red]cannot start:[/] {error}", soft_wrap=True, highlight=False)
+        console.print(f"[red]cannot start:[/] {escape(str(error))}", soft_wrap=True, highlight=False)
         raise typer.Exit(code=startup.exit_code(error)) from error
     console.print(f"agentladder {__version__} on http://{host}:{port} (store {url})")
     if host.strip("[]") in WILDCARDS and not settings.api.allowed_hosts:

@@ -1,0 +1,44 @@
+"""Did you mean: the closest known names to one typed, and the one phrase offering them."""
+
+from __future__ import annotations
+
+from agentladder.domain.routing.warnings import no_evidence
+from agentladder.domain.suggestions import closest, did_you_mean, hint
+
+
+def test_one_or_two_letters_off_is_suggested_closest_first() -> None:
+    """A swap, a missing letter, a case slip: the known name; far names are not offered."""
+    assert closest("ehco", ["echo", "alpha", "bravo"]) == ["echo"]
+    assert closest("fxtrot", ["foxtrot", "fox", "bravo"]) == ["foxtrot"]
+    assert closest("code_reveiw", ["code_review", "summarization"]) == ["code_review"]
+    assert closest("Echo", ["echo"]) == ["echo"]
+    assert closest("sim_aa", ["sim_a", "sim_ab", "other"]) == ["sim_a", "sim_ab"]
+    assert closest("ghost", ["sim_a", "sim_b"]) == []
+
+
+def test_the_typed_name_itself_is_no_suggestion_and_at_most_three_are_given() -> None:
+    """A known name is not offered for itself; four near names give three."""
+    assert closest("echo", ["echo", "echo1"]) == ["echo1"]
+    assert len(closest("agent", ["agent1", "agent2", "agent3", "agent4"])) == 3
+
+
+def test_the_phrase_is_one_form() -> None:
+    """``did you mean X?``, ``X or Y``, nothing without a suggestion."""
+    assert did_you_mean(["echo"]) == "did you mean echo?"
+    assert did_you_mean(["echo", "echo2"]) == "did you mean echo or echo2?"
+    assert did_you_mean([]) == ""
+    assert hint("ehco", ["echo"]) == "did you mean echo?"
+
+
+def test_routing_at_a_task_type_without_evidence_warns_with_the_closest_known() -> None:
+    """A task type nobody was judged at: a warning that routing used predicted skill, with
+    the closest known type; a known type and no task type: no warning."""
+    warning = no_evidence("code_reveiw", {"code_review", "audit"})
+    assert warning is not None
+    assert warning.startswith("no agent has evidence at task type 'code_reveiw'")
+    assert warning.endswith("; did you mean code_review?")
+    assert no_evidence("code_review", {"code_review"}) is None
+    assert no_evidence(None, set()) is None
+    fresh = no_evidence("translation", {"audit"})
+    assert fresh is not None
+    assert "did you mean" not in fresh
