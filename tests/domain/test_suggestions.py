@@ -17,8 +17,10 @@ def test_one_or_two_letters_off_is_suggested_closest_first() -> None:
 
 
 def test_the_typed_name_itself_is_no_suggestion_and_at_most_three_are_given() -> None:
-    """A known name is not offered for itself; four near names give three."""
+    """A known name is not offered for itself, a name known twice is offered once; four
+    near names give three."""
     assert closest("echo", ["echo", "echo1"]) == ["echo1"]
+    assert closest("rout:audit", ["route:audit", "route:audit"]) == ["route:audit"]
     assert len(closest("agent", ["agent1", "agent2", "agent3", "agent4"])) == 3
 
 

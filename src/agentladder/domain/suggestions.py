@@ -27,12 +27,12 @@ CUTOFF = 0.75
 
 
 def closest(typed: str, known: Iterable[str]) -> list[str]:
-    """The names of ``known`` closest to ``typed``, closest first (at most three; none
-    equal to ``typed``, which is no suggestion)."""
-    by_folded: dict[str, list[str]] = {}
+    """The names of ``known`` closest to ``typed``, closest first (at most three, each
+    once; none equal to ``typed``, which is no suggestion)."""
+    by_folded: dict[str, set[str]] = {}
     for name in known:
         if name != typed:
-            by_folded.setdefault(name.casefold(), []).append(name)
+            by_folded.setdefault(name.casefold(), set()).add(name)
     near = difflib.get_close_matches(
         typed.casefold(), list(by_folded), n=MAX_SUGGESTIONS, cutoff=CUTOFF
     )
