@@ -91,7 +91,8 @@ def test_routing_at_a_task_type_without_evidence_warns_and_still_routes(api: Any
                       "task_type": "audit"}  # fmt: skip
             done = await client.post("/oracle/judgments", json=judged, headers=bearer(ORCH))
             assert done.status_code == 200, done.text
-        typo = await client.post("/route", json={"count": 1, "task_type": "aduit"}, headers=bearer(ORCH))
+        asked = {"count": 1, "task_type": "aduit"}
+        typo = await client.post("/route", json=asked, headers=bearer(ORCH))
         assert typo.status_code == 200, typo.text
         out = typo.json()
         assert len(out["agents"]) == 1
@@ -99,7 +100,8 @@ def test_routing_at_a_task_type_without_evidence_warns_and_still_routes(api: Any
             "no agent has evidence at task type 'aduit': routed on predicted skill (the"
             " fleet's level and the agents' other task types); did you mean audit?"
         ]
-        right = await client.post("/route", json={"count": 1, "task_type": "audit"}, headers=bearer(ORCH))
+        asked = {"count": 1, "task_type": "audit"}
+        right = await client.post("/route", json=asked, headers=bearer(ORCH))
         assert right.json()["warnings"] == []
 
     api(body)

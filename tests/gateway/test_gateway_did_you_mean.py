@@ -7,6 +7,7 @@ without a floor is a 400 saying how to give one."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 import httpx
 import openai
 import pytest
@@ -144,4 +145,3 @@ def test_cheapest_above_without_a_floor_is_400_saying_how_to_give_it(
     assert "cheapest_above needs a floor" in error["message"]
     assert "route:<task_type>:cheapest_above@0.95" in error["message"]
     assert "x-agentladder-quality-floor" in error["message"]
-

@@ -249,7 +249,8 @@ def serve(
     except AgentladderError as error:
         if debug:
             console.print_exception()
-        console.print(f"[red]cannot start:[/] {escape(str(error))}", soft_wrap=True, highlight=False)
+        shown = escape(str(error))
+        console.print(f"[red]cannot start:[/] {shown}", soft_wrap=True, highlight=False)
         raise typer.Exit(code=startup.exit_code(error)) from error
     console.print(f"agentladder {__version__} on http://{host}:{port} (store {url})")
     if host.strip("[]") in WILDCARDS and not settings.api.allowed_hosts:
