@@ -130,3 +130,21 @@ def test_a_yaml_syntax_error_is_one_line_with_line_and_column(tmp_path: Path) ->
     served = runner.invoke(app, ["serve", "--config", str(path), "--db", str(tmp_path / "x.db")])
     assert served.exit_code == 1
     assert served.output.strip().splitlines() == [f"invalid configuration: {line}"]
+
+
+def test_leaderboard_and_skills_at_a_task_type_nobody_has_offer_the_closest(
+    tmp_path: Path,
+) -> None:
+    """``leaderboard --task-type aduit`` and ``skills --task-type aduit`` after a judgment
+    at ``audit``: nobody there, did you mean audit?; a task type nothing is close to keeps
+    the how-to-start line."""
+    config = str(config_file(tmp_path))
+    run("judge", "--agent-id", "sim_a", "--contract-id", "c1", "--score", "7", "--task-type",
+        "audit", "--config", config, "--create")  # fmt: skip
+    board = run("leaderboard", "--task-type", "aduit", "--config", config)
+    assert board.strip() == "Nobody has been judged in aduit yet; did you mean audit?"
+    skills = run("skills", "--task-type", "aduit", "--config", config)
+    assert skills.splitlines()[0] == "No skill evidence at aduit yet; did you mean audit?"
+    far = run("leaderboard", "--task-type", "translation", "--config", config)
+    assert "did you mean" not in far
+    assert "agentladder judge" in far
