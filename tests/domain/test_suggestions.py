@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from agentladder.domain.routing.warnings import no_evidence
-from agentladder.domain.suggestions import closest, did_you_mean, hint
+from agentladder.domain.suggestions import (
+    FULL_SCAN,
+    MAX_TYPED,
+    Names,
+    closest,
+    did_you_mean,
+    hint,
+)
 
 
 def test_one_or_two_letters_off_is_suggested_closest_first() -> None:
@@ -44,3 +51,15 @@ def test_routing_at_a_task_type_without_evidence_warns_with_the_closest_known() 
     fresh = no_evidence("translation", {"audit"})
     assert fresh is not None
     assert "did you mean" not in fresh
+
+
+def test_a_large_fleet_is_searched_beside_the_name_and_finds_the_typo() -> None:
+    """Past FULL_SCAN names the index compares only those beside the typed name (sorted
+    forwards and reversed): a typo at the end, in the middle or at the start is found;
+    a hostile name past MAX_TYPED gets nothing."""
+    names = Names(f"agent_{i:06d}" for i in range(FULL_SCAN * 5))
+    assert len(names) == FULL_SCAN * 5
+    assert all(n.startswith("agent_0023") for n in names.closest("agent_00234x"))
+    assert names.closest("agnet_002345")[0] == "agent_002345"
+    assert "agent_002345" in names.closest("xgent_002345")
+    assert names.closest("a" * (MAX_TYPED + 1)) == []

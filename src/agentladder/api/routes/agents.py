@@ -115,7 +115,7 @@ async def get_agent(services: ServicesDep, agent_id: str) -> AgentDetailOut:
     try:
         view = await services.registry.get(agent_id)
     except NotFound:
-        raise await not_found("agent", agent_id, services.store, services.oracle.agents) from None
+        raise await not_found("agent", agent_id, services.oracle.known) from None
     stats = await services.store.get_stats(agent_id)
     fleet = await services.store.get_fleet_skill()
     skill = (await services.skill.overall([agent_id]))[agent_id]

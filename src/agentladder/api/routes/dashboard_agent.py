@@ -172,11 +172,11 @@ async def agent_page(
     try:
         found_profile = await services.store.get_profile(validate_agent_name(agent_id))
     except InvalidInput:
-        raise await not_found("agent", agent_id, services.store, services.oracle.agents) from None
+        raise await not_found("agent", agent_id, services.oracle.known) from None
     profile = None if found_profile is None else found_profile.value
     row = await _agent_row(services, agent_id, profile)
     if row is None and profile is None:
-        raise await not_found("agent", agent_id, services.store, services.oracle.agents)
+        raise await not_found("agent", agent_id, services.oracle.known)
     found = await services.store.get_stats(agent_id)
     latencies = [] if found is None else list(found.value.recent_latencies_ms)
     registration = await services.store.get_registration(agent_id)

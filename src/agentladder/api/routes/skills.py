@@ -200,7 +200,7 @@ async def agent_skills(
     try:
         found = await services.skill.of_agent(agent_id)
     except NotFound:
-        raise await not_found("skill", agent_id, services.store, services.oracle.agents) from None
+        raise await not_found("skill", agent_id, services.oracle.known) from None
     return AgentSkillsOut(
         agent_id=agent_id,
         overall=skill_out(found.overall),

@@ -21,12 +21,12 @@ from agentladder.domain.agents import AgentConfig
 from agentladder.domain.deliberation import DeliberationRequest, ExclusionReason, select_agents
 from agentladder.domain.deliberation_record import COST_BASIS, DeliberationRecord
 from agentladder.domain.privileges import TaskAllowance
-from agentladder.domain.suggestions import closest, did_you_mean
+from agentladder.domain.suggestions import did_you_mean
 from agentladder.errors import NotFound, TooFewAgents, UnknownAgent
 from agentladder.providers.base import Provider
 from agentladder.services.agents.registry import Registry
 from agentladder.services.deliberations.rounds import Participant
-from agentladder.services.oracle.known import known_ids, unknown_among
+from agentladder.services.oracle.known import unknown_among
 from agentladder.services.oracle.service import Oracle
 from agentladder.store.base import Store
 
@@ -64,7 +64,7 @@ async def named_record(
     )
     unregistered = [e.agent_id for e in selection.excluded if e.reason is ExclusionReason.UNKNOWN]
     if unregistered:
-        await refuse_nobody(unregistered, store, oracle.agents)
+        await refuse_nobody(unregistered, store, oracle)
     if not selection.enough:
         raise TooFewAgents(
             list(selection.qualified), [e.model_dump(mode="json") for e in selection.excluded]
@@ -83,18 +83,17 @@ async def named_record(
     return record, allowances
 
 
-async def refuse_nobody(
-    names: list[str], store: Store, configured: Mapping[str, AgentConfig]
-) -> None:
+async def refuse_nobody(names: list[str], store: Store, oracle: Oracle) -> None:
     """``UnknownAgent`` (field ``agent_names``, with the closest known ids) for the first of
     the named agents that never heartbeated (``names``) that nobody knows either (not
     configured, no profile): a typo, which the deliberation would run without. Read only
     when a named agent never heartbeated."""
-    nobody = sorted(await unknown_among(store, configured, names), key=names.index)
+    nobody = sorted(await unknown_among(store, oracle.agents, names), key=names.index)
     if not nobody:
         return
     typed = nobody[0]
-    near = closest(typed, await known_ids(store, configured))
+    _, known = await oracle.known.index()
+    near = known.closest(typed)
     hint = f"; {did_you_mean(near)}" if near else ""
     raise UnknownAgent(
         typed, near,
