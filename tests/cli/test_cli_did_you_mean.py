@@ -148,3 +148,17 @@ def test_leaderboard_and_skills_at_a_task_type_nobody_has_offer_the_closest(
     far = run("leaderboard", "--task-type", "translation", "--config", config)
     assert "did you mean" not in far
     assert "agentladder judge" in far
+
+
+def test_an_agent_process_for_a_name_not_in_the_config_offers_the_closest(
+    tmp_path: Path,
+) -> None:
+    """``agentladder agent --name sim-a``: one line, not an agent of the file, did you mean sim_a?;
+    exit 1 before any connection."""
+    config = str(config_file(tmp_path))
+    result = runner.invoke(app, ["agent", "--name", "sim-a", "--config", config,
+                                 "--server", "http://127.0.0.1:9"])  # fmt: skip
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"error: name: is not an agent of {config}; did you mean sim_a? ('sim-a')"
+    ]
