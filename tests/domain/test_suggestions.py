@@ -65,3 +65,13 @@ def test_a_large_fleet_is_searched_beside_the_name_and_finds_the_typo() -> None:
     assert names.closest("agnet_002345")[0] == "agent_002345"
     assert "agent_002345" in names.closest("xgent_002345")
     assert names.closest("a" * (MAX_TYPED + 1)) == []
+
+
+def test_an_index_holds_its_names_exactly_and_warns_as_the_names_do() -> None:
+    """``in`` an index is exact (case counts: ``Echo`` is not ``echo``); the routing
+    warning reads an index as it reads the names."""
+    index = Names(["echo", "code_review"])
+    assert "echo" in index
+    assert "Echo" not in index
+    assert no_evidence("code_reveiw", index) == no_evidence("code_reveiw", ["code_review"])
+    assert no_evidence("code_review", index) is None

@@ -61,6 +61,9 @@ class Names:
     def __len__(self) -> int:
         return len(self.by_folded)
 
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.by_folded.get(name.casefold(), ())
+
     def closest(self, typed: str) -> list[str]:
         """The names closest to ``typed``, closest first (at most three, each once; none
         equal to ``typed``, which is no suggestion). A name longer than ``MAX_TYPED``

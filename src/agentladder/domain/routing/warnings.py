@@ -11,18 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from agentladder.domain.suggestions import closest, did_you_mean
+from agentladder.domain.suggestions import Names, closest, did_you_mean
 
 __all__ = ["no_evidence"]
 
 
-def no_evidence(task_type: str | None, known: Collection[str]) -> str | None:
+def no_evidence(task_type: str | None, known: Names | Collection[str]) -> str | None:
     """The warning for routing at ``task_type`` when no agent has evidence at it (it is
-    not one of ``known``, the task types agents were judged at); None otherwise, and for
-    no task type (overall skill)."""
+    not one of ``known``, the task types agents were judged at: names, or their index);
+    None otherwise, and for no task type (overall skill)."""
     if task_type is None or task_type in known:
         return None
-    near = closest(task_type, known)
+    near = known.closest(task_type) if isinstance(known, Names) else closest(task_type, known)
     hint = f"; {did_you_mean(near)}" if near else ""
     return (
         f"no agent has evidence at task type {task_type!r}: routed on predicted skill (the"

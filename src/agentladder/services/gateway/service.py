@@ -1,6 +1,9 @@
 """``Gateway``: one chat-completions request, from its ``model`` to an answer.
 
-The request's ``model`` and headers say what it asks for (``choice.py``). A routing that
+The request's ``model`` and headers say what it asks for (``choice.py``); a ``model``
+that names nothing this server can ask is explained (``Gateway._unknown``): an agent
+that exists elsewhere says what it is and why it cannot be called, any other name is
+offered the closest it may use (did you mean). A routing that
 names no task type gets one from ``gateway.classify`` when it is configured
 (``classifier.py``: rules, an agent, a default; the agent's cost charged to the caller).
 A routing asks the ``RoutingService`` for ``gateway.max_attempts`` agents, as
@@ -122,8 +125,8 @@ class Served:
 _ADD = "to call it through the gateway, configure it under agents: with backend kind openai"
 
 
-def _not_called(model: str, agent: AgentConfig) -> str:
-    """Why the configured agent ``model`` cannot be asked through the gateway."""
+def _not_called(agent: AgentConfig) -> str:
+    """Why the configured ``agent`` cannot be asked through the gateway."""
     backend = getattr(agent, "backend", None)
     if getattr(agent, "remote", False) or backend is None:
         how = "it is remote (it runs as its own process and takes its tasks from the server)"
@@ -211,7 +214,7 @@ class Gateway:
         aliases, ``route`` and ``route:<task_type>`` at the task types with evidence."""
         configured = self.agents.get(model)
         if configured is not None:
-            return UnknownModel(model, _not_called(model, configured))
+            return UnknownModel(model, _not_called(configured))
         store = self.routing.store
         if is_agent_name(model):
             if await store.get_registration(model) is not None:
@@ -238,7 +241,7 @@ class Gateway:
         """What the request asks for (``choice.choose``), an agent this server cannot
         forward to refused by name."""
         if isinstance(model, str) and model in self.agents and model not in self.forwarded:
-            raise UnknownModel(model, _not_called(model, self.agents[model]))
+            raise UnknownModel(model, _not_called(self.agents[model]))
         return choose(
             model, headers, agents=self.forwarded.keys(), aliases=self.settings.models,
             attempts=self.settings.max_attempts,

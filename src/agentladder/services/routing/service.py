@@ -40,6 +40,7 @@ from agentladder.domain.routing.warnings import no_evidence
 from agentladder.domain.rules import Complexity, OracleRules
 from agentladder.domain.skill.board import skill_view
 from agentladder.domain.skill.state import new_skill
+from agentladder.domain.suggestions import Names
 from agentladder.errors import TooFewAgents
 from agentladder.services.agents.registry import Registry
 from agentladder.services.routing.health import HealthMonitor
@@ -47,10 +48,12 @@ from agentladder.services.routing.projection import RoutingProjection
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 
-__all__ = ["TYPES_RELOAD_S", "RoutingService", "fresh_seed", "require_enough"]
+__all__ = ["MAX_WARNED", "TYPES_RELOAD_S", "RoutingService", "fresh_seed", "require_enough"]
 
 TYPES_RELOAD_S = 1.0
 """The least time between two reads of the task types with evidence (``task_types``)."""
+MAX_WARNED = 1024
+"""The task types without evidence whose warning is kept between two reads."""
 
 
 def require_enough(routing: Routing, needed: int, what: str = "a deliberation") -> None:
@@ -91,6 +94,8 @@ class RoutingService:
         self.rules = rules or RoutingRules()
         self.projection = projection
         self._types: frozenset[str] = frozenset()
+        self._names = Names(())
+        self._warned: dict[str, str | None] = {}
         self._types_read_at: float | None = None
 
     async def close(self) -> None:
@@ -202,10 +207,20 @@ class RoutingService:
             table, spec, now=self.skill.now(), seed=fresh_seed() if chosen is None else chosen,
             rules=self.rules, complexity=complexity, min_rank=min_rank,
         )  # fmt: skip
-        wanted = spec.task_type
-        known = self._types if wanted is None or wanted in self._types else await self.task_types()
-        warning = no_evidence(wanted, known)
+        warning = await self._warning(spec.task_type)
         return routing if warning is None else routing.model_copy(update={"warnings": [warning]})
+
+    async def _warning(self, wanted: str | None) -> str | None:
+        """``no_evidence``'s warning for routing at ``wanted``, kept per task type until the
+        task types are read again (a new task type's requests compute it once)."""
+        if wanted is None or wanted in self._types:
+            return None
+        await self.task_types()
+        if wanted not in self._warned:
+            if len(self._warned) >= MAX_WARNED:
+                self._warned.clear()
+            self._warned[wanted] = no_evidence(wanted, self._names)
+        return self._warned[wanted]
 
     async def task_types(self) -> frozenset[str]:
         """The task types agents have evidence at (judged at: ``Store.task_types``, and the
@@ -217,5 +232,7 @@ class RoutingService:
                 self.store.task_types(), self.store.get_fleet_skill()
             )
             self._types = judged | frozenset(fleet.levels)
+            self._names = Names(self._types)
+            self._warned.clear()
             self._types_read_at = now
         return self._types
