@@ -102,17 +102,17 @@ def test_a_document_that_is_not_a_mapping_is_refused() -> None:
     [
         (
             {"agents": [{"name": "a", "capabilty_tags": ["x"]}]},
-            "agents[0].capabilty_tags",
+            "agents[a].capabilty_tags",
             "unknown key (did you mean capability_tags?)",
         ),
         (
             {"agents": [{"name": "a", "input_price_per_mtk": 1}]},
-            "agents[0].input_price_per_mtk",
+            "agents[a].input_price_per_mtk",
             "unknown key (did you mean input_price_per_mtok?)",
         ),
         (
             {"agents": [{"name": "a", "backend": {"kind": "simulated", "qualty": 5}}]},
-            "agents[0].backend.simulated.qualty",
+            "agents[a].backend.simulated.qualty",
             "unknown key (did you mean quality?)",
         ),
         (

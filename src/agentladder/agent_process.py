@@ -21,6 +21,7 @@ import httpx
 import nats
 from agentladder.config import load_settings
 from agentladder.domain.agents import AgentConfig
+from agentladder.domain.suggestions import hint
 from agentladder.errors import InvalidInput
 from agentladder.providers.base import Provider
 from agentladder.providers.factory import make_provider
@@ -55,7 +56,10 @@ async def run_agent_process(
     shown = scrub(server)  # no user, password or token of the server's URL in a message
     agent = settings.agent(name)
     if agent is None:
-        raise InvalidInput("name", name, f"is not an agent of {config}")
+        typo = hint(name, [a.name for a in settings.agents])
+        raise InvalidInput(
+            "name", name, f"is not an agent of {config}{'; ' + typo if typo else ''}"
+        )
     if agent.backend is None:
         raise InvalidInput(f"agents[{name}].backend", None, "is needed to answer tasks")
     over_http = server.startswith(("http://", "https://"))

@@ -37,7 +37,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from agentladder.domain.agents import AgentConfig, AgentName, parse_agents
+from agentladder.domain.agents import AgentConfig, AgentName, entry_path, parse_agents
 from agentladder.domain.fair_shares import RoleTable, share_problems
 from agentladder.domain.probation import SentinelSettings
 from agentladder.domain.routing.rules import RoutingRules
@@ -61,6 +61,7 @@ __all__ = [
     "load_settings",
     "parse_settings",
     "store_beside",
+    "yaml_problem",
 ]
 
 DEFAULT_STORE = "sqlite:///agentladder.db"
@@ -431,7 +432,7 @@ def parse_settings(data: object) -> Settings:
         try:
             agents.append(AgentSettings.model_validate(entry))
         except ValidationError as error:
-            raise config_error(error, AgentSettings, f"agents[{index}]") from None
+            raise config_error(error, AgentSettings, entry_path(index, entry)) from None
     try:
         settings = Settings.model_validate({**values, "agents": agents})
     except ValidationError as error:
@@ -479,6 +480,16 @@ def check_judge(settings: Settings) -> None:
             )  # fmt: skip
 
 
+def yaml_problem(error: yaml.YAMLError) -> str:
+    """A YAML syntax error on one line: where (line and column, from 1) and the problem
+    (PyYAML's own message spans several lines, with the text quoted)."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None)
+    if mark is None or not problem:
+        return f"is not valid YAML: {' '.join(str(error).split())}"
+    return f"is not valid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
 def load_settings(path: Path) -> Settings:
     """Settings from the YAML file at ``path``."""
     try:
@@ -488,7 +499,7 @@ def load_settings(path: Path) -> Settings:
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as error:
-        raise InvalidInput("config", str(path), f"is not valid YAML ({error})") from error
+        raise InvalidInput("config", str(path), yaml_problem(error)) from error
     return store_beside(parse_settings(document), path.resolve().parent)
 
 

@@ -30,6 +30,9 @@ these (and pydantic's ``ValidationError`` for model validation, which is a ``Val
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from agentladder.domain.suggestions import did_you_mean
 from agentladder.redaction import scrub
 
 __all__ = [
@@ -81,12 +84,14 @@ class InvalidInput(AgentladderError, ValueError):
 
 
 class UnknownAgent(InvalidInput):
-    """A judgment or award names an agent nobody configured, registered or judged before;
-    ``suggestions``: the closest known ids."""
+    """A judgment, an award or a deliberation (``field`` ``agent_names``) names an agent
+    nobody configured, registered or judged before; ``suggestions``: the closest known ids."""
 
-    def __init__(self, agent_id: str, suggestions: list[str], reason: str) -> None:
+    def __init__(
+        self, agent_id: str, suggestions: list[str], reason: str, field: str = "agent_id"
+    ) -> None:
         self.suggestions = suggestions
-        super().__init__("agent_id", agent_id, reason)
+        super().__init__(field, agent_id, reason)
 
 
 class TooManyTaskTypes(InvalidInput):
@@ -105,12 +110,15 @@ class UnknownModel(InvalidInput):
 
 
 class NotFound(AgentladderError, LookupError):
-    """Something asked for by key does not exist."""
+    """Something asked for by key does not exist; ``suggestions``: the closest keys that do
+    (an agent id one letter off), offered in the message (``did you mean echo?``)."""
 
-    def __init__(self, kind: str, key: str) -> None:
+    def __init__(self, kind: str, key: str, suggestions: Sequence[str] = ()) -> None:
         self.kind = kind
         self.key = key
-        super().__init__(f"{kind} {key!r} not found")
+        self.suggestions = list(suggestions)
+        hint = f"; {did_you_mean(self.suggestions)}" if self.suggestions else ""
+        super().__init__(f"{kind} {key!r} not found{hint}")
 
 
 class Conflict(AgentladderError):

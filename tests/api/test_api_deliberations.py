@@ -74,7 +74,7 @@ def test_too_few_qualified_agents_is_400_with_the_excluded_list(api: Any) -> Non
             "/deliberation",
             json={
                 "user_query": "q",
-                "agent_names": ["sim_a", "sim_b", "ghost"],
+                "agent_names": ["sim_a", "sim_b"],
                 "min_agent_rank": 1,
             },
             headers=bearer(ORCH),
@@ -85,7 +85,6 @@ def test_too_few_qualified_agents_is_400_with_the_excluded_list(api: Any) -> Non
         assert error["excluded"] == [
             {"agent_id": "sim_a", "rank": 0, "reason": "below_min_rank"},
             {"agent_id": "sim_b", "rank": 0, "reason": "below_min_rank"},
-            {"agent_id": "ghost", "rank": 0, "reason": "unknown"},
         ]
         unknown = await client.get("/deliberation/nope")
         assert unknown.status_code == 404

@@ -238,8 +238,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         long_strings=((("user_query",), 32 * 1024),),
         extras=(
             Case("unknown agents", "/deliberation",
-                 _encode({"user_query": "q", "agent_names": ["ghost_1", "ghost_2"]}), 400,
-                 "too_few_agents"),
+                 _encode({"user_query": "q", "agent_names": ["ghost_1", "ghost_2"]}), 422,
+                 "invalid_input", "agent_names"),
             Case("one agent", "/deliberation",
                  _encode({"user_query": "q", "agent_names": ["sim_a"]}), 422, "invalid_input",
                  "agent_names"),

@@ -72,7 +72,8 @@ def test_config_check_prints_one_line_with_the_closest_key(tmp_path: Path) -> No
     result = runner.invoke(app, ["config", "check", str(path)])
     assert result.exit_code == 1
     assert result.output == (
-        "error: agents[0].capabilty_tags: unknown key (did you mean capability_tags?) (['audit'])\n"
+        "error: agents[a1].capabilty_tags: unknown key (did you mean capability_tags?)"
+        " (['audit'])\n"
     )
 
 

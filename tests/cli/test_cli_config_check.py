@@ -32,8 +32,8 @@ def test_every_error_of_the_file_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        "error: agents[0].input_price_per_mtok: Input should be greater than or equal to 0 (-3)",
-        "error: agents[0].capabilty_tags: unknown key (did you mean capability_tags?) (['audit'])",
+        "error: agents[a1].input_price_per_mtok: Input should be greater than or equal to 0 (-3)",
+        "error: agents[a1].capabilty_tags: unknown key (did you mean capability_tags?) (['audit'])",
         "error: agents[1].name: duplicates agents[0].name ('a1')",
         "error: agents[2].name: must be 1 to 64 characters from A-Z a-z 0-9 _ . - ('bad name!')",
         "error: store: must start with memory://, sqlite:/// or nats:// ('postgres://x')",
@@ -70,7 +70,7 @@ def test_a_client_token_without_a_name_is_listed(tmp_path: Path) -> None:
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
     assert lines[0] == (
-        "error: agents[0].input_price_per_mtok: Input should be greater than or equal to 0 (-3)"
+        "error: agents[a1].input_price_per_mtok: Input should be greater than or equal to 0 (-3)"
     )
     assert lines[1].startswith("error: api.tokens[1].name: is required for role client")
     assert lines[1].endswith("(None)")

@@ -109,8 +109,9 @@ def test_another_store_is_not_taken_for_the_demo_s(tmp_path: Path) -> None:
     """A store whose agents are not the demo's keeps its own configuration: deliberate
     without --config finds its agents unreachable, as before."""
     db = tmp_path / "own.db"
-    runner.invoke(app, ["judge", "--db", str(db), "--agent-id", "atlas", "--contract-id",
-                        "c1", "--score", "8", "--new-agent", "--create"])  # fmt: skip
+    for agent in ("atlas", "cirrus"):
+        runner.invoke(app, ["judge", "--db", str(db), "--agent-id", agent, "--contract-id",
+                            "c1", "--score", "8", "--new-agent", "--create"])  # fmt: skip
     result = runner.invoke(app, ["deliberate", "q", "--agent", "atlas", "--agent", "cirrus",
                                  "--db", str(db)])  # fmt: skip
     assert result.exit_code == 1

@@ -91,14 +91,17 @@ def test_profile_prints_rounded_numbers(tmp_path: Path) -> None:
 
 
 def test_deliberate_shows_the_excluded_the_answer_and_the_cost(tmp_path: Path) -> None:
-    """An unknown agent is listed as excluded with its reason; --task-type and --complexity
-    reach the record; the winning answer and the cost (the sum of the stored record's
-    proposal costs) are shown."""
+    """An agent known by its judgments alone (never registered) is listed as excluded
+    with its reason (one nobody knows is refused: ``test_cli_did_you_mean.py``);
+    --task-type and --complexity reach the record; the winning answer and the cost (the
+    sum of the stored record's proposal costs) are shown."""
     db = tmp_path / "d.db"
+    config = priced(tmp_path)
+    ok("judge", "--agent-id", "ghost", "--contract-id", "c0", "--score", "5", "--new-agent",
+       "--config", config, "--db", str(db), "--create")  # fmt: skip
     shown = ok("deliberate", "Which is best?", "--agent", "sim_a", "--agent", "sim_b",
                "--agent", "ghost", "--scope", "quick", "--task-type", "audit",
-               "--complexity", "simple", "--config", priced(tmp_path), "--db", str(db),
-               "--create")  # fmt: skip
+               "--complexity", "simple", "--config", config, "--db", str(db))  # fmt: skip
     assert "excluded: ghost (rank 0, unknown)" in shown
     conn = sqlite3.connect(db)
     (doc,) = conn.execute("SELECT doc FROM deliberations").fetchone()

@@ -33,8 +33,8 @@ def test_route_after_deliberations_picks_the_better_agent_first(tmp_path: Path) 
 def test_too_few_agents_is_one_line_and_exit_1(tmp_path: Path) -> None:
     """Three asked of two agents: one line naming how many qualify, exit 1."""
     config = str(config_file(tmp_path))
-    run("judge", "--agent-id", "sim_a", "--contract-id", "c1", "--score", "5", "--config",
-        config, "--create")  # fmt: skip
+    run("judge", "--agent-id", "sim_a", "--contract-id", "c1", "--score", "5", "--task-type",
+        "x", "--config", config, "--create")  # fmt: skip
     result = runner.invoke(app, ["route", "--task-type", "x", "--count", "3", "--config", config])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
@@ -66,8 +66,8 @@ def test_route_says_it_cannot_see_health_or_cooldowns(tmp_path: Path) -> None:
     """route reads the store, not the serving instance's health: one note on stderr says
     so and names POST /route; stdout stays the JSON answer."""
     config = str(config_file(tmp_path))
-    run("judge", "--agent-id", "sim_a", "--contract-id", "c1", "--score", "5", "--config",
-        config, "--create")  # fmt: skip
+    run("judge", "--agent-id", "sim_a", "--contract-id", "c1", "--score", "5", "--task-type",
+        "x", "--config", config, "--create")  # fmt: skip
     result = runner.invoke(app, ["route", "--task-type", "x", "--count", "2", "--config",
                                  config, "--json"])  # fmt: skip
     assert result.exit_code == 0, result.output

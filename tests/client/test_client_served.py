@@ -204,8 +204,13 @@ def test_errors_sync(served: Server) -> None:
         assert (refused.value.field, refused.value.value) == ("agent_id", "sim_zz")
         assert "sim_zz" in str(refused.value)
         assert "\n" not in str(refused.value)
-        with pytest.raises(NotFound):
+        with pytest.raises(NotFound) as missing:
             ladder.profile("nobody_here")
+        assert missing.value.suggestions == []
+        with pytest.raises(NotFound) as typo:
+            ladder.profile("simb")
+        assert typo.value.suggestions == ["sim_b"]
+        assert str(typo.value) == "404 not_found: profile 'simb' not found; did you mean sim_b?"
         ladder.judge(one)
         with pytest.raises(Conflict):
             ladder.judge(one.model_copy(update={"score": 6.0}))

@@ -240,10 +240,10 @@ def test_duplicate_names_are_refused_naming_the_second() -> None:
         ({"agents": [{"name": "ok"}, {"name": "../x"}]}, "agents[1].name", "../x"),
         (
             {"agents": [{"name": "a", "input_price_per_mtok": -2}]},
-            "agents[0].input_price_per_mtok",
+            "agents[a].input_price_per_mtok",
             -2,
         ),
-        ({"agents": [{"name": "a", "capability_tags": [""]}]}, "agents[0].capability_tags.0", ""),
+        ({"agents": [{"name": "a", "capability_tags": [""]}]}, "agents[a].capability_tags.0", ""),
         ({"agents": [{"name": 7}]}, "agents[0].name", 7),
     ],
 )

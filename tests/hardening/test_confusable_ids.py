@@ -107,6 +107,6 @@ def test_serve_refuses_a_configured_look_alike_tag(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     said = (done.stdout + done.stderr).strip().splitlines()
     assert len(said) == 1, said
-    assert "agents[0].capability_tags.0" in said[0]
+    assert "agents[a].capability_tags.0" in said[0]
     assert "U+0430 CYRILLIC SMALL LETTER A" in said[0]
     assert not (tmp_path / "x.db").exists()

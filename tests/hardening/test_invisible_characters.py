@@ -95,8 +95,8 @@ def _serve(tmp_path: Path, config: str) -> subprocess.CompletedProcess[str]:
     ("config", "field"),
     [
         ("agents:\n  - {name: a, capability_tags: [\"audit\\u200b\"]}\n",
-         "agents[0].capability_tags.0"),
-        ("agents:\n  - {name: a, provider_id: \"open\\u202eai\"}\n", "agents[0].provider_id"),
+         "agents[a].capability_tags.0"),
+        ("agents:\n  - {name: a, provider_id: \"open\\u202eai\"}\n", "agents[a].provider_id"),
         ("api:\n  tokens:\n    - {role: agent, token: abcdefghijklmnopqr,"
          " agent_id: \"sim\\u200b\"}\n", "api.tokens[0].agent_id"),
     ],

@@ -181,7 +181,6 @@ def test_route_alone_and_route_with_an_empty_task_type_name_none() -> None:
         ("route:writing:cheapest_above@0.9:0.4", "confidence '0.4'"),
         ("route:writing:cheapest_above@0.9:1", "confidence '1'"),
         ("route:writing:cheapest_above@0.9:80%", "confidence '80%'"),
-        ("route:writing:cheapest_above:0.9", "a confidence follows a floor"),
         ("route::", "unknown strategy ''"),
         ("route:Writing", "must match"),
     ],
@@ -194,6 +193,18 @@ def test_a_malformed_route_form_is_refused_saying_why(model: str, said: str) -> 
     assert refused.value.field == "model"
     assert refused.value.value == model
     assert said in refused.value.reason
+
+
+def test_a_confidence_without_its_floor_is_invalid_input_saying_how_to_give_one() -> None:
+    """``cheapest_above:0.9``: the floor is missing, not the model: ``InvalidInput`` (400,
+    not 404 ``model_not_found``) showing ``@0.95:`` and the floor headers."""
+    with pytest.raises(InvalidInput) as refused:
+        pick("route:writing:cheapest_above:0.9")
+    assert not isinstance(refused.value, UnknownModel)
+    assert refused.value.field == "model"
+    assert "a confidence follows a floor, which is missing" in refused.value.reason
+    assert "cheapest_above@0.95:<confidence>" in refused.value.reason
+    assert "x-agentladder-quality-floor-share" in refused.value.reason
 
 
 def test_cheapest_above_takes_its_floor_from_a_header_or_is_refused() -> None:

@@ -92,12 +92,11 @@ def test_min_agent_rank_rejects_with_the_excluded_list(with_store: Any) -> None:
         orchestrator = await world(store, simulated({"a": 5.0, "b": 5.0, "c": 5.0}))
         await store.commit_stats({"a": (AgentPerformanceStats(rank=3), 0)})
         with pytest.raises(TooFewAgents) as caught:
-            await orchestrator.run(ask("a", "b", "c", "ghost", min_agent_rank=3))
+            await orchestrator.run(ask("a", "b", "c", min_agent_rank=3))
         assert caught.value.qualified == ["a"]
         assert caught.value.excluded == [
             {"agent_id": "b", "rank": 0, "reason": "below_min_rank"},
             {"agent_id": "c", "rank": 0, "reason": "below_min_rank"},
-            {"agent_id": "ghost", "rank": 0, "reason": "unknown"},
         ]
         assert await store.list_deliberations() == []
 

@@ -167,6 +167,8 @@ def _for(error: AgentladderError) -> JSONResponse:
         return error_response(422, "invalid_input", str(error), field=error.field,
                               value=_safe(error.value))  # fmt: skip
     if isinstance(error, NotFound):
+        if error.suggestions:
+            return error_response(404, "not_found", str(error), suggestions=error.suggestions)
         return error_response(404, "not_found", str(error))
     if isinstance(error, Conflict):
         return error_response(409, "conflict", str(error))

@@ -189,7 +189,10 @@ class ErrorBody(BaseModel):
         " repr, cut to 200 characters; NaN and infinities as strings); null when absent",
     )
     suggestions: list[str] | None = Field(
-        default=None, description="invalid_input for an agent id nobody knows: the closest ids"
+        default=None,
+        description="the closest known names to one nobody knows (did you mean?):"
+        " invalid_input for an agent id (a judgment's agent_id, a deliberation's"
+        " agent_names), not_found for an agent or profile; absent when none is close",
     )
     fields: list[str] | None = Field(
         default=None,

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
@@ -229,7 +230,7 @@ def serve(
         try:
             settings = load_settings(config) if config is not None else parse_settings(None)
         except (InvalidInput, ValidationError) as error:
-            console.print(f"[red]invalid configuration:[/] {error}", soft_wrap=True)
+            console.print(f"[red]invalid configuration:[/] {escape(str(error))}", soft_wrap=True)
             raise typer.Exit(code=startup.EXIT_CONFIG) from error
     url = store or settings.store
     try:
@@ -248,7 +249,8 @@ def serve(
     except AgentladderError as error:
         if debug:
             console.print_exception()
-        console.print(f"[red]cannot start:[/] {error}", soft_wrap=True, highlight=False)
+        shown = escape(str(error))
+        console.print(f"[red]cannot start:[/] {shown}", soft_wrap=True, highlight=False)
         raise typer.Exit(code=startup.exit_code(error)) from error
     console.print(f"agentladder {__version__} on http://{host}:{port} (store {url})")
     if host.strip("[]") in WILDCARDS and not settings.api.allowed_hosts:
@@ -310,7 +312,8 @@ def config_check(
         bool,
         typer.Option(
             "--probe",
-            help="Also call each agent's endpoint once with a tiny request; exit 1 if any fails.",
+            help="Also call each agent's endpoint (and gateway.judge's backend) once with a"
+            " tiny request; exit 1 if any fails.",
         ),
     ] = False,
 ) -> None:
@@ -346,7 +349,9 @@ def config_check(
         console.print(f"warning: {note}", highlight=False, soft_wrap=True)
     if not probe:
         return
-    console.print(f"probing {len(settings.agents)} agents (one tiny request each):")
+    judge = settings.gateway.judge
+    also = " and gateway.judge" if judge is not None and judge.backend is not None else ""
+    console.print(f"probing {len(settings.agents)} agents{also} (one tiny request each):")
     probes = asyncio.run(probe_agents(settings))
     for found in probes:
         mark = "[green]ok[/]" if found.ok else "[red]FAILED[/]"

@@ -24,6 +24,7 @@ from agentladder.config import (
     config_errors,
     load_settings,
 )
+from agentladder.domain.agents import entry_path
 from agentladder.errors import InvalidInput
 
 __all__ = ["config_problems"]
@@ -74,7 +75,7 @@ def _problems(values: dict[str, object]) -> list[InvalidInput]:
         try:
             agents.append(AgentSettings.model_validate(entry))
         except ValidationError as error:
-            problems += config_errors(error, AgentSettings, f"agents[{index}]")
+            problems += config_errors(error, AgentSettings, entry_path(index, entry))
     store = values.pop("store", None)
     if isinstance(store, str):
         try:

@@ -30,6 +30,7 @@ from agentladder.domain.probation import OVERALL, EffectiveRate, streams_on_prob
 from agentladder.domain.profile import AgentProfile
 from agentladder.domain.scales import Scale
 from agentladder.domain.skill.board import SkillEntry
+from agentladder.domain.suggestions import hint
 from agentladder.errors import NotFound
 from agentladder.services.container import Services, build_services
 from agentladder.services.oracle.models import JudgmentRequest
@@ -134,7 +135,7 @@ def leaderboard(
 ) -> None:
     """The XP leaderboard, overall or for one task type (then the specialization's XP,
     level, tasks and average score)."""
-    rows, scored = _with_services(
+    rows, scored, typo = _with_services(
         config, store_url(store, db), lambda s: _leaderboard(s, task_type, limit)
     )
     if as_json:
@@ -142,7 +143,8 @@ def leaderboard(
         return
     if not rows:
         where = f" in {task_type}" if task_type else ""
-        console.print(f"Nobody has been judged{where} yet: {EMPTY_STORE}.", highlight=False)
+        then = f"; {typo}" if typo else f": {EMPTY_STORE}."
+        console.print(f"Nobody has been judged{where} yet{then}", highlight=False)
         return
     table = Table(title=f"Leaderboard{' for ' + task_type if task_type else ''}")
     for column in ("#", "agent", "xp", "level", "tasks", "avg score"):
@@ -158,12 +160,23 @@ def leaderboard(
     console.print(table)
 
 
+async def typo_hint(services: Services, task_type: str | None) -> str:
+    """``did you mean code_review?`` for a task type nobody has evidence at that is close
+    to one somebody has (``""`` otherwise, and for no task type)."""
+    if task_type is None:
+        return ""
+    known = await services.routing.task_types()
+    return "" if task_type in known else hint(task_type, known)
+
+
 async def _leaderboard(
     services: Services, task_type: str | None, limit: int
-) -> tuple[list[LeaderboardRow], dict[str, int]]:
-    """The board's rows, and how many scored tasks each agent's average is over (overall,
-    or at ``task_type``)."""
+) -> tuple[list[LeaderboardRow], dict[str, int], str]:
+    """The board's rows, how many scored tasks each agent's average is over (overall, or
+    at ``task_type``), and ``typo_hint`` when nobody is on it."""
     rows = await services.oracle.get_leaderboard(task_type, limit)
+    if not rows:
+        return rows, {}, await typo_hint(services, task_type)
     profiles = await asyncio.gather(*(services.oracle.get_profile(r.agent_id) for r in rows))
     scored = {
         p.id: p.stats.scored_tasks
@@ -171,7 +184,7 @@ async def _leaderboard(
         else getattr(p.specializations.get(task_type), "scored_tasks", 0)
         for p in profiles
     }
-    return rows, scored
+    return rows, scored, ""
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""``agentladder route``: the agents routing would choose for a task, and why."""
+"""``agentladder route``: the agents routing would choose for a task, and why; a warning
+on stderr when no agent has evidence at the task type (a typo? the closest known ones)."""
 
 from __future__ import annotations
 
@@ -95,6 +96,7 @@ def route(
         routing: Routing = _with_services(
             config, store_url(store, db), lambda s: s.routing.route(spec, online_only=online_only)
         )
+        _warn(routing.warnings)
         if not routing.enough:
             raise TooFewAgents(
                 [p.agent_id for p in routing.agents],
@@ -104,7 +106,7 @@ def route(
         typer.echo(HEALTH_UNSEEN, err=True)
         chosen = Chosen(
             routing.seed, routing.agents, routing.excluded, routing.unlisted,
-            routing.quality_floor, routing.confidence,
+            routing.quality_floor, routing.confidence, routing.warnings,
         )  # fmt: skip
         shown = routing.model_dump(mode="json")
     else:
@@ -115,10 +117,17 @@ def route(
                     name, str(value), "route --server asks the server, which reads its own store"
                 )
         chosen, shown = _asked(server, token_env, spec, online_only)
+        _warn(chosen.warnings)
     if as_json:
         _print_json(shown)
         return
     _print_tables(chosen, strategy, task_type)
+
+
+def _warn(warnings: list[str]) -> None:
+    """Each of the routing's warnings, one line on stderr (``warning: ...``)."""
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
 
 
 class Chosen:
@@ -127,8 +136,10 @@ class Chosen:
     def __init__(
         self, seed: int, agents: list[Pick], excluded: list[NotChosen], unlisted: int,
         floor: float | None = None, confidence: float | None = None,
+        warnings: list[str] | None = None,
     ) -> None:  # fmt: skip
         self.seed = seed
+        self.warnings = warnings or []
         self.agents = agents
         self.excluded = excluded
         self.unlisted = unlisted
@@ -166,7 +177,13 @@ def _asked(
     except client.LadderError as error:
         raise click.ClickException(f"--server {server}: {error}") from None
     chosen = Chosen(
-        out.seed, out.agents, out.excluded, out.unlisted, out.quality_floor, out.confidence
+        out.seed,
+        out.agents,
+        out.excluded,
+        out.unlisted,
+        out.quality_floor,
+        out.confidence,
+        out.warnings,
     )
     return chosen, out.model_dump(mode="json")
 

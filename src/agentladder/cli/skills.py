@@ -14,7 +14,14 @@ import typer
 from rich.table import Table
 
 from agentladder.cli.commands import app, console
-from agentladder.cli.data import ConfigOpt, JsonOpt, StoreOpt, _print_json, _with_services
+from agentladder.cli.data import (
+    ConfigOpt,
+    JsonOpt,
+    StoreOpt,
+    _print_json,
+    _with_services,
+    typo_hint,
+)
 from agentladder.cli.shown import EMPTY_STORE
 from agentladder.cli.stores import DbOpt, store_url
 from agentladder.domain.skill.board import SkillEntry
@@ -42,19 +49,21 @@ def skills(
     provisional ones (too little evidence for a tier) under their own heading; and when
     the estimates were last fitted, with the evidence that awaits the next fit."""
 
-    async def read(services: Services) -> tuple[list[SkillEntry], float, Freshness]:
+    async def read(services: Services) -> tuple[list[SkillEntry], float, Freshness, str]:
         fleet = await services.store.get_fleet_skill()
         board = await services.skill.board(task_type, limit)
-        return board, services.skill.rules.provisional_sd, await services.skill.freshness(fleet)
+        shown = services.skill.rules.provisional_sd, await services.skill.freshness(fleet)
+        return board, *shown, await typo_hint(services, task_type if not board else None)
 
-    rows, provisional_sd, fresh = _with_services(config, store_url(store, db), read)
+    rows, provisional_sd, fresh, typo = _with_services(config, store_url(store, db), read)
     if as_json:
         _print_json({"task_type": task_type, "entries": [r.model_dump(mode="json") for r in rows],
                      "fitted_at": fresh.fitted_at, "pending": fresh.pending})  # fmt: skip
         return
     if not rows:
         where = f" at {task_type}" if task_type else ""
-        console.print(f"No skill evidence{where} yet: {EMPTY_STORE}.", highlight=False)
+        then = f"; {typo}" if typo else f": {EMPTY_STORE}."
+        console.print(f"No skill evidence{where} yet{then}", highlight=False)
         if fresh.pending:
             console.print(freshness_line(fresh), highlight=False)
         return

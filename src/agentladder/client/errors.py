@@ -56,6 +56,12 @@ class LadderError(Exception):
         sent = f"{status} " if status is not None else ""
         super().__init__(f"{sent}{error.code}: {error.message}")
 
+    @property
+    def suggestions(self) -> list[str]:
+        """The closest known ids to one nobody knows (``did you mean``: a judgment's or a
+        deliberation's unknown agent, an agent or profile not found); [] when none."""
+        return self.error.suggestions or []
+
 
 class InvalidInput(LadderError):
     """Refused input (400, 413, 415, 422): ``field`` and ``value`` name it (422); also

@@ -40,7 +40,9 @@ __all__ = [
     "OUTPUT_TOKENS_PER_ROUND",
     "AgentConfig",
     "AgentName",
+    "entry_path",
     "estimated_cost_per_round",
+    "is_agent_name",
     "parse_agents",
     "round_cost",
     "validate_agent_name",
@@ -64,6 +66,23 @@ def validate_agent_name(value: str, field: str = "name") -> str:
     if ".." in value:
         raise InvalidInput(field, value, "must not contain '..'")
     return value
+
+
+def is_agent_name(value: object) -> bool:
+    """Whether ``value`` is a valid agent name (``validate_agent_name`` would pass it)."""
+    try:
+        validate_agent_name(value, "name")  # type: ignore[arg-type]
+    except InvalidInput:
+        return False
+    return True
+
+
+def entry_path(index: int, entry: object) -> str:
+    """Where an agent of the configuration is: ``agents[echo]`` by its name when the entry
+    has a valid one (a path that survives reordering the list, and says which agent at a
+    glance), else ``agents[3]`` by its place."""
+    name = entry.get("name") if isinstance(entry, Mapping) else None
+    return f"agents[{name}]" if is_agent_name(name) else f"agents[{index}]"
 
 
 def _check_price(field: str, value: float) -> float:
@@ -138,11 +157,13 @@ class AgentConfig(BaseModel):
         return estimated_cost_per_round(self.input_price_per_mtok, self.output_price_per_mtok)
 
 
-def _first_error(index: int, error: ValidationError) -> InvalidInput:
-    """Turn the first error of a pydantic ValidationError into an ``InvalidInput``."""
+def _first_error(index: int, entry: object, error: ValidationError) -> InvalidInput:
+    """Turn the first error of a pydantic ValidationError into an ``InvalidInput``, its
+    path naming the agent (``entry_path``; by its place when the name is the error)."""
     detail = error.errors()[0]
     loc = ".".join(str(part) for part in detail["loc"])
-    field = f"agents[{index}].{loc}" if loc else f"agents[{index}]"
+    where = f"agents[{index}]" if loc == "name" else entry_path(index, entry)
+    field = f"{where}.{loc}" if loc else where
     cause = detail.get("ctx", {}).get("error")
     if isinstance(cause, InvalidInput):
         reason = cause.reason
@@ -157,7 +178,8 @@ def parse_agents(data: object) -> list[AgentConfig]:
     """The agents of a parsed config mapping (its ``agents`` list), names unique.
 
     A missing or empty ``agents`` key (or an empty document) means no configured agents.
-    Errors are ``InvalidInput`` whose field is the path, e.g. ``agents[2].name``.
+    Errors are ``InvalidInput`` whose field is the path: ``agents[2].name`` for a name
+    (by its place), ``agents[echo].input_price_per_mtok`` for another field (by its name).
     """
     if data is None:
         return []
@@ -176,7 +198,7 @@ def parse_agents(data: object) -> list[AgentConfig]:
         try:
             agent = AgentConfig.model_validate(entry)
         except ValidationError as error:
-            raise _first_error(index, error) from error
+            raise _first_error(index, entry, error) from error
         if agent.name in seen:
             reason = f"duplicates agents[{seen[agent.name]}].name"
             raise InvalidInput(f"agents[{index}].name", agent.name, reason)

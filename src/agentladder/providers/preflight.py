@@ -7,7 +7,9 @@
 - ``probe_agents``: one tiny request to each agent's endpoint (``OpenAIProvider.probe``,
   ``max_tokens`` 1, within the agent's own ``timeout_s``), all at once: ok with the time
   it took, or what failed. A simulated agent answers in process; a remote agent (its own
-  process) is not probed from here.
+  process) is not probed from here. ``gateway.judge`` with its own ``backend`` is probed
+  too (line ``gateway.judge (name)``); a judge or a classifier (``gateway.classify.agent``)
+  that is an agent of the config is probed as that agent, its line naming the role.
 """
 
 from __future__ import annotations
@@ -35,14 +37,18 @@ class Probe:
     detail: str
 
 
+def _missing(backend: OpenAISettings, environ: Mapping[str, str]) -> str | None:
+    if backend.api_key_env is None or environ.get(backend.api_key_env):
+        return None
+    return f"its API key variable {backend.api_key_env} is not set"
+
+
 def missing_key(agent: AgentSettings, environ: Mapping[str, str] = os.environ) -> str | None:
     """Why ``agent`` cannot be asked for want of its API key, or None."""
     backend = agent.backend
-    if not isinstance(backend, OpenAISettings) or agent.remote or backend.api_key_env is None:
+    if not isinstance(backend, OpenAISettings) or agent.remote:
         return None
-    if environ.get(backend.api_key_env):
-        return None
-    return f"its API key variable {backend.api_key_env} is not set"
+    return _missing(backend, environ)
 
 
 def missing_keys(settings: Settings, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
@@ -51,16 +57,13 @@ def missing_keys(settings: Settings, environ: Mapping[str, str] = os.environ) ->
     return {name: why for name, why in found.items() if why is not None}
 
 
-async def _probe(agent: AgentSettings, environ: Mapping[str, str]) -> Probe:
-    backend = agent.backend
-    if agent.remote or backend is None:
-        return Probe(agent.name, True, "remote: runs as its own process; not probed from here")
-    if not isinstance(backend, OpenAISettings):
-        return Probe(agent.name, True, "simulated: answers in process")
-    why = missing_key(agent, environ)
+async def _ask(
+    label: str, declared: AgentConfig, backend: OpenAISettings, environ: Mapping[str, str]
+) -> Probe:
+    """One tiny request to ``backend``'s endpoint, as ``label``."""
+    why = _missing(backend, environ)
     if why is not None:
-        return Probe(agent.name, False, why)
-    declared = AgentConfig.model_validate(agent.model_dump(exclude={"backend", "remote"}))
+        return Probe(label, False, why)
     provider = OpenAIProvider(declared, backend, environ=environ)
     try:
         seconds = await provider.probe()
@@ -68,12 +71,53 @@ async def _probe(agent: AgentSettings, environ: Mapping[str, str]) -> Probe:
         detail = str(error)
         if error.retry_after_s is not None:
             detail += f"; it asks to retry after {error.retry_after_s:g} s"
-        return Probe(agent.name, False, detail)
+        return Probe(label, False, detail)
     finally:
         await provider.aclose()
-    return Probe(agent.name, True, f"{provider.shown_url} answered in {seconds * 1000:.0f} ms")
+    return Probe(label, True, f"{provider.shown_url} answered in {seconds * 1000:.0f} ms")
+
+
+def _roles(settings: Settings) -> dict[str, list[str]]:
+    """The gateway's roles of the configured agents: judge, classifier (by agent)."""
+    found: dict[str, list[str]] = {}
+    judge, classify = settings.gateway.judge, settings.gateway.classify
+    if judge is not None and judge.agent is not None:
+        found.setdefault(judge.agent, []).append("gateway.judge")
+    if classify is not None and classify.agent is not None:
+        found.setdefault(classify.agent, []).append("gateway.classify.agent")
+    return found
+
+
+async def _probe(agent: AgentSettings, environ: Mapping[str, str], roles: list[str]) -> Probe:
+    backend = agent.backend
+    if agent.remote or backend is None:
+        return Probe(agent.name, True, "remote: runs as its own process; not probed from here")
+    if not isinstance(backend, OpenAISettings):
+        return Probe(agent.name, True, "simulated: answers in process")
+    declared = AgentConfig.model_validate(agent.model_dump(exclude={"backend", "remote"}))
+    found = await _ask(agent.name, declared, backend, environ)
+    if not roles:
+        return found
+    return Probe(found.agent, found.ok, f"{found.detail} (also {' and '.join(roles)})")
+
+
+async def _probe_judge(settings: Settings, environ: Mapping[str, str]) -> Probe:
+    """``gateway.judge`` with its own backend (not an agent), probed as an agent is."""
+    judge = settings.gateway.judge
+    assert judge is not None
+    assert judge.backend is not None
+    name = judge.name or judge.backend.model or "gateway-judge"
+    declared = AgentConfig(name="gateway-judge", model_name=judge.backend.model or "")
+    return await _ask(f"gateway.judge ({name})", declared, judge.backend, environ)
 
 
 async def probe_agents(settings: Settings, environ: Mapping[str, str] = os.environ) -> list[Probe]:
-    """Each configured agent probed, all at once, in the configuration's order."""
-    return list(await asyncio.gather(*(_probe(a, environ) for a in settings.agents)))
+    """Each configured agent probed, all at once, in the configuration's order; then
+    ``gateway.judge`` when it has its own backend (a judge or classifier that is an agent
+    is probed as that agent, its line saying its role)."""
+    roles = _roles(settings)
+    asked = [_probe(a, environ, roles.get(a.name, [])) for a in settings.agents]
+    judge = settings.gateway.judge
+    if judge is not None and judge.backend is not None:
+        asked.append(_probe_judge(settings, environ))
+    return list(await asyncio.gather(*asked))

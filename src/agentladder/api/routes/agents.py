@@ -16,6 +16,8 @@ from agentladder.api.schemas import AgentOut, AgentStatsOut, agent_out, stats_ou
 from agentladder.domain.routing.health import Cooldown
 from agentladder.domain.stats import AgentPerformanceStats
 from agentladder.domain.text import VisibleStr
+from agentladder.errors import NotFound
+from agentladder.services.oracle.known import not_found
 from agentladder.store.records import DirectoryQuery
 
 __all__ = ["router"]
@@ -108,8 +110,11 @@ class AgentDetailOut(AgentOut):
 
 @router.get("/agents/{agent_id}", response_model=AgentDetailOut)
 async def get_agent(services: ServicesDep, agent_id: str) -> AgentDetailOut:
-    """One agent; 404 if it never heartbeated."""
-    view = await services.registry.get(agent_id)
+    """One agent; 404 if it never heartbeated (offering the closest known ids)."""
+    try:
+        view = await services.registry.get(agent_id)
+    except NotFound:
+        raise await not_found("agent", agent_id, services.oracle.known) from None
     stats = await services.store.get_stats(agent_id)
     fleet = await services.store.get_fleet_skill()
     skill = (await services.skill.overall([agent_id]))[agent_id]

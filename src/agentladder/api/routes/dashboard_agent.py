@@ -30,6 +30,7 @@ from agentladder.domain.skill.state import OVERALL, AgentSkill, FleetSkill
 from agentladder.errors import InvalidInput, NotFound
 from agentladder.services.container import Services
 from agentladder.services.offload import off_loop
+from agentladder.services.oracle.known import not_found
 
 __all__ = ["AGENT_TYPES", "router", "skill_series", "xp_series"]
 
@@ -171,11 +172,11 @@ async def agent_page(
     try:
         found_profile = await services.store.get_profile(validate_agent_name(agent_id))
     except InvalidInput:
-        raise NotFound("agent", agent_id) from None
+        raise await not_found("agent", agent_id, services.oracle.known) from None
     profile = None if found_profile is None else found_profile.value
     row = await _agent_row(services, agent_id, profile)
     if row is None and profile is None:
-        raise NotFound("agent", agent_id)
+        raise await not_found("agent", agent_id, services.oracle.known)
     found = await services.store.get_stats(agent_id)
     latencies = [] if found is None else list(found.value.recent_latencies_ms)
     registration = await services.store.get_registration(agent_id)

@@ -76,6 +76,12 @@ class RouteOut(BaseModel):
     agents: list[Pick]
     excluded: list[NotChosen]
     unlisted: int = Field(description="agents left out beyond routing.max_listed_excluded")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="what the caller should know, one line each: no agent has evidence at"
+        " the task type (routed on predicted skill: a new task type routes from its first"
+        " request), with the closest known task types (did you mean?)",
+    )
 
 
 @router.post(
@@ -102,7 +108,7 @@ async def recommend(services: ServicesDep, request: RouteRequest) -> RouteOut:
         quality_floor_share=routing.quality_floor_share, confidence=routing.confidence,
         reference=routing.reference,
         estimated_cost_per_round=routing.estimated_cost_per_round, agents=routing.agents,
-        excluded=routing.excluded, unlisted=routing.unlisted,
+        excluded=routing.excluded, unlisted=routing.unlisted, warnings=routing.warnings,
     )  # fmt: skip
 
 

@@ -16,7 +16,9 @@ from agentladder.api.deps import CallerDep, ServicesDep
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.skill.board import SkillEntry
 from agentladder.domain.skill.capped import FEEDBACK_SOURCE
+from agentladder.errors import NotFound
 from agentladder.services.container import Services
+from agentladder.services.oracle.known import not_found
 from agentladder.services.skill.freshness import Freshness
 
 __all__ = [
@@ -191,10 +193,14 @@ async def skills(
 async def agent_skills(
     services: ServicesDep, caller: CallerDep, agent_id: str, fresh: FreshQuery = False
 ) -> AgentSkillsOut:
-    """One agent's skill overall and per task type; 404 for an agent without evidence."""
+    """One agent's skill overall and per task type; 404 for an agent without evidence
+    (offering the closest known ids when nobody knows it)."""
     await fitted_first(services, caller, fresh)
     fleet = await services.store.get_fleet_skill()
-    found = await services.skill.of_agent(agent_id)
+    try:
+        found = await services.skill.of_agent(agent_id)
+    except NotFound:
+        raise await not_found("skill", agent_id, services.oracle.known) from None
     return AgentSkillsOut(
         agent_id=agent_id,
         overall=skill_out(found.overall),

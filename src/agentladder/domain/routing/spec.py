@@ -198,6 +198,11 @@ class Routing(BaseModel):
     agents: list[Pick]
     excluded: list[NotChosen]
     unlisted: int = Field(default=0, description="agents left out and not listed")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="what the caller should know, one line each: no agent has evidence at"
+        " the task type (routed on predicted skill), with the closest known task types",
+    )
 
     @property
     def enough(self) -> bool:

@@ -6,8 +6,12 @@ how each participant is asked.
 three batched reads of the named agents only, and leaves out an agent whose health is
 down on this instance (its breaker open, or pinned: its key missing), with its health's
 reason and until when; fewer than two qualified agents is ``TooFewAgents`` (400, each
-left-out agent with its reason) and nothing is stored. ``participants`` resolves, when
-the deliberation runs, each agent's declaration, provider and level allowance.
+left-out agent with its reason) and nothing is stored. A named agent nobody knows at all
+(never heartbeated, not configured, no profile: a typo, ``fxtrot`` for ``foxtrot``) is
+refused before that (``UnknownAgent``, 422 ``invalid_input`` on ``agent_names`` with the
+closest known ids): the deliberation would otherwise run without the agent that was
+meant. ``participants`` resolves, when the deliberation runs, each agent's declaration,
+provider and level allowance.
 """
 
 from __future__ import annotations
@@ -16,14 +20,21 @@ import asyncio
 from collections.abc import Mapping
 
 from agentladder.domain.agents import AgentConfig
-from agentladder.domain.deliberation import DeliberationRequest, down_detail, select_agents
+from agentladder.domain.deliberation import (
+    DeliberationRequest,
+    ExclusionReason,
+    down_detail,
+    select_agents,
+)
 from agentladder.domain.deliberation_record import COST_BASIS, DeliberationRecord
 from agentladder.domain.privileges import TaskAllowance
 from agentladder.domain.routing.health import HealthStatus
-from agentladder.errors import NotFound, TooFewAgents
+from agentladder.domain.suggestions import did_you_mean
+from agentladder.errors import NotFound, TooFewAgents, UnknownAgent
 from agentladder.providers.base import Provider
 from agentladder.services.agents.registry import Registry
 from agentladder.services.deliberations.rounds import Participant
+from agentladder.services.oracle.known import unknown_among
 from agentladder.services.oracle.service import Oracle
 from agentladder.services.routing.health import HealthMonitor
 from agentladder.store.base import Store
@@ -62,6 +73,9 @@ async def named_record(
         request, online=online, ranks=ranks, allowed=allowed, reachable=reachable,
         down=_down(health, names),
     )  # fmt: skip
+    unregistered = [e.agent_id for e in selection.excluded if e.reason is ExclusionReason.UNKNOWN]
+    if unregistered:
+        await refuse_nobody(unregistered, store, oracle)
     if not selection.enough:
         raise TooFewAgents(
             list(selection.qualified),
@@ -91,6 +105,25 @@ def _down(health: HealthMonitor | None, names: tuple[str, ...]) -> dict[str, str
         if state is not None and state.status is HealthStatus.DOWN:
             found[agent] = down_detail(state.reason, state.until, now)
     return found
+
+
+async def refuse_nobody(names: list[str], store: Store, oracle: Oracle) -> None:
+    """``UnknownAgent`` (field ``agent_names``, with the closest known ids) for the first of
+    the named agents that never heartbeated (``names``) that nobody knows either (not
+    configured, no profile): a typo, which the deliberation would run without. Read only
+    when a named agent never heartbeated."""
+    nobody = sorted(await unknown_among(store, oracle.agents, names), key=names.index)
+    if not nobody:
+        return
+    typed = nobody[0]
+    _, known = await oracle.known.index()
+    near = known.closest(typed)
+    hint = f"; {did_you_mean(near)}" if near else ""
+    raise UnknownAgent(
+        typed, near,
+        f"names an agent nobody knows (configured, registered or judged before){hint}",
+        field="agent_names",
+    )  # fmt: skip
 
 
 async def participants(

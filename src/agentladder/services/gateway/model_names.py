@@ -15,7 +15,9 @@ above 1 up to 10 an absolute skill (``@7.5``, ``quality_floor``); or a percentag
 a share (``@95%``). An absolute floor of 1 or less cannot be named so (the header
 ``x-agentladder-quality-floor`` or an alias can). ``<confidence>``, from 0.5 to under 1,
 is the least probability an agent's skill clears the floor with (``routing.confidence``
-when not named). Anything else is ``UnknownModel`` naming the model and what is wrong.
+when not named). A confidence without a floor is ``InvalidInput`` (400: the floor is
+missing, and how to give it); anything else is ``UnknownModel`` naming the model and what
+is wrong.
 
 Pure: no I/O.
 """
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 
 from agentladder.domain.judgment import TASK_TYPE_PATTERN
 from agentladder.domain.routing.spec import Strategy
-from agentladder.errors import UnknownModel
+from agentladder.errors import InvalidInput, UnknownModel
 from agentladder.services.gateway.settings import GatewayModel
 
 __all__ = ["ROUTE", "ROUTE_PREFIX", "Form", "alias_form", "route_form"]
@@ -117,7 +119,12 @@ def route_form(model: str) -> Form:
     if (at or len(parts) == 3) and strategy is not Strategy.CHEAPEST_ABOVE:
         raise UnknownModel(model, f"a floor applies to cheapest_above only, not {name}")
     if len(parts) == 3 and not at:
-        raise UnknownModel(model, "a confidence follows a floor: cheapest_above@<floor>:<c>")
+        raise InvalidInput(
+            "model", model, "a confidence follows a floor, which is missing:"
+            " route:<task_type>:cheapest_above@0.95:<confidence> (a share) or @7.5:<confidence>"
+            " (a skill); or send the floor in the header x-agentladder-quality-floor-share or"
+            " x-agentladder-quality-floor, and the confidence in x-agentladder-confidence",
+        )  # fmt: skip
     absolute, share = _floor(model, floor) if at else (None, None)
     confidence = _confidence(model, parts[2]) if len(parts) == 3 else None
     return Form(

@@ -8,7 +8,10 @@
 - ``x-agentladder-strategy``: the routing's strategy (a routed request only);
 - for cheapest_above, ``x-agentladder-quality-floor`` (the floor applied, on the 0-10
   scale), ``x-agentladder-quality-floor-share`` (the share it was computed from, when the
-  floor was relative) and ``x-agentladder-confidence``.
+  floor was relative) and ``x-agentladder-confidence``;
+- ``x-agentladder-warning``: the routing's warnings, ``; `` between them (no agent has
+  evidence at the task type: routed on predicted skill, with the closest known task
+  types: ``did you mean code_review?``).
 
 Pure: no I/O.
 """
@@ -24,11 +27,18 @@ from agentladder.services.gateway.choice import (
     Choice,
 )
 
-__all__ = ["CLASSIFIED_HEADER", "CLASSIFIER_COST_HEADER", "STRATEGY_HEADER", "said"]
+__all__ = [
+    "CLASSIFIED_HEADER",
+    "CLASSIFIER_COST_HEADER",
+    "STRATEGY_HEADER",
+    "WARNING_HEADER",
+    "said",
+]
 
 STRATEGY_HEADER = "x-agentladder-strategy"
 CLASSIFIED_HEADER = "x-agentladder-classified"
 CLASSIFIER_COST_HEADER = "x-agentladder-classifier-cost"
+WARNING_HEADER = "x-agentladder-warning"
 
 
 def said(choice: Choice, routing: Routing | None = None) -> dict[str, str]:
@@ -49,4 +59,6 @@ def said(choice: Choice, routing: Routing | None = None) -> dict[str, str]:
             found[FLOOR_SHARE_HEADER] = f"{routing.quality_floor_share:g}"
         if routing.confidence is not None:
             found[CONFIDENCE_HEADER] = f"{routing.confidence:g}"
+        if routing.warnings:
+            found[WARNING_HEADER] = "; ".join(routing.warnings)
     return found

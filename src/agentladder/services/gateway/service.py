@@ -1,6 +1,9 @@
 """``Gateway``: one chat-completions request, from its ``model`` to an answer.
 
-The request's ``model`` and headers say what it asks for (``choice.py``). A routing that
+The request's ``model`` and headers say what it asks for (``choice.py``); a ``model``
+that names nothing this server can ask is explained (``Gateway._unknown``): an agent
+that exists elsewhere says what it is and why it cannot be called, any other name is
+offered the closest it may use (did you mean). A routing that
 names no task type gets one from ``gateway.classify`` when it is configured
 (``classifier.py``: rules, an agent, a default; the agent's cost charged to the caller).
 A routing asks the ``RoutingService`` for ``gateway.max_attempts`` agents, as
@@ -36,10 +39,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentladder.config import TokenSettings
-from agentladder.domain.agents import AgentConfig
+from agentladder.domain.agents import AgentConfig, is_agent_name
 from agentladder.domain.ranking import Submission
 from agentladder.domain.routing.retry import agent_wait_s, retry_after_s
 from agentladder.domain.routing.spec import Routing
+from agentladder.domain.suggestions import closest, did_you_mean
 from agentladder.errors import (
     AgentsFailed,
     InvalidInput,
@@ -119,6 +123,22 @@ class Served:
     (``record.py``)."""
 
 
+_ADD = "to call it through the gateway, configure it under agents: with backend kind openai"
+
+
+def _not_called(agent: AgentConfig) -> str:
+    """Why the configured ``agent`` cannot be asked through the gateway."""
+    backend = getattr(agent, "backend", None)
+    if getattr(agent, "remote", False) or backend is None:
+        how = "it is remote (it runs as its own process and takes its tasks from the server)"
+    else:
+        how = f"its backend is {getattr(backend, 'kind', 'not OpenAI-compatible')}"
+    return (
+        f"is a configured agent this server does not call over an OpenAI-compatible backend"
+        f" ({how}): it cannot be asked through the gateway"
+    )
+
+
 class Gateway:
     """Chooses, forwards, falls back and records; see the module."""
 
@@ -181,14 +201,56 @@ class Gateway:
         bare = [ROUTE] if self.classifier is not None and ROUTE not in names else []
         return names + bare + [f"{ROUTE_PREFIX}{t}" for t in types]
 
+    async def chosen(self, model: object, headers: Mapping[str, str]) -> Choice:
+        """``choose``, a name that is no agent, route form or alias explained first
+        (``_unknown``)."""
+        if isinstance(model, str) and model and not self._named(model):
+            raise await self._unknown(model)
+        return self.choose(model, headers)
+
+    def _named(self, model: str) -> bool:
+        """Whether ``model`` is an agent this server forwards to, a route form or an alias."""
+        return (
+            model in self.forwarded or model == ROUTE or model.startswith(ROUTE_PREFIX)
+            or model in self.settings.models
+        )  # fmt: skip
+
+    async def _unknown(self, model: str) -> UnknownModel:
+        """Why ``model`` cannot be asked: an agent that exists and that this server cannot
+        call says so and why (configured without an OpenAI-compatible backend, heartbeating
+        from elsewhere, known by its evidence alone: imported or judged); another name is
+        offered the closest names it may use (``domain/suggestions.py``): the agents, the
+        aliases, ``route`` and ``route:<task_type>`` at the task types with evidence."""
+        configured = self.agents.get(model)
+        if configured is not None:
+            return UnknownModel(model, _not_called(configured))
+        store = self.routing.store
+        if is_agent_name(model):
+            if await store.get_registration(model) is not None:
+                return UnknownModel(
+                    model, f"is an agent that heartbeats from elsewhere, not one of this server's"
+                    f" configured agents: the gateway calls only those with an OpenAI-compatible"
+                    f" backend ({_ADD})",
+                )  # fmt: skip
+            if await store.get_profile(model) is not None:
+                return UnknownModel(
+                    model, f"is an agent known by its evidence alone (imported or judged), not"
+                    f" one of this server's configured agents: the gateway calls only those with"
+                    f" an OpenAI-compatible backend ({_ADD})",
+                )  # fmt: skip
+        types = await self.routing.task_types()
+        names = [*self.models(), ROUTE, *(f"{ROUTE_PREFIX}{t}" for t in sorted(types))]
+        hint = did_you_mean(closest(model, names))
+        return UnknownModel(
+            model, "names no agent, route form (route, route:<task_type>[:<strategy>]) or"
+            f" alias{'; ' + hint if hint else ''} (GET /v1/models lists them)",
+        )  # fmt: skip
+
     def choose(self, model: object, headers: Mapping[str, str]) -> Choice:
         """What the request asks for (``choice.choose``), an agent this server cannot
         forward to refused by name."""
         if isinstance(model, str) and model in self.agents and model not in self.forwarded:
-            raise UnknownModel(
-                model, "names an agent this server does not call over an OpenAI-compatible"
-                " backend (simulated, or remote): it cannot be asked through the gateway",
-            )  # fmt: skip
+            raise UnknownModel(model, _not_called(self.agents[model]))
         return choose(
             model, headers, agents=self.forwarded.keys(), aliases=self.settings.models,
             attempts=self.settings.max_attempts,
@@ -237,7 +299,7 @@ class Gateway:
         ``told`` receives the headers saying how the request was routed (``said.py``) as
         soon as each is known, for the answer and for an error after the choice."""
         told = {} if told is None else told
-        choice = self.choose(body.get("model"), headers)
+        choice = await self.chosen(body.get("model"), headers)
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
             raise InvalidInput("stream", stream, "must be true or false")

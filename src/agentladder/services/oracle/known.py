@@ -16,26 +16,28 @@ judgment of a new store makes the first agent).
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Collection, Mapping
+import asyncio
+import time
+from collections.abc import Callable, Collection, Mapping
 
 from agentladder.domain.agents import AgentConfig
-from agentladder.errors import UnknownAgent
+from agentladder.domain.suggestions import Names, closest, did_you_mean
+from agentladder.errors import NotFound, UnknownAgent
+from agentladder.services.offload import off_loop
 from agentladder.store.base import Store
 
 __all__ = [
-    "CUTOFF",
-    "MAX_SUGGESTIONS",
-    "closest",
+    "KNOWN_RELOAD_S",
+    "KnownNames",
     "declared",
     "known_ids",
+    "not_found",
     "refusal",
     "unknown_among",
 ]
 
-MAX_SUGGESTIONS = 3
-CUTOFF = 0.75
-"""How alike (difflib's ratio) a known id must be to be suggested: one or two letters off."""
+KNOWN_RELOAD_S = 5.0
+"""The least time between two reads of the known agents for suggestions (``KnownNames``)."""
 
 
 async def declared(
@@ -72,15 +74,10 @@ async def known_ids(store: Store, configured: Mapping[str, AgentConfig]) -> list
     return sorted(set(configured) | registered | profiled)
 
 
-def closest(agent_id: str, known: Collection[str]) -> list[str]:
-    """The known ids closest to ``agent_id``, closest first (at most three)."""
-    return difflib.get_close_matches(agent_id, list(known), n=MAX_SUGGESTIONS, cutoff=CUTOFF)
-
-
 def refusal(agent_id: str, known: Collection[str]) -> UnknownAgent:
     """The refusal of a judgment of ``agent_id``, which nobody knows."""
     near = closest(agent_id, known)
-    hint = f"did you mean {' or '.join(near)}? " if near else ""
+    hint = f"{did_you_mean(near)} " if near else ""
     return UnknownAgent(
         agent_id,
         near,
@@ -88,3 +85,42 @@ def refusal(agent_id: str, known: Collection[str]) -> UnknownAgent:
         " new agent say so (new_agent: true; judge --new-agent), or set"
         " oracle.accept_unregistered: true",
     )
+
+
+class KnownNames:
+    """The agents the Oracle knows (``known_ids``) as an index for suggestions
+    (``domain/suggestions.Names``), read again at most once every ``KNOWN_RELOAD_S``: a
+    404 anyone may ask for costs a lookup in the index, not a read of every profile (a
+    suggestion may miss an agent created in the last seconds)."""
+
+    def __init__(
+        self, store: Store, configured: Mapping[str, AgentConfig],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:  # fmt: skip
+        self.store = store
+        self.configured = configured
+        self._clock = clock
+        self._ids: frozenset[str] = frozenset()
+        self._names = Names(())
+        self._read_at: float | None = None
+        self._lock = asyncio.Lock()
+
+    async def index(self) -> tuple[frozenset[str], Names]:
+        """The known ids and their index, read again when older than ``KNOWN_RELOAD_S``
+        (concurrent callers share one read; the index is built off the event loop)."""
+        async with self._lock:
+            now = self._clock()
+            if self._read_at is None or now - self._read_at >= KNOWN_RELOAD_S:
+                ids = await known_ids(self.store, self.configured)
+                self._names = await off_loop(Names, ids)
+                self._ids = frozenset(ids)
+                self._read_at = now
+        return self._ids, self._names
+
+
+async def not_found(kind: str, agent_id: str, known: KnownNames) -> NotFound:
+    """``NotFound`` of ``kind`` (``profile``, ``agent``, ``skill``) for ``agent_id``,
+    offering the closest agents the Oracle knows (``domain/suggestions.py``; none when
+    ``agent_id`` is one of them: it exists, it has no ``kind``)."""
+    ids, names = await known.index()
+    return NotFound(kind, agent_id, [] if agent_id in ids else names.closest(agent_id))

@@ -14,6 +14,10 @@ degraded one enters with its skill times the share of calls it answers.
 ``RoutingProjection`` (``projection.py``), ``route`` reads the same from the projection
 kept in memory instead, and only as far down the orders as it must; the answers are the
 same (docs/routing.md, "The projection").
+
+A routing at a task type no agent has evidence at still chooses (on predicted skill), and
+its answer warns of it, with the closest known task types (``Routing.warnings``,
+``domain/routing/warnings.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import time
 from collections.abc import Collection
 
 from agentladder.domain.agents import round_cost
@@ -31,9 +36,11 @@ from agentladder.domain.routing.health import HealthStatus
 from agentladder.domain.routing.rules import RoutingRules
 from agentladder.domain.routing.select import Candidate, RoutingTable, route, routing_table
 from agentladder.domain.routing.spec import MAX_SEED, RouteSpec, Routing
+from agentladder.domain.routing.warnings import no_evidence
 from agentladder.domain.rules import Complexity, OracleRules
 from agentladder.domain.skill.board import skill_view
 from agentladder.domain.skill.state import new_skill
+from agentladder.domain.suggestions import Names
 from agentladder.errors import TooFewAgents
 from agentladder.services.agents.registry import Registry
 from agentladder.services.routing.health import HealthMonitor
@@ -41,7 +48,12 @@ from agentladder.services.routing.projection import RoutingProjection
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 
-__all__ = ["RoutingService", "fresh_seed", "require_enough"]
+__all__ = ["MAX_WARNED", "TYPES_RELOAD_S", "RoutingService", "fresh_seed", "require_enough"]
+
+TYPES_RELOAD_S = 1.0
+"""The least time between two reads of the task types with evidence (``task_types``)."""
+MAX_WARNED = 1024
+"""The task types without evidence whose warning is kept between two reads."""
 
 
 def require_enough(routing: Routing, needed: int, what: str = "a deliberation") -> None:
@@ -81,6 +93,10 @@ class RoutingService:
         self.health = health
         self.rules = rules or RoutingRules()
         self.projection = projection
+        self._types: frozenset[str] = frozenset()
+        self._names = Names(())
+        self._warned: dict[str, str | None] = {}
+        self._types_read_at: float | None = None
 
     async def close(self) -> None:
         """Stop the projection's background load, if one is in flight."""
@@ -187,7 +203,36 @@ class RoutingService:
         false: for work the caller runs itself (``table``)."""
         table = await self.projected(spec.task_type, reachable, online_only=online_only)
         chosen = spec.seed if spec.seed is not None else seed
-        return route(
+        routing = route(
             table, spec, now=self.skill.now(), seed=fresh_seed() if chosen is None else chosen,
             rules=self.rules, complexity=complexity, min_rank=min_rank,
         )  # fmt: skip
+        warning = await self._warning(spec.task_type)
+        return routing if warning is None else routing.model_copy(update={"warnings": [warning]})
+
+    async def _warning(self, wanted: str | None) -> str | None:
+        """``no_evidence``'s warning for routing at ``wanted``, kept per task type until the
+        task types are read again (a new task type's requests compute it once)."""
+        if wanted is None or wanted in self._types:
+            return None
+        await self.task_types()
+        if wanted not in self._warned:
+            if len(self._warned) >= MAX_WARNED:
+                self._warned.clear()
+            self._warned[wanted] = no_evidence(wanted, self._names)
+        return self._warned[wanted]
+
+    async def task_types(self) -> frozenset[str]:
+        """The task types agents have evidence at (judged at: ``Store.task_types``, and the
+        fleet's levels), read at most once every ``TYPES_RELOAD_S`` (``route`` asks only for
+        a type not among those read before: a routing at a known task type reads nothing)."""
+        now = time.monotonic()
+        if self._types_read_at is None or now - self._types_read_at >= TYPES_RELOAD_S:
+            judged, fleet = await asyncio.gather(
+                self.store.task_types(), self.store.get_fleet_skill()
+            )
+            self._types = judged | frozenset(fleet.levels)
+            self._names = Names(self._types)
+            self._warned.clear()
+            self._types_read_at = now
+        return self._types
