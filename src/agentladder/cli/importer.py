@@ -1,10 +1,12 @@
-"""``agentladder import``: judged results from JSONL files and Inspect AI logs
-(docs/import.md), with a progress bar and its rate, or ``--json`` for the summary only;
-read within bounds that options may raise (``importing.bounds``)."""
+"""``agentladder import``: judged results from JSONL files, Inspect AI logs and saved
+pages of Langfuse's public API (docs/import.md), with a progress bar and its rate, or
+``--json`` for the summary only; read within bounds that options may raise
+(``importing.bounds``)."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import tempfile
 import time
@@ -28,6 +30,7 @@ from agentladder.errors import InvalidInput
 from agentladder.importing.bounds import ImportBounds, parse_size
 from agentladder.importing.inspect_logs import InspectOptions
 from agentladder.importing.items import Item
+from agentladder.importing.langfuse import TASK_TYPE_TAG, LangfuseOptions
 from agentladder.importing.last_step import hand_over
 from agentladder.importing.report import FITTED, exit_status, report_lines
 from agentladder.importing.run import Summary, run_import
@@ -37,7 +40,7 @@ from agentladder.services.container import Services
 from agentladder.services.oracle.service import check_task_type
 from agentladder.store.memory import MemoryStore
 
-__all__ = ["import_results", "parse_agent_map"]
+__all__ = ["import_results", "parse_agent_map", "parse_categories"]
 
 err = Console(stderr=True)
 _DEFAULT = ImportBounds()
@@ -54,6 +57,24 @@ def parse_agent_map(pairs: list[str]) -> dict[str, str]:
     return mapping
 
 
+def parse_categories(pairs: list[str]) -> dict[str, float]:
+    """``LABEL=SCORE`` options (a Langfuse categorical score's label, its score on 0-10)
+    as a mapping."""
+    mapping: dict[str, float] = {}
+    for pair in pairs:
+        label, sep, text = pair.rpartition("=")
+        if not sep or not label:
+            raise InvalidInput("--category", pair, "must be LABEL=SCORE")
+        try:
+            score = float(text)
+        except ValueError:
+            score = math.nan
+        if not 0.0 <= score <= 10.0:
+            raise InvalidInput("--category", pair, "SCORE must be a number from 0 to 10")
+        mapping[label] = score
+    return mapping
+
+
 def _store_url(store: str | None, db: Path | None) -> str | None:
     if store is not None and db is not None:
         raise InvalidInput("--db", str(db), "give --store or --db, not both")
@@ -64,14 +85,28 @@ def _store_url(store: str | None, db: Path | None) -> str | None:
 def import_results(
     paths: Annotated[list[Path], typer.Argument(help="JSONL files, Inspect logs, or folders.")],
     file_format: Annotated[
-        Format | None, typer.Option("--format", help="jsonl or inspect (default: by suffix).")
+        Format | None,
+        typer.Option("--format", help="jsonl, inspect or langfuse (default: by suffix)."),
     ] = None,
     agent: Annotated[
         list[str] | None,
-        typer.Option("--agent", help="MODEL=AGENT_ID: the agent of an Inspect log's model."),
+        typer.Option(
+            "--agent", help="MODEL=AGENT_ID: the agent of an Inspect log's or Langfuse's model."
+        ),
     ] = None,
     task_type: Annotated[
         str | None, typer.Option(help="The task type (JSONL: of lines naming none).")
+    ] = None,
+    task_type_tag: Annotated[
+        str,
+        typer.Option(metavar="PREFIX", help="Langfuse: the trace tag prefix naming a task type."),
+    ] = TASK_TYPE_TAG,
+    category: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--category",
+            help="LABEL=SCORE: the score (0-10) of a Langfuse categorical score's label.",
+        ),
     ] = None,
     scorer: Annotated[
         str | None, typer.Option(help="The scorer to read when a log has several.")
@@ -128,6 +163,9 @@ def import_results(
     conflicted, or a file or folder yielded nothing (the others are imported)."""
     check_task_type(task_type)
     mapping = parse_agent_map(agent or [])
+    categories = parse_categories(category or [])
+    if not task_type_tag:
+        raise InvalidInput("--task-type-tag", task_type_tag, "must not be empty")
     url = _store_url(store, db)
     bounds = ImportBounds(
         max_line=parse_size("--max-line", max_line),
@@ -150,7 +188,11 @@ def import_results(
             mapping, task_type, scorer, services.oracle.agents, scale,
             success_from=success_threshold, include_errors=include_errors,
         )  # fmt: skip
-        items = itertools.chain(walked.entries, read_sources(files, file_format, options, bounds))
+        langfuse = LangfuseOptions(
+            mapping, task_type, task_type_tag, scale, categories, success_threshold
+        )
+        read = read_sources(files, file_format, options, bounds, langfuse)
+        items = itertools.chain(walked.entries, read)
         if as_json:
             summary = await run_import(services.oracle, items, fit=False)
         else:

@@ -1,5 +1,7 @@
 """Which reader takes which file: ``--format``, else the file's suffix (``.jsonl`` JSONL,
 ``.eval`` and ``.json`` Inspect logs); the files of folders as ``walk`` finds them.
+Langfuse pages (``--format langfuse``) are never told by suffix: every file is read as
+pages of Langfuse's public API together (``langfuse.read_langfuse``).
 
 Every Inspect log is read twice. The first pass (``inspect_logs.survey``) reads it whole,
 keeping its scorers' numbers: a log that cannot be read to its end, or holds no sample,
@@ -25,10 +27,11 @@ from agentladder.importing.inspect_logs import (
 )
 from agentladder.importing.items import Item
 from agentladder.importing.jsonl import read_jsonl
+from agentladder.importing.langfuse import LangfuseOptions, read_langfuse
 
 __all__ = ["Format", "count_lines", "format_of", "read_sources"]
 
-Format = Literal["jsonl", "inspect"]
+Format = Literal["jsonl", "inspect", "langfuse"]
 
 
 def format_of(path: Path, given: Format | None) -> Format | None:
@@ -47,9 +50,13 @@ def read_sources(
     given: Format | None,
     options: InspectOptions,
     bounds: ImportBounds | None = None,
+    langfuse: LangfuseOptions | None = None,
 ) -> Iterator[Item]:
     """Every item of every file, in order, read within ``bounds`` (module docstring)."""
     bounds = bounds or ImportBounds()
+    if given == "langfuse":
+        yield from read_langfuse(files, langfuse or LangfuseOptions(), bounds)
+        return
     ranges: dict[str, list[float]] = {}
     refused: dict[Path, str] = {}
     for path in files:
@@ -80,7 +87,7 @@ def count_lines(files: Sequence[Path], given: Format | None) -> int | None:
     total = 0
     for path in files:
         kind = format_of(path, given)
-        if kind == "inspect":
+        if kind in ("inspect", "langfuse"):
             return None
         if kind is None:
             continue
