@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from agentladder.cli import app
 from agentladder.importing.bounds import ImportBounds
 from agentladder.importing.langfuse import Known, LangfuseOptions, score_item
 from agentladder.importing.langfuse_pages import entries_of
+from tests.importing.helpers import run_measured
 
 DATA = Path(__file__).parent / "data" / "langfuse"
 MAPPED = ["--agent", "gpt-4o-2024-08-06=gpt4o", "--category", "good=9", "--task-type", "support"]
@@ -228,3 +230,34 @@ def test_bad_category_options_are_one_line_and_exit_1(tmp_path: Path) -> None:
         assert "--category: " in result.output
         assert "Traceback" not in result.output
     assert not (tmp_path / "x.db").exists()
+
+
+def test_the_command_as_a_process_imports_and_fits_with_the_scores_judges_and_times(
+    tmp_path: Path,
+) -> None:
+    """`agentladder import --format langfuse` run as a program (progress bar, the fit in a
+    fresh image): exit 0, the summary's lines, and skill evidence of each score's judge at
+    its timestamp; run again, every score a duplicate."""
+    db = tmp_path / "x.db"
+    done = run_measured(["import", "--format", "langfuse", str(DATA), "--db", str(db), *MAPPED])
+    assert done.code == 0, done.err
+    lines = done.out.splitlines()
+    assert lines[0] == "new agents (3): gpt4o, claude-3-5-sonnet-20241022, mistral-large-latest"
+    assert lines[1].startswith("imported 9, duplicate 0, conflicting 0, refused 0 in ")
+    assert "langfuse: read 9 scores, 6 traces, 8 observations, 3 score configs" in lines
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT payload, at FROM skill_events").fetchall()
+    conn.close()
+    judged = sorted(
+        (json.loads(payload)["judge"], at) for payload, at in rows if "judge" in json.loads(payload)
+    )
+    ana = [at for judge, at in judged if judge == "langfuse:ANNOTATION:user-ana"]
+    assert len(judged) == 9
+    assert ana == sorted(
+        datetime.fromisoformat(t).timestamp()
+        for t in ("2026-11-20T11:00:00+00:00", "2026-11-20T11:05:00+00:00",
+                  "2026-11-22T13:00:00+00:00")
+    )  # fmt: skip
+    again = run_measured(["import", "--format", "langfuse", str(DATA), "--db", str(db), *MAPPED])
+    assert again.code == 0, again.err
+    assert again.out.splitlines()[0].startswith("imported 0, duplicate 9, conflicting 0")
