@@ -2,9 +2,10 @@
 (``langfuse_pages``) read in two passes into the import's items.
 
 The first pass keeps what the scores refer to: each trace's name, tags, latency and
-cost; each observation's trace, model, latency and cost; each score config's range; and,
-for the ``NUMERIC`` scores without a config range, the lowest and highest value of each
-score name (its scale, unless ``--scale``, is decided from them: ``domain.scales.detect``).
+cost; each observation's trace, model, latency and cost; each score config's range; and
+the lowest and highest ``NUMERIC`` value of each score name and config: each name's
+scale, for its values on no config range, is decided from them unless ``--scale``
+(``domain.scales.detect``).
 The second pass makes one item per score, in order, by ``score_item``; the files' other
 entries make none, and what could not be read is refused where it is.
 
@@ -101,7 +102,9 @@ class Known:
     models: dict[str, set[str]] = field(default_factory=dict)
     """The models the observations of each trace name."""
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """Per config id: its range; per ``name:`` + score name: the values seen."""
+    """Each score config's range (``minValue``, ``maxValue``), by its id."""
+    values: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    """The lowest and highest ``NUMERIC`` value of each score name and config id."""
     scales: dict[str, Scale] = field(default_factory=dict)
 
     def saw(self, kind: str, value: dict[str, Any]) -> None:
@@ -125,11 +128,25 @@ class Known:
             if low is not None and high is not None and high > low:
                 self.ranges[ident] = (low, high)
         elif kind == "score" and value.get("dataType") == "NUMERIC":
-            number, name = _number(value.get("value")), value.get("name")
-            if number is None or not isinstance(name, str) or value.get("configId") in self.ranges:
+            number, name, config = (
+                _number(value.get("value")),
+                value.get("name"),
+                value.get("configId"),
+            )
+            if number is None or not isinstance(name, str):
                 return
-            low, high = self.ranges.get(f"name:{name}", (number, number))
-            self.ranges[f"name:{name}"] = (min(low, number), max(high, number))
+            key = (name, config if isinstance(config, str) else "")
+            low, high = self.values.get(key, (number, number))
+            self.values[key] = (min(low, number), max(high, number))
+
+    def decide_scales(self, scale: Scale | None) -> None:
+        """Each score name's scale, from its values on no config range (unless ``scale``)."""
+        spans: dict[str, tuple[float, float]] = {}
+        for (name, config), (low, high) in self.values.items():
+            if config not in self.ranges:
+                was = spans.get(name, (low, high))
+                spans[name] = (min(was[0], low), max(was[1], high))
+        self.scales = {name: scale or detect(*span) for name, span in spans.items()}
 
 
 def read_langfuse(
@@ -139,19 +156,12 @@ def read_langfuse(
     bounds = bounds or ImportBounds()
     known = Known()
     counts = {"score": 0, "trace": 0, "observation": 0, "config": 0}
-    for path in files:  # configs first: a score's range depends on its config
-        for entry in entries_of(path, bounds):
-            if entry.kind == "config" and entry.value is not None:
-                known.saw("config", entry.value)
     for path in files:
         for entry in entries_of(path, bounds):
             if entry.kind is not None and entry.value is not None:
                 counts[entry.kind] += 1
-                if entry.kind != "config":
-                    known.saw(entry.kind, entry.value)
-    for key, (low, high) in known.ranges.items():
-        if key.startswith("name:"):
-            known.scales[key[5:]] = detect(low, high)
+                known.saw(entry.kind, entry.value)
+    known.decide_scales(options.scale)
     for path in files:
         for entry in entries_of(path, bounds):
             if entry.error is not None:
@@ -281,7 +291,7 @@ def _score(
             return f"value: is outside its score config's range {low:g}-{high:g} ({number:g})"
         value = 10.0 * (number - low) / (high - low)
     else:
-        scale = options.scale or known.scales.get(name, "0-10")
+        scale = options.scale or known.scales.get(name, "0-10")  # decided in the first pass
         try:
             value = to_ten(number, scale)
         except ValueError as error:
