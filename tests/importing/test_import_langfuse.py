@@ -261,3 +261,38 @@ def test_the_command_as_a_process_imports_and_fits_with_the_scores_judges_and_ti
     again = run_measured(["import", "--format", "langfuse", str(DATA), "--db", str(db), *MAPPED])
     assert again.code == 0, again.err
     assert again.out.splitlines()[0].startswith("imported 0, duplicate 9, conflicting 0")
+
+
+def test_two_scores_of_one_name_on_one_trace_are_one_contract(tmp_path: Path) -> None:
+    """A second annotator's `quality` of a trace already scored `quality` is that
+    contract again with another payload: a conflict, reported and not applied; the first
+    score read stays."""
+    folder = _copy(tmp_path)
+    first = json.loads((DATA / "scores-page-1.json").read_text())["data"][0]
+    second = {**first, "id": "s-1b", "value": 2, "authorUserId": "user-ben",
+              "timestamp": "2026-11-20T12:00:00.000Z"}  # fmt: skip
+    (folder / "scores-page-3.json").write_text(json.dumps({"data": [second], "meta": {}}))
+    db = tmp_path / "x.db"
+    code, summary = _import(str(folder), "--db", str(db), *MAPPED)
+    assert code == 1
+    assert (summary["imported"], summary["conflicting"]) == (9, 1)
+    assert summary["problems"][0]["where"] == f"{folder}/scores-page-3.json#1"
+    assert summary["problems"][0]["status"] == "conflict"
+    kept = _events(db)["langfuse:t-rev-1:quality"]
+    assert (kept["score"], kept["judge"]) == (7.5, "langfuse:ANNOTATION:user-ana")
+
+
+def test_without_the_traces_a_score_takes_the_task_type_tag_it_carries(tmp_path: Path) -> None:
+    """GET /api/public/scores gives each score its trace's tags: with the traces not
+    saved, a score's `task_type:` tag still names its task type; a score without one takes
+    --task-type (the trace's name is not known)."""
+    folder = _copy(tmp_path)
+    (folder / "traces.json").unlink()
+    db = tmp_path / "x.db"
+    code, summary = _import(str(folder), "--db", str(db), *MAPPED)
+    assert code == 0, summary
+    types = {key: event["task_type"] for key, event in _events(db).items()}
+    assert types["langfuse:t-rev-1:quality"] == "code_review"
+    assert types["langfuse:t-rev-2:quality"] == "code_review"
+    assert types["langfuse:t-sql-1/o-sql-1:correct"] == "support"
+    assert types["langfuse:t-rev-1:tone"] == "support"  # s-7 carries no trace

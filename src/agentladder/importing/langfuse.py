@@ -14,8 +14,9 @@ One score is one judgment (``score_item``):
 - agent: the model of the scored observation, else of the trace's observations (one
   model among them), mapped by ``--agent MODEL=AGENT_ID``, else made an agent id as an
   Inspect log's model is;
-- task type: the trace's first tag starting ``--task-type-tag`` (``task_type:``), else the
-  trace's name, else ``--task-type``;
+- task type: the trace's first tag starting ``--task-type-tag`` (``task_type:``; the
+  tags the score carries when its trace was not saved), else the trace's name, else
+  ``--task-type``;
 - contract: ``langfuse:<trace id>[/<observation id>]:<score name>``: one judgment per
   trace (or observation) and score name, so importing again adds nothing;
 - score: ``NUMERIC`` on its config's ``minValue``-``maxValue``, else on its name's scale;
@@ -194,7 +195,7 @@ def score_item(where: str, score: dict[str, Any], known: Known, options: Langfus
     if agent_id is None:
         reason = "cannot be made an agent id; map it with --agent MODEL=AGENT_ID"
         return Item(where, error=f"model: {reason} ({shown_value(model)})")
-    task_type = _task_type(known.traces.get(trace_id), options)
+    task_type = _task_type(known.traces.get(trace_id), score.get("trace"), options)
     if task_type is None:
         return Item(where, error="traceId: the trace is not among those read, or has no"
                     " name or task type tag; give --task-type"
@@ -204,8 +205,8 @@ def score_item(where: str, score: dict[str, Any], known: Known, options: Langfus
         return Item(where, error=scored)
     judge = _judge(score, name)
     if judge is None:
-        return Item(where, error="source: must be API, EVAL or ANNOTATION"
-                    f" ({shown_value(score.get('source'))})")  # fmt: skip
+        return Item(where, error="source: must be a Langfuse score source (API, EVAL,"
+                    f" ANNOTATION) ({shown_value(score.get('source'))})")  # fmt: skip
     observed = _time(score.get("timestamp"))
     if observed is None:
         return Item(where, error="timestamp: must be an ISO 8601 time"
@@ -251,15 +252,20 @@ def _work(trace_id: str, observation_id: Any, known: Known) -> Work | str:
     return Work(model=models[0], seconds=trace.seconds, cost=trace.cost)
 
 
-def _task_type(trace: Work | None, options: LangfuseOptions) -> str | None:
-    """The trace's task type tag, else its name, else ``--task-type``."""
-    if trace is not None:
-        prefix = options.task_type_tag
-        for tag in trace.tags:
-            if tag.startswith(prefix) and (found := task_type_of(tag[len(prefix) :])):
-                return found
-        if trace.name is not None and (found := task_type_of(trace.name)):
+def _task_type(trace: Work | None, given: Any, options: LangfuseOptions) -> str | None:
+    """The trace's task type tag (of the trace saved, else of the trace's fields the score
+    carries, ``given``: ``GET /api/public/scores`` gives its ``tags``), else its name,
+    else ``--task-type``."""
+    tags: Any = trace.tags if trace is not None else None
+    if tags is None and isinstance(given, dict):
+        tags = given.get("tags")
+    prefix = options.task_type_tag
+    for tag in tags if isinstance(tags, list | tuple) else ():
+        found = task_type_of(tag[len(prefix) :]) if isinstance(tag, str) else None
+        if isinstance(tag, str) and tag.startswith(prefix) and found:
             return found
+    if trace is not None and trace.name is not None and (found := task_type_of(trace.name)):
+        return found
     return options.task_type
 
 
