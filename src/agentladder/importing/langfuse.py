@@ -119,7 +119,7 @@ class Known:
                                       _amount(value.get("totalCost")))  # fmt: skip
         elif kind == "observation" and isinstance(ident, str):
             model, trace = _text(value.get("model")), _text(value.get("traceId"))
-            cost = value.get("calculatedTotalCost", value.get("totalPrice"))
+            cost = value.get("calculatedTotalCost")
             seconds = _amount(value.get("latency"))
             self.observations[ident] = Work(None, (), model, trace, seconds, _amount(cost))
             if model is not None and trace is not None:
