@@ -12,7 +12,7 @@ from agentladder.config import parse_settings
 from agentladder.services.card.keys import jwk_key
 from agentladder.services.card.signing import check_signature, protected_header
 from agentladder.services.container import Services
-from tests.card.conftest import KeyFiles
+from tests.card.keys import KeyFiles
 from tests.card.schema import card_problems
 from tests.inprocess import call_app
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from agentladder.cli import app
 from agentladder.config import parse_settings
 from agentladder.errors import InvalidInput
-from tests.card.conftest import KeyFiles, write_key
+from tests.card.keys import KeyFiles, write_key
 
 runner = CliRunner()
 

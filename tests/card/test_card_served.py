@@ -12,7 +12,7 @@ import httpx
 from typer.testing import CliRunner
 
 from agentladder.cli import app
-from tests.card.conftest import KeyFiles, write_key
+from tests.card.keys import KeyFiles, write_key
 from tests.served import start_server
 
 runner = CliRunner()
@@ -44,7 +44,9 @@ def test_verify_a_served_card_by_url_and_as_a_file(tmp_path: Path, key_files: Ke
         assert lines[0] == "card: 'sim_a'"
         assert lines[1].startswith("signature 1: verifies (ES256, kid ")
         assert f"key from the card's own jku {server.url('/.well-known/jwks.json')}" in lines[1]
-        assert lines[2].startswith("evidence: not fitted yet (as_of null) (issuer http://127.0.0.1:")
+        assert lines[2].startswith(
+            "evidence: not fitted yet (as_of null) (issuer http://127.0.0.1:"
+        )
         assert lines[-2:] == ["note: the key came from the card's own jku (pin it with --key)",
                               "verified"]  # fmt: skip
         code, lines = _verify(url, "--key", str(key_files.public))

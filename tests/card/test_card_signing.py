@@ -22,7 +22,7 @@ from agentladder.domain.skill.board import SkillEntry
 from agentladder.services.card.keys import b64url_decode, jwk_key, load_private_key, public_jwk
 from agentladder.services.card.signing import Es256Signer, check_signature, signing_payload
 from agentladder.services.card.verify import verify_card
-from tests.card.conftest import KeyFiles, write_key
+from tests.card.keys import KeyFiles, write_key
 from tests.card.schema import card_problems
 
 FITTED_AT = 1_796_000_000.0
@@ -38,14 +38,16 @@ def _entry(task_type: str | None, skill: float, n: int) -> SkillEntry:
 def facts(signed: bool = True) -> CardFacts:
     """An agent with evidence at two task types, on probation in one stream."""
     profile = AgentProfile(
-        id="auditor", xp=240, level="reliable",  # type: ignore[arg-type]
+        id="auditor", xp=240, level="reliable",
         probation={"code": Probation(cause=ProbationCause.MODEL_CHANGE, since=12, passes=2)},
     )  # fmt: skip
     return CardFacts(
         config=AgentConfig(
-            name="auditor", description="Audits contracts", model_name="gpt-4o",
+            name="auditor",
+            description="Audits contracts",
+            model_name="gpt-4o",
             capability_tags=("audit", "code", "audit"),
-        ),  # fmt: skip
+        ),
         profile=profile,
         health=AgentHealth(status=HealthStatus.OK, reason="no call yet", since=None),
         base_url="https://ladder.example/",

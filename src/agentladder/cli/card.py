@@ -32,7 +32,8 @@ def _get_json(url: str, what: str) -> Any:
     try:
         response = httpx.get(url, timeout=_TIMEOUT_S, follow_redirects=True)
     except httpx.HTTPError as error:
-        raise InvalidInput(what, url, f"cannot fetch it ({type(error).__name__}: {error})") from None
+        reason = f"cannot fetch it ({type(error).__name__}: {error})"
+        raise InvalidInput(what, url, reason) from None
     if response.status_code != 200:
         raise InvalidInput(what, url, f"answered HTTP {response.status_code}")
     try:
@@ -60,7 +61,7 @@ def _fixed(path: Path) -> KeyLookup:
     except OSError as error:
         raise InvalidInput("--key", str(path), f"cannot read it: {error.strerror}") from None
     key = load_public_key(pem)
-    return lambda header: (key, f"--key {path}")
+    return lambda header: (key, f"key from --key {path}")
 
 
 def _from_jku(header: dict[str, Any]) -> tuple[Any, str]:
@@ -73,7 +74,7 @@ def _from_jku(header: dict[str, Any]) -> tuple[Any, str]:
         raise ValueError(f"the JWKS at {jku}: {error}") from None
     for jwk in keys if isinstance(keys, list) else []:
         if isinstance(jwk, dict) and jwk.get("kid") == kid:
-            return jwk_key(jwk), f"the card's own jku {jku}"
+            return jwk_key(jwk), f"key from the card's own jku {jku}"
     raise ValueError(f"the JWKS at {jku} has no key {kid!r}")
 
 
@@ -82,9 +83,7 @@ def card_verify(
     where: Annotated[str, typer.Argument(metavar="FILE|URL", help="The card: a file or URL.")],
     key: Annotated[
         Path | None,
-        typer.Option(
-            "--key", help="The signer's PEM public key (default: the card's jku JWKS)."
-        ),
+        typer.Option("--key", help="The signer's PEM public key (default: the card's jku JWKS)."),
     ] = None,
 ) -> None:
     """Check an A2A agent card's signature and say how old its evidence is; exit 1 when

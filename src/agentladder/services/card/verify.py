@@ -82,8 +82,8 @@ def _one(
     problem = check_signature(card, signature, key)
     kid = header.get("kid", "none")
     if problem is not None:
-        return False, f"signature {index}: does not verify (kid {kid}, key from {source}): {problem}"
-    return True, f"signature {index}: verifies (ES256, kid {kid}, key from {source})"
+        return False, f"signature {index}: does not verify (kid {kid}, {source}): {problem}"
+    return True, f"signature {index}: verifies (ES256, kid {kid}, {source})"
 
 
 def verify_card(card: object, lookup: KeyLookup, now: float | None = None) -> Verdict:
@@ -98,7 +98,8 @@ def verify_card(card: object, lookup: KeyLookup, now: float | None = None) -> Ve
     signatures = card.get("signatures")
     params = trust_params_of(card)
     if not signatures:
-        said = "" if params is None else f" (its trust extension says signed: {params.get('signed')})"
+        says = None if params is None else params.get("signed")
+        said = "" if params is None else f" (its trust extension says signed: {says})"
         verdict.findings.append(f"unsigned: the card carries no signature{said}")
     elif not isinstance(signatures, list):
         verdict.findings.append("signatures: not a list")
