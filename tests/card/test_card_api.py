@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from agentladder.api.card_out import AgentCardOut, JwksOut
 from agentladder.config import parse_settings
 from agentladder.services.card.keys import jwk_key
 from agentladder.services.card.signing import check_signature, protected_header
@@ -64,6 +65,7 @@ def test_the_served_card_carries_the_fitted_evidence_and_verifies(key_files: Key
         assert answer.headers["x-agentladder-card"] == "signed"
         card = answer.json()
         assert card_problems(card) == []
+        AgentCardOut.model_validate(card)  # the answer is what /openapi.json says
         params = _params(card)
         skills = (await client.get("/agents/sim_a/skills")).json()
         assert [(s["task_type"], s["observations"]) for s in params["skills"]] == [
@@ -81,7 +83,8 @@ def test_the_served_card_carries_the_fitted_evidence_and_verifies(key_files: Key
         [signature] = card["signatures"]
         header = protected_header(signature)
         assert header["jku"] == "http://localhost/.well-known/jwks.json"
-        keys = (await client.get("/.well-known/jwks.json")).json()["keys"]
+        served = JwksOut.model_validate((await client.get("/.well-known/jwks.json")).json())
+        keys = [key.model_dump() for key in served.keys]
         [jwk] = [k for k in keys if k["kid"] == header["kid"]]
         assert check_signature(card, signature, jwk_key(jwk)) is None
 
@@ -100,6 +103,7 @@ def test_an_unsigned_card_says_so_and_an_unknown_agent_is_404() -> None:
         card = answer.json()
         assert "signatures" not in card
         assert card_problems(card) == []
+        AgentCardOut.model_validate(card)
         params = _params(card)
         assert (params["signed"], params["issuer"]) == (False, "http://localhost")
         assert (params["as_of"], params["skills"], params["overall"]) == (None, [], None)

@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from agentladder.api.card_out import AgentCardOut, JwksOut
 from agentladder.api.deps import ServicesDep
 from agentladder.domain.card import CardFacts, agent_card
 from agentladder.errors import NotFound
@@ -63,11 +64,7 @@ async def _facts(services: Services, agent_id: str, base: str, signed: bool) -> 
     )
 
 
-@router.get(
-    "/agents/{agent_id}/card",
-    response_model=dict[str, Any],
-    responses={200: {"description": "the AgentCard (A2A v1.0), signed when a key is set"}},
-)
+@router.get("/agents/{agent_id}/card", response_model=AgentCardOut, response_model_by_alias=True)
 async def card(services: ServicesDep, agent_id: str, request: Request) -> JSONResponse:
     """The agent's A2A AgentCard, with agentladder's trust extension; signed (ES256, JWS
     over its RFC 8785 form) when ``api.card_signing_key`` is set, else unsigned and says
@@ -82,7 +79,7 @@ async def card(services: ServicesDep, agent_id: str, request: Request) -> JSONRe
     return JSONResponse(built, headers={SIGNED_HEADER: state})
 
 
-@router.get(JWKS_PATH, response_model=dict[str, Any])
+@router.get(JWKS_PATH, response_model=JwksOut)
 async def jwks(services: ServicesDep) -> dict[str, Any]:
     """The public key of ``api.card_signing_key`` as a JWK Set (no keys when none is set)."""
     signer = _signer(services)
