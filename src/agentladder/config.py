@@ -45,6 +45,7 @@ from agentladder.domain.rules import OracleRules
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.errors import InvalidInput
 from agentladder.providers.settings import BackendSettings, OpenAISettings
+from agentladder.services.card.keys import load_private_key
 from agentladder.services.gateway.settings import Budget, GatewaySettings
 
 __all__ = [
@@ -295,6 +296,20 @@ class ApiSettings(BaseModel):
         description="On SIGTERM, how long requests in flight may finish before they are"
         " cancelled (an agent's long poll, a client that stopped reading).",
     )
+    card_signing_key: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The key that signs the agents' A2A cards (ES256): the path of a PEM EC"
+        " P-256 private key, or env:NAME for an environment variable holding the PEM; none:"
+        " the cards are served unsigned (docs/integrations.md).",
+    )
+    card_issuer: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Who the cards' trust extension names as its issuer (this server's name"
+        " or public URL); none: the URL the card was asked at.",
+    )
 
     @field_validator("tokens")
     @classmethod
@@ -310,6 +325,13 @@ class ApiSettings(BaseModel):
                     " (to rotate a token, change its value: the spend stays with the name)",
                 )  # fmt: skip
             first[token.name] = index
+        return value
+
+    @field_validator("card_signing_key")
+    @classmethod
+    def _card_key(cls, value: str | None) -> str | None:
+        if value is not None:
+            load_private_key(value)
         return value
 
     @field_validator("allowed_hosts")

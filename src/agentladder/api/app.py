@@ -26,6 +26,7 @@ from agentladder.api.route_roles import RouteRoles
 from agentladder.api.routes import (
     agent_tasks,
     agents,
+    card,
     dashboard,
     dashboard_agent,
     dashboard_routing,
@@ -51,7 +52,7 @@ log = logging.getLogger(__name__)
 
 
 ROUTE_MODULES = (
-    gateway, oracle, oracle_batch, health, agent_tasks, agents, deliberations, skills,
+    gateway, oracle, oracle_batch, health, agent_tasks, agents, card, deliberations, skills,
     skill_fit, skill_judges, routing, dashboard, dashboard_agent, dashboard_routing,
     dashboard_traffic,
 )  # fmt: skip

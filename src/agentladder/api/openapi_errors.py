@@ -46,6 +46,8 @@ ERRORS: dict[tuple[str, str], tuple[str, ...]] = {
     ("/agents", "get"): _READ,
     ("/agents/directory", "get"): (*_READ, "422"),
     ("/agents/{agent_id}", "get"): (*_READ, "404"),
+    ("/agents/{agent_id}/card", "get"): (*_READ, "404"),
+    ("/.well-known/jwks.json", "get"): _READ,
     ("/admin/api/agents/stats", "get"): (*_READ, "401", "403"),
     ("/deliberation", "post"): _WRITE,  # 400 too_few_agents, 503 busy
     ("/route", "post"): _WRITE,  # 400 too_few_agents

@@ -1,5 +1,6 @@
 """The ``agentladder`` command line: a thin layer over the library (Typer + rich)."""
 
+from agentladder.cli import card as _card  # noqa: F401  (registers card verify)
 from agentladder.cli import data as _data  # noqa: F401  (registers the data commands)
 from agentladder.cli import deliberate as _deliberate  # noqa: F401  (registers deliberate)
 from agentladder.cli import export as _export  # noqa: F401  (registers export)
