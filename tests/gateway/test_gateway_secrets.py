@@ -255,6 +255,8 @@ READS: dict[str, tuple[str, ...]] = {
     "/skills/judges": ("/skills/judges",),
     "/routing/savings": ("/routing/savings",),
     "/agents/{agent_id}/skills": ("/agents/leaky/skills",),
+    "/agents/{agent_id}/card": ("/agents/leaky/card", "/agents/basic/card", "/agents/closed/card"),
+    "/.well-known/jwks.json": ("/.well-known/jwks.json",),
     "/metrics": ("/metrics",),
     "/openapi.json": ("/openapi.json",),
 }
