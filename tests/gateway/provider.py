@@ -145,7 +145,7 @@ def _tooling(name: str, body: dict[str, Any], streamed: bool) -> Response | None
         text = completion["choices"][0]["message"]["content"]
         pieces = [_chunk(name, {"role": "assistant", "content": text}), _chunk(name, {}, "stop")]
     else:
-        call = {
+        call: dict[str, Any] = {
             "id": f"call_{name}",
             "type": "function",
             "function": {"name": tools[0]["function"]["name"], "arguments": TOOL_ARGUMENTS},

@@ -81,7 +81,7 @@ def test_a_function_call_round_trip(gateway: Server, providers: Providers) -> No
     assert calls[0].name == "weather"
     assert calls[0].arguments == TOOL_ARGUMENTS
     assert calls[0].call_id == "call_alpha"
-    assert calls[0].id.startswith("fc_")
+    assert str(calls[0].id).startswith("fc_")
     assert first.output_text == ""
     before = len(providers.seen())
     then: ResponseInputParam = [
