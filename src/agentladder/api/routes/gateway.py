@@ -1,5 +1,6 @@
-"""The OpenAI-compatible gateway: ``POST /v1/chat/completions`` and ``GET /v1/models``,
-for bearer tokens of the ``client`` role (docs/gateway.md).
+"""The OpenAI-compatible gateway: ``POST /v1/chat/completions``, ``POST /v1/responses``
+(OpenAI's Responses API, bridged to a chat completion: ``responses``) and
+``GET /v1/models``, for bearer tokens of the ``client`` role (docs/gateway.md).
 
 The body is the caller's, passed on unchanged but for ``model`` (the chosen agent's model
 name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answered),
