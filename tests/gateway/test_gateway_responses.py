@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import httpx
 import openai
 import pytest
 from openai.types.responses import FunctionToolParam, ResponseInputParam
@@ -208,3 +209,16 @@ def test_a_broken_stream_ends_in_response_failed(gateway: Server) -> None:
     assert failed.type == "response.failed"
     assert failed.response.status == "failed"
     assert json.dumps(failed.response.output[0].model_dump()).count("answer ") == 1
+
+
+def test_feedback_on_a_response_is_about_its_agent(gateway: Server) -> None:
+    """A Response's contract id takes feedback as a chat completion's does: a judgment of
+    the agent that answered, by ``feedback:team-a``."""
+    raw = client(gateway).responses.with_raw_response.create(model="alpha", input="Hi")
+    given = httpx.post(
+        gateway.url("/v1/feedback"), headers={"Authorization": f"Bearer {CLIENT}"},
+        json={"contract_id": raw.headers["x-agentladder-contract"], "score": 9}, timeout=10,
+    )  # fmt: skip
+    assert given.status_code == 200, given.text
+    assert given.json()["agent_id"] == "alpha"
+    assert given.json()["judge"] == "feedback:team-a"
