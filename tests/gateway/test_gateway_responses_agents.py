@@ -20,14 +20,19 @@ def weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-async def _run(server: Server) -> str:
+async def _run(server: Server, streamed: bool = False) -> str:
     made = openai.AsyncOpenAI(base_url=server.url("/v1"), api_key=CLIENT, max_retries=0)
     try:
         model = OpenAIResponsesModel(model="alpha", openai_client=made)
         agent = Agent(name="forecaster", instructions="Answer briefly.", model=model,
                       tools=[weather])  # fmt: skip
-        result = await Runner.run(agent, "Weather in Paris?")
-        return str(result.final_output)
+        if not streamed:
+            result = await Runner.run(agent, "Weather in Paris?")
+            return str(result.final_output)
+        running = Runner.run_streamed(agent, "Weather in Paris?")
+        async for _ in running.stream_events():
+            pass
+        return str(running.final_output)
     finally:
         await made.close()
 
@@ -44,3 +49,10 @@ def test_an_agents_sdk_agent_runs_a_tool_through_the_gateway(
     assert [s["model"] for s in sent] == ["good:alpha", "good:alpha"]
     assert sent[0]["messages"][0] == {"role": "system", "content": "Answer briefly."}
     assert sent[1]["messages"][-1]["role"] == "tool"
+
+
+def test_an_agents_sdk_agent_streams_through_the_gateway(gateway: Server) -> None:
+    """``Runner.run_streamed`` reads the gateway's Responses events: the tool call, then
+    the answer after its output."""
+    set_tracing_disabled(True)
+    assert asyncio.run(_run(gateway, streamed=True)) == "answer from alpha: sunny in Paris"
