@@ -66,7 +66,7 @@ class Bridge:
         index = self.items.index(item)
         out = []
         if item["type"] == "message":
-            text = item.pop("text")
+            text = "".join(item.pop("pieces"))
             done = message_item(item["id"], text)
             part = done["content"][0]
             out += [
@@ -76,6 +76,7 @@ class Bridge:
                             output_index=index, content_index=0, part=part),
             ]  # fmt: skip
         else:
+            item["arguments"] = "".join(item.pop("pieces"))
             done = call_item(item["id"], item["call_id"], item["name"], item["arguments"])
             out.append(self._event("response.function_call_arguments.done", item_id=item["id"],
                                    output_index=index, name=item["name"],
@@ -89,7 +90,7 @@ class Bridge:
         if self.open is None or self.open["type"] != "message":
             out += self._close()
             item = message_item(new_id("msg"), "", status="in_progress")
-            self.items.append({**item, "text": ""})
+            self.items.append({**item, "pieces": []})
             self.open = self.items[-1]
             index = self._index()
             part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
@@ -98,7 +99,7 @@ class Bridge:
                 self._event("response.content_part.added", item_id=item["id"],
                             output_index=index, content_index=0, part=part),
             ]  # fmt: skip
-        self.open["text"] += delta
+        self.open["pieces"].append(delta)
         out.append(self._event("response.output_text.delta", item_id=self.open["id"],
                                output_index=self.items.index(self.open), content_index=0,
                                delta=delta, logprobs=[]))  # fmt: skip
@@ -118,9 +119,10 @@ class Bridge:
             self.open = item
             out.append(self._event("response.output_item.added", output_index=self._index(),
                                    item=dict(item)))  # fmt: skip
+            item["pieces"] = []
         arguments = function.get("arguments")
         if isinstance(arguments, str) and arguments and item is self.open:
-            item["arguments"] += arguments
+            item["pieces"].append(arguments)
             index = self.items.index(item)
             delta = self._event("response.function_call_arguments.delta", item_id=item["id"],
                                 output_index=index, delta=arguments)  # fmt: skip
@@ -168,6 +170,14 @@ class Bridge:
             return []
         self.ended = True
         error = {"code": "server_error", "message": message}
+        if self.open is not None:  # what came of it, as far as it went
+            item, self.open = self.open, None
+            sofar = "".join(item.pop("pieces"))
+            if item["type"] == "message":
+                done = message_item(item["id"], sofar)
+            else:
+                done = call_item(item["id"], item["call_id"], item["name"], sofar)
+            self.items[self.items.index(item)] = {**done, "status": "incomplete"}
         self.response.update(status="failed", output=self.items, error=error,
                              usage=usage_of(self.usage))  # fmt: skip
         return [self._event("error", code="server_error", message=message, param=None),
