@@ -6,7 +6,9 @@ with uvicorn on 127.0.0.1:PORT until SIGTERM. The request's ``model`` (the agent
 
 - ``good:<name>``: answers ``"answer from <name>"`` (streamed in three pieces with
   ``stream: true``, then ``usage`` when ``stream_options.include_usage``), usage 11 prompt
-  and 7 completion tokens;
+  and 7 completion tokens; a request with ``tools`` is answered with a call of the first
+  one (arguments ``{"city": "Paris"}``, call id ``call_<name>``), and once the last message
+  is that call's output (a ``tool`` message), with ``"answer from <name>: <output>"``;
 - ``fail:<name>``: HTTP 500 with an OpenAI-style error body;
 - ``slow:<ms>``: a good answer after ``ms`` milliseconds (before the stream's first byte);
 - ``ratelimit:<seconds>``: HTTP 429 with ``Retry-After``;
@@ -126,6 +128,52 @@ def _error_event(message: str) -> bytes:
     return b"data: " + json.dumps({"error": error}).encode() + b"\n\n"
 
 
+TOOL_ARGUMENTS = '{"city": "Paris"}'
+
+
+def _tooling(name: str, body: dict[str, Any], streamed: bool) -> Response | None:
+    """``good`` asked with ``tools``: a call of the first, or the answer after its output."""
+    tools = body.get("tools") or []
+    if not tools:
+        return None
+    last = (body.get("messages") or [{}])[-1]
+    if last.get("role") == "tool":
+        completion = _completion(name)
+        completion["choices"][0]["message"]["content"] = f"answer from {name}: {last['content']}"
+        if not streamed:
+            return JSONResponse(completion)
+        text = completion["choices"][0]["message"]["content"]
+        pieces = [_chunk(name, {"role": "assistant", "content": text}), _chunk(name, {}, "stop")]
+    else:
+        call: dict[str, Any] = {
+            "id": f"call_{name}",
+            "type": "function",
+            "function": {"name": tools[0]["function"]["name"], "arguments": TOOL_ARGUMENTS},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        completion = _completion(name)
+        completion["choices"][0].update(message=message, finish_reason="tool_calls")
+        if not streamed:
+            return JSONResponse(completion)
+        start = {**call, "index": 0, "function": {**call["function"], "arguments": ""}}
+        pieces = [_chunk(name, {"role": "assistant", "content": None, "tool_calls": [start]})]
+        for half in (TOOL_ARGUMENTS[:8], TOOL_ARGUMENTS[8:]):
+            pieces.append(
+                _chunk(name, {"tool_calls": [{"index": 0, "function": {"arguments": half}}]})
+            )
+        pieces.append(_chunk(name, {}, "tool_calls"))
+    usage = {
+        "id": f"chatcmpl-{name}",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": name,
+        "choices": [],
+        "usage": completion["usage"],
+    }
+    pieces += [b"data: " + json.dumps(usage).encode() + b"\n\n", b"data: [DONE]\n\n"]
+    return StreamingResponse(iter(pieces), media_type="text/event-stream")
+
+
 def _misbehaving(behaviour: str, name: str, streamed: bool) -> Response | None:
     """The answer of a provider that misbehaves (the module's list), else None."""
     if behaviour == "reject":
@@ -170,7 +218,8 @@ async def _endless(piece: bytes, pause_s: float, first: bytes = b"") -> AsyncIte
 
 
 def _stream_hostile(behaviour: str, name: str, body: dict[str, Any]) -> Response | None:
-    """The ``stream...`` behaviours of the module's list, else None."""
+    """The ``stream...`` behaviours of the module's list, and ``good`` asked with tools;
+    else None."""
     sse = "text/event-stream"
     if behaviour == "streamline":
         start = _chunk(name, {"role": "assistant", "content": "answer "})
@@ -197,6 +246,8 @@ def _stream_hostile(behaviour: str, name: str, body: dict[str, Any]) -> Response
         pieces = [_chunk(name, {"role": "assistant", "content": None, "tool_calls": [call]}),
                   _chunk(name, {}, "tool_calls"), b"data: [DONE]\n\n"]  # fmt: skip
         return StreamingResponse(iter(pieces), media_type=sse)
+    if behaviour == "good":
+        return _tooling(name, body, bool(body.get("stream", False)))
     return None
 
 

@@ -49,3 +49,19 @@ def test_the_configuration_examples_are_valid() -> None:
     assert typed.gateway.classify is not None
     assert [rule.task_type for rule in typed.gateway.classify.rules] == ["code", "sql"]
     assert typed.gateway.classify.rules[1].matches("SELECT a FROM b")
+
+
+def test_the_responses_example_gets_an_answer(gateway: Server) -> None:
+    """The Responses API's example (section "The Responses API"), run with OpenAI's client
+    on the served gateway, prints an agent's answer."""
+    [block] = [b for b in python_blocks(DOC) if "client.responses.create" in b]
+    opening = (
+        "import openai\n"
+        f"client = openai.OpenAI(base_url={gateway.url('/v1')!r}, api_key={CLIENT!r})\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", opening + block], capture_output=True, text=True, timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.strip().startswith("answer from ")

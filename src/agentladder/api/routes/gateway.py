@@ -1,5 +1,6 @@
-"""The OpenAI-compatible gateway: ``POST /v1/chat/completions`` and ``GET /v1/models``,
-for bearer tokens of the ``client`` role (docs/gateway.md).
+"""The OpenAI-compatible gateway: ``POST /v1/chat/completions``, ``POST /v1/responses``
+(OpenAI's Responses API, bridged to a chat completion: ``responses``) and
+``GET /v1/models``, for bearer tokens of the ``client`` role (docs/gateway.md).
 
 The body is the caller's, passed on unchanged but for ``model`` (the chosen agent's model
 name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answered),
@@ -32,6 +33,7 @@ from agentladder.api.gateway_errors import openai_error
 from agentladder.domain.text import reason_invisible
 from agentladder.errors import InvalidInput
 from agentladder.services.container import Services
+from agentladder.services.gateway.responses_bridge import BRIDGING, Bridging
 from agentladder.services.gateway.service import Served
 
 __all__ = ["AGENT_HEADER", "CHECK_HEADER", "CONTRACT_HEADER", "router"]
@@ -92,8 +94,15 @@ async def chat_completions(request: Request) -> Response:
     A plain Starlette route (the router's ``client`` role checked here): FastAPI's
     dependency resolution per request was a measurable part of the gateway's own time
     (docs/benchmarks.md, "The gateway"), and this route needs none of it."""
+    return await _serve(request, "POST /v1/chat/completions", None)
+
+
+async def _serve(request: Request, what: str, responses: Bridging | None) -> Response:
+    """A chat completion through the gateway (``chat_completions``); with ``responses``,
+    the body is a Responses API request, bridged to a chat body and its answer back
+    (``services/gateway/responses_*.py``), the same path between."""
     received = time.perf_counter()
-    caller = caller_of_request(request).require(*CLIENT_ROLES, what="POST /v1/chat/completions")
+    caller = caller_of_request(request).require(*CLIENT_ROLES, what=what)
     services: Services = request.app.state.services
     gateway = services.gateway
     budget = gateway.budgets.check(caller.token)
@@ -102,7 +111,9 @@ async def chat_completions(request: Request) -> Response:
     told: dict[str, str] = {}
     request.state.route_headers = told  # filled as the choice is made; on an error's too
     body = await _body(request)
-    served = await gateway.complete(body, request.headers, caller_name(caller), caller.token, told)
+    asked = body if responses is None else responses.chat_body(body)
+    served = await gateway.complete(asked, request.headers, caller_name(caller), caller.token,
+                                    told)  # fmt: skip
     added = time.perf_counter() - received - served.provider_s
     task_type = gateway.counted_task_type(served.choice.task_type)
     gateway.traffic.answered(
@@ -111,14 +122,30 @@ async def chat_completions(request: Request) -> Response:
     if served.stream is not None:
         headers = {**_headers(served), **told, **spent, **served.budget,
                    "cache-control": "no-cache"}  # fmt: skip
-        return StreamingResponse(served.stream, media_type="text/event-stream", headers=headers)
+        stream = served.stream if responses is None else responses.stream(body, served.stream)
+        return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
     headers = {**_headers(served), **told, **spent, **served.budget}
-    return Response(served.body, media_type="application/json", headers=headers)
+    answer = served.body if responses is None else responses.answer(body, served.body)
+    return Response(answer, media_type="application/json", headers=headers)
 
 
 router.add_route(
     "/v1/chat/completions", chat_completions, methods=["POST"], include_in_schema=False
 )
+
+
+@requires(*CLIENT_ROLES)
+async def responses(request: Request) -> Response:
+    """OpenAI's Responses API (``POST /v1/responses``) bridged to the agent's chat
+    completions: the request translated to a chat body, which takes the chat route's whole
+    path (routing, fallbacks, budgets, checks, feedback, the same headers), the answer
+    translated back to a Response object, or its stream to the Responses API's events
+    (docs/gateway.md, "The Responses API"). ``previous_response_id`` and tool types other
+    than ``function`` are refused (400 naming the field)."""
+    return await _serve(request, "POST /v1/responses", BRIDGING)
+
+
+router.add_route("/v1/responses", responses, methods=["POST"], include_in_schema=False)
 
 
 @router.get("/v1/models", response_model=None)
