@@ -5,14 +5,13 @@ a report that fails is logged and counted (``failures``)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from litellm.integrations.custom_logger import CustomLogger
 
-from agentladder.client import AsyncLadder, Ladder
+from agentladder.integrations.litellm.clients import LadderClients
 from agentladder.integrations.litellm.reports import Report, report_of
 from agentladder.integrations.litellm.settings import LadderSettings
 
@@ -30,28 +29,13 @@ class LadderLogger(CustomLogger):
         self.settings = settings or LadderSettings()
         self.sent = 0
         self.failures = 0
-        self._sync: Ladder | None = None
-        self._async: tuple[asyncio.AbstractEventLoop, AsyncLadder] | None = None
+        self.clients = LadderClients(self.settings)
 
     def _report(self, kwargs: Any, response: object, start: object, end: object, *,
                 failed: bool) -> Report | None:  # fmt: skip
         if not isinstance(kwargs, Mapping):
             return None
         return report_of(kwargs, response, start, end, self.settings.agents, failed=failed)
-
-    def _ladder(self) -> Ladder:
-        if self._sync is None:
-            s = self.settings
-            self._sync = Ladder(s.url, s.token, timeout=s.timeout_s, retries=0)
-        return self._sync
-
-    def _async_ladder(self) -> AsyncLadder:
-        """The async client of the running loop (one per loop: httpx's pool is bound to it)."""
-        loop = asyncio.get_running_loop()
-        if self._async is None or self._async[0] is not loop:
-            s = self.settings
-            self._async = (loop, AsyncLadder(s.url, s.token, timeout=s.timeout_s, retries=0))
-        return self._async[1]
 
     def _failed(self, report: Report, error: Exception) -> None:
         self.failures += 1
@@ -61,7 +45,7 @@ class LadderLogger(CustomLogger):
         if report is None:
             return
         try:
-            ladder = self._ladder()
+            ladder = self.clients.sync()
             ladder.record_call(report.agent_id, report.call)
             if report.judgment is not None:
                 ladder.judge(report.judgment)
@@ -73,7 +57,7 @@ class LadderLogger(CustomLogger):
         if report is None:
             return
         try:
-            ladder = self._async_ladder()
+            ladder = self.clients.running()
             await ladder.record_call(report.agent_id, report.call)
             if report.judgment is not None:
                 await ladder.judge(report.judgment)

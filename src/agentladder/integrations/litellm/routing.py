@@ -7,7 +7,6 @@ LiteLLM's routing hook has no access to the response's hidden params."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import random
 from collections.abc import Mapping, Sequence
@@ -15,8 +14,10 @@ from typing import Any
 
 from litellm.types.router import CustomRoutingStrategyBase
 
-from agentladder.client import AsyncLadder, Ladder, RouteOut
+from agentladder.client import RouteOut
+from agentladder.domain.routing import Strategy
 from agentladder.integrations.litellm.calls import TASK_TYPE, deployment_agent, metadata_of
+from agentladder.integrations.litellm.clients import LadderClients
 from agentladder.integrations.litellm.settings import LadderSettings
 
 __all__ = ["ROUTE_INFO", "LadderRouting", "install"]
@@ -42,8 +43,7 @@ class LadderRouting(CustomRoutingStrategyBase):
         self.asked = 0
         self.picked = 0
         self.fallbacks = 0
-        self._sync: Ladder | None = None
-        self._async: tuple[asyncio.AbstractEventLoop, AsyncLadder] | None = None
+        self.clients = LadderClients(self.settings)
 
     def deployments(self, model: str) -> list[Deployment]:
         """The router's deployments of the model group ``model``."""
@@ -57,9 +57,9 @@ class LadderRouting(CustomRoutingStrategyBase):
         body: dict[str, Any] = {"count": 1, "strategy": s.strategy.value}
         if isinstance(task_type, str):
             body["task_type"] = task_type
-        if s.quality_floor is not None:
+        if s.strategy is Strategy.CHEAPEST_ABOVE and s.quality_floor is not None:
             body["quality_floor"] = s.quality_floor
-        if s.quality_floor_share is not None:
+        elif s.strategy is Strategy.CHEAPEST_ABOVE and s.quality_floor_share is not None:
             body["quality_floor_share"] = s.quality_floor_share
         if model in s.tags:
             body["tags"] = list(s.tags[model])
@@ -91,7 +91,7 @@ class LadderRouting(CustomRoutingStrategyBase):
         self.asked += 1
         route = None
         try:
-            route = await self._async_ladder().route(self._request(model, request_kwargs))
+            route = await self.clients.running().route(self._request(model, request_kwargs))
         except Exception as error:  # the ladder unreachable or refusing: LiteLLM's choice
             log.warning("agentladder: routing %s fell back: %s", model, error)
         return self._choose(group, route)
@@ -108,23 +108,10 @@ class LadderRouting(CustomRoutingStrategyBase):
         self.asked += 1
         route = None
         try:
-            route = self._ladder().route(self._request(model, request_kwargs))
+            route = self.clients.sync().route(self._request(model, request_kwargs))
         except Exception as error:
             log.warning("agentladder: routing %s fell back: %s", model, error)
         return self._choose(group, route)
-
-    def _ladder(self) -> Ladder:
-        if self._sync is None:
-            s = self.settings
-            self._sync = Ladder(s.url, s.token, timeout=s.timeout_s, retries=0)
-        return self._sync
-
-    def _async_ladder(self) -> AsyncLadder:
-        loop = asyncio.get_running_loop()
-        if self._async is None or self._async[0] is not loop:
-            s = self.settings
-            self._async = (loop, AsyncLadder(s.url, s.token, timeout=s.timeout_s, retries=0))
-        return self._async[1]
 
 
 def install(router: Any, settings: LadderSettings | None = None) -> LadderRouting:

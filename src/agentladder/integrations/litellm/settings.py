@@ -17,16 +17,17 @@ class LadderSettings:
     """``url`` and ``token`` (role orchestrator) of the ladder; ``agents``: a deployment's
     ``model_info.id`` or its litellm ``model`` (``openai/gpt-4o``) to the agent id it is
     (absent: the ``model_info.id`` itself); ``strategy``, ``quality_floor`` and
-    ``quality_floor_share``: how ``POST /route`` picks; ``tags``: a model group to the
-    capability tags its agents declare (routing picks among them); ``timeout_s``: each
-    request to the ladder (a slow ladder must not hold a call long)."""
+    ``quality_floor_share``: how ``POST /route`` picks (by default the cheapest agent
+    whose skill is at least 0.9 of the best's; give one of the two floors); ``tags``: a
+    model group to the capability tags its agents declare (routing picks among them);
+    ``timeout_s``: each request to the ladder (a slow ladder must not hold a call)."""
 
     url: str = "http://127.0.0.1:8000"
     token: str | None = None
     agents: Mapping[str, str] = field(default_factory=dict)
     strategy: Strategy = Strategy.CHEAPEST_ABOVE
     quality_floor: float | None = None
-    quality_floor_share: float | None = None
+    quality_floor_share: float | None = 0.9
     tags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     timeout_s: float = 5.0
 
