@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import litellm
 import pytest
-from litellm import Router
+from litellm.exceptions import BadRequestError, RateLimitError
+from litellm.router import Router
 
 from agentladder.domain.routing import Strategy
 from agentladder.integrations.litellm import (
@@ -24,7 +25,13 @@ from agentladder.integrations.litellm import (
 from tests.integrations.conftest import ADMIN, ORCH
 from tests.served import Server, free_port
 
-MESSAGES = [{"role": "user", "content": "Which controls matter most?"}]
+MESSAGES: list[Any] = [{"role": "user", "content": "Which controls matter most?"}]
+
+
+def _text(answer: Any) -> str:
+    """The answer's text."""
+    text: str = answer.choices[0].message.content
+    return text
 
 
 def _deployment(group: str, agent: str, mock: str) -> dict[str, Any]:
@@ -89,9 +96,9 @@ def test_outcomes_reach_health_and_stats(ladder: Server, callbacks: list[Any]) -
     async def calls() -> None:
         for _ in range(2):
             answer = await router.acompletion(model="fast", messages=MESSAGES)
-            assert answer.choices[0].message.content == "hello"
-        for group, error in (("limited", litellm.RateLimitError),
-                             ("strict", litellm.BadRequestError)):  # fmt: skip
+            assert _text(answer) == "hello"
+        for group, error in (("limited", RateLimitError),
+                             ("strict", BadRequestError)):  # fmt: skip
             for _ in range(3):
                 with pytest.raises(error):
                     await router.acompletion(model=group, messages=MESSAGES)
@@ -132,23 +139,25 @@ def _seed(ladder: Server, scores: dict[str, float], task_type: str) -> None:
 
 
 def _chat_router() -> Router:
-    return Router(model_list=[
+    router: Router = Router(model_list=[
         _deployment("chat", "alpha", "from alpha"),
         _deployment("chat", "bravo", "from bravo"),
         _deployment("chat", "charlie", "from charlie"),
     ], num_retries=0)  # fmt: skip
+    return router
 
 
 def test_routing_picks_the_ladders_first(ladder: Server, callbacks: list[Any]) -> None:
     """At a task type where charlie's judgments are best, every request tagged with it is
-    charlie's deployment, the ladder's reason on it; the untagged ones too are the ladder's."""
+    charlie's deployment, the ladder's reason on it; at another, where alpha's are, alpha's."""
     _seed(ladder, {"charlie": 9.0, "alpha": 5.0, "bravo": 3.0}, "triage")
+    _seed(ladder, {"alpha": 9.0, "bravo": 5.0, "charlie": 3.0}, "summaries")
     settings = LadderSettings(url=ladder.base, token=ORCH, strategy=Strategy.BEST)
     router = _chat_router()
     strategy = install(router, settings)
     seen: list[dict[str, Any]] = []
 
-    class Seen(litellm.integrations.custom_logger.CustomLogger):  # type: ignore[misc]
+    class Seen(litellm.integrations.custom_logger.CustomLogger):
         async def async_log_success_event(
             self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
         ) -> None:
@@ -162,24 +171,26 @@ def test_routing_picks_the_ladders_first(ladder: Server, callbacks: list[Any]) -
             await router.acompletion(model="chat", messages=MESSAGES, metadata=tagged)
             for _ in range(5)
         ]
+        other = await router.acompletion(
+            model="chat", messages=MESSAGES, metadata={"agentladder_task_type": "summaries"}
+        )
+        assert _text(other) == "from alpha"
         await strategy.clients.aclose()
         deadline = time.monotonic() + 15
-        while len(seen) < 5 and time.monotonic() < deadline:  # logged after the call
+        while len(seen) < 6 and time.monotonic() < deadline:  # logged after the call
             await asyncio.sleep(0.05)
-        return [a.choices[0].message.content for a in answers]
+        return [_text(a) for a in answers]
 
     assert asyncio.run(calls()) == ["from charlie"] * 5
-    assert (
-        router.completion(
-            model="chat", messages=MESSAGES, metadata={"agentladder_task_type": "triage"}
-        )
-        .choices[0]
-        .message.content
-        == "from charlie"
+    sync = router.completion(
+        model="chat", messages=MESSAGES, metadata={"agentladder_task_type": "triage"}
     )
+    assert _text(sync) == "from charlie"
     strategy.clients.close()
-    assert (strategy.asked, strategy.picked, strategy.fallbacks) == (6, 6, 0)
-    assert all(info["id"] == "charlie" and info[ROUTE_INFO] for info in seen), seen
+    assert (strategy.asked, strategy.picked, strategy.fallbacks) == (7, 7, 0)
+    charlies = [info for info in seen if info["id"] == "charlie"]
+    assert len(charlies) == 5, seen
+    assert all(info[ROUTE_INFO] for info in charlies), seen
 
 
 def test_ladder_away_falls_back_to_litellm(callbacks: list[Any]) -> None:
@@ -195,7 +206,7 @@ def test_ladder_away_falls_back_to_litellm(callbacks: list[Any]) -> None:
         answers = [await router.acompletion(model="chat", messages=MESSAGES) for _ in range(6)]
         await _settled(logger, 6)
         await strategy.clients.aclose()
-        return [a.choices[0].message.content for a in answers]
+        return [_text(a) for a in answers]
 
     answered = asyncio.run(calls())
     assert set(answered) <= {"from alpha", "from bravo", "from charlie"}
