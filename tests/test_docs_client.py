@@ -84,7 +84,7 @@ def test_the_token_each_call_needs_is_the_role_its_route_declares() -> None:
     text = (ROOT / "docs" / "client.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+)\(.*?\)` \| (.+?) \| (.+?) \| .+\|$", text, re.M)
     by_name = {name: (api, token) for name, api, token in rows}
-    assert len(by_name) == 15
+    assert len(by_name) == 16
     for name, (api, token) in by_name.items():
         if api == "both":
             calls = [by_name["should_validate"][0], by_name["record_validation"][0]]

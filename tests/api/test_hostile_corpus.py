@@ -72,6 +72,12 @@ class Endpoint:
     extra_refused: bool = True
     long_strings: tuple[tuple[Path, int], ...] = ()  # a field and its maximum length
     extras: tuple[Case, ...] = field(default_factory=tuple)
+    url: str | None = None  # where the cases are sent, for a path with a parameter
+
+    @property
+    def target(self) -> str:
+        """Where the cases are sent: ``url``, else ``path``."""
+        return self.url or self.path
 
 
 def _dotted(path: Path) -> str:
@@ -125,7 +131,7 @@ NEGATIVE: tuple[Any, ...] = (-1, -0.5, -(2**53))
 def _field_cases(e: Endpoint) -> Iterator[Case]:
     def bad(kind: str, body: dict[str, Any] | bytes, where: str, status: int = 422) -> Case:
         raw = body if isinstance(body, bytes) else _encode(body)
-        return Case(kind, e.path, raw, status, "invalid_input", where)
+        return Case(kind, e.target, raw, status, "invalid_input", where)
 
     typed = (
         ("string", e.strings), ("number", e.numbers), ("integer", e.integers),
@@ -159,7 +165,8 @@ def _name_cases(e: Endpoint) -> Iterator[Case]:
     for name in HOSTILE_NAMES:
         if e.name is not None:
             body = _with(e.base, e.name, name)
-            yield Case("hostile name", e.path, _encode(body), 422, "invalid_input", _dotted(e.name))
+            where = _dotted(e.name)
+            yield Case("hostile name", e.target, _encode(body), 422, "invalid_input", where)
         if e.name_key is not None:
             holder = copy.deepcopy(e.base)
             target: Any = holder
@@ -168,13 +175,13 @@ def _name_cases(e: Endpoint) -> Iterator[Case]:
             first = next(iter(target))
             target[name] = target.pop(first)
             prefix = _dotted(e.name_key)
-            yield Case("hostile name", e.path, _encode(holder), 422, "invalid_input", prefix)
+            yield Case("hostile name", e.target, _encode(holder), 422, "invalid_input", prefix)
 
 
 def _body_cases(e: Endpoint) -> Iterator[Case]:
     def case(kind: str, raw: bytes, status: int, code: str, where: str | None = None,
              content_type: str = "application/json") -> Case:  # fmt: skip
-        return Case(kind, e.path, raw, status, code, where, content_type)
+        return Case(kind, e.target, raw, status, code, where, content_type)
 
     yield case("not JSON", b"{", 400, "bad_request")
     yield case("not JSON", b'{"a": 1,}', 400, "bad_request")
@@ -326,6 +333,22 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         integers=(("judgments", 0, "retries"),), bools=(("judgments", 0, "success"),),
         lists=(("judgments",),), name=("judgments", 0, "agent_id"),
         long_strings=((("judgments", 0, "contract_id"), 256),),
+    ),
+    Endpoint(
+        "/agents/{agent_id}/calls",
+        {"latency_ms": 120.0, "outcome": "ok", "cost_usd": 0.01, "input_tokens": 30,
+         "output_tokens": 12, "error": "none", "retry_after_s": 1.0},
+        required=("latency_ms", "outcome"), strings=(("outcome",), ("error",)),
+        numbers=(("latency_ms",), ("cost_usd",), ("retry_after_s",)),
+        integers=(("input_tokens",), ("output_tokens",)),
+        long_strings=((("error",), 2000),), url="/agents/sim_a/calls",
+        extras=(
+            Case("unknown agent", "/agents/ghost/calls",
+                 _encode({"latency_ms": 1, "outcome": "ok"}), 404, "not_found"),
+            Case("unknown outcome", "/agents/sim_a/calls",
+                 _encode({"latency_ms": 1, "outcome": "meh"}), 422, "invalid_input",
+                 "outcome"),
+        ),
     ),
     Endpoint(
         "/oracle/sentinel/check",

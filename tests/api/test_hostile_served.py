@@ -36,7 +36,7 @@ api:
     - {{role: agent, token: {AGENT}, agent_id: sim_a}}
 """
 TEN_MB = 10 * 1024 * 1024
-WRITES = [e.path for e in ENDPOINTS]
+WRITES = [e.target for e in ENDPOINTS]
 
 
 def _auth(path: str) -> dict[str, str]:

@@ -17,6 +17,8 @@ from agentladder.client import (
     AgentConfig,
     AgentFields,
     AsyncLadder,
+    CallFields,
+    CallOutcomeIn,
     ExternalDeliberation,
     ExternalFields,
     InvalidInput,
@@ -59,6 +61,7 @@ class Sent(httpx.BaseTransport):
         (RouteFields, RouteRequest),
         (ExternalFields, ExternalDeliberation),
         (AgentFields, AgentConfig),
+        (CallFields, CallOutcomeIn),
     ],
 )
 def test_each_keyword_set_names_its_models_fields(fields: type, model: type[BaseModel]) -> None:

@@ -24,6 +24,7 @@ from agentladder.api.limits import RequestGuard
 from agentladder.api.metrics import install_metrics
 from agentladder.api.route_roles import RouteRoles
 from agentladder.api.routes import (
+    agent_outcomes,
     agent_tasks,
     agents,
     card,
@@ -52,9 +53,9 @@ log = logging.getLogger(__name__)
 
 
 ROUTE_MODULES = (
-    gateway, oracle, oracle_batch, health, agent_tasks, agents, card, deliberations, skills,
-    skill_fit, skill_judges, routing, dashboard, dashboard_agent, dashboard_routing,
-    dashboard_traffic,
+    gateway, oracle, oracle_batch, health, agent_tasks, agent_outcomes, agents, card,
+    deliberations, skills, skill_fit, skill_judges, routing, dashboard, dashboard_agent,
+    dashboard_routing, dashboard_traffic,
 )  # fmt: skip
 """The modules whose routers the app includes, in this order (see ``_configure``)."""
 

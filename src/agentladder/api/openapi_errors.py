@@ -43,6 +43,7 @@ ERRORS: dict[tuple[str, str], tuple[str, ...]] = {
     ("/agents/tasks/next", "get"): ("400", "401", "403", "404", "422", "429", "503"),
     ("/agents/tasks/answers", "post"): (*_WRITE, "404"),
     ("/agents/heartbeat", "post"): (*_WRITE, "409"),
+    ("/agents/{agent_id}/calls", "post"): (*_WRITE, "404"),
     ("/agents", "get"): _READ,
     ("/agents/directory", "get"): (*_READ, "422"),
     ("/agents/{agent_id}", "get"): (*_READ, "404"),

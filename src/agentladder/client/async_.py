@@ -33,6 +33,9 @@ from agentladder.client.models import (
     AgentProfile,
     AgentSkillsOut,
     BatchItemOut,
+    CallFields,
+    CallOutcomeIn,
+    CallRecordedOut,
     DeliberationOut,
     ExternalDeliberation,
     ExternalFields,
@@ -219,6 +222,18 @@ class AsyncLadder:
     async def skill_judges(self) -> JudgesOut:
         """Every source of scores the skill fit knows, most evidence first."""
         return await self._send(calls.skill_judges())
+
+    async def record_call(
+        self,
+        agent_id: str,
+        call: CallOutcomeIn | Mapping[str, Any] | None = None,
+        /,
+        **fields: Unpack[CallFields],
+    ) -> CallRecordedOut:
+        """Record the outcome of a call to ``agent_id`` made elsewhere (its health and
+        stats, as the gateway's own calls feed them): ``record_call("a", latency_ms=80,
+        outcome="ok", cost_usd=0.002)``; a ``bad_request`` is counted in neither."""
+        return await self._send(calls.record_call(agent_id, call, fields))
 
     async def route(
         self,

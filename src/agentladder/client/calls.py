@@ -15,6 +15,8 @@ from agentladder.client.models import (
     AgentSkillsOut,
     BatchIn,
     BatchOut,
+    CallOutcomeIn,
+    CallRecordedOut,
     DeliberationOut,
     ExternalDeliberation,
     JudgesOut,
@@ -40,6 +42,7 @@ __all__ = [
     "heartbeat",
     "judge",
     "profile",
+    "record_call",
     "report",
     "route",
     "savings",
@@ -161,3 +164,11 @@ def heartbeat(given: object, fields: Mapping[str, object]) -> Call[AgentOut]:
 def deliberation(deliberation_id: str) -> Call[DeliberationOut]:
     """``GET /deliberation/{deliberation_id}``."""
     return Call("GET", f"/deliberation/{_id(deliberation_id)}", DeliberationOut)
+
+
+def record_call(
+    agent_id: str, given: object, fields: Mapping[str, object]
+) -> Call[CallRecordedOut]:
+    """``POST /agents/{agent_id}/calls``: a ``CallOutcomeIn``, a dict, or its keywords."""
+    body = as_model(CallOutcomeIn, given, fields)
+    return Call("POST", f"/agents/{_id(agent_id)}/calls", CallRecordedOut, body)

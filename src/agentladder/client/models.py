@@ -10,6 +10,7 @@ from typing import Any, TypedDict
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentladder.api.records import DeliberationOut
+from agentladder.api.routes.agent_outcomes import CallOutcome, CallOutcomeIn, CallRecordedOut
 from agentladder.api.routes.oracle import SentinelCheck, ValidationIn
 from agentladder.api.routes.oracle_batch import BATCH_MAX, BatchIn, BatchItemOut, BatchOut
 from agentladder.api.routes.routing import RouteOut, RouteRequest
@@ -45,6 +46,10 @@ __all__ = [
     "BatchIn",
     "BatchItemOut",
     "BatchOut",
+    "CallFields",
+    "CallOutcome",
+    "CallOutcomeIn",
+    "CallRecordedOut",
     "DeliberationOut",
     "ExternalDeliberation",
     "ExternalFields",
@@ -115,6 +120,18 @@ class JudgmentFields(TypedDict, total=False):
     output: str | None
     new_agent: bool
     scale: Scale | None
+
+
+class CallFields(TypedDict, total=False):
+    """The fields of ``CallOutcomeIn``: ``latency_ms`` and ``outcome`` at least."""
+
+    latency_ms: float
+    outcome: CallOutcome
+    cost_usd: float | None
+    input_tokens: int
+    output_tokens: int
+    error: str | None
+    retry_after_s: float | None
 
 
 class RouteFields(TypedDict, total=False):

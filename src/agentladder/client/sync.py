@@ -32,6 +32,9 @@ from agentladder.client.models import (
     AgentProfile,
     AgentSkillsOut,
     BatchItemOut,
+    CallFields,
+    CallOutcomeIn,
+    CallRecordedOut,
     DeliberationOut,
     ExternalDeliberation,
     ExternalFields,
@@ -215,6 +218,18 @@ class Ladder:
     def skill_judges(self) -> JudgesOut:
         """Every source of scores the skill fit knows, most evidence first."""
         return self._send(calls.skill_judges())
+
+    def record_call(
+        self,
+        agent_id: str,
+        call: CallOutcomeIn | Mapping[str, Any] | None = None,
+        /,
+        **fields: Unpack[CallFields],
+    ) -> CallRecordedOut:
+        """Record the outcome of a call to ``agent_id`` made elsewhere (its health and
+        stats, as the gateway's own calls feed them): ``record_call("a", latency_ms=80,
+        outcome="ok", cost_usd=0.002)``; a ``bad_request`` is counted in neither."""
+        return self._send(calls.record_call(agent_id, call, fields))
 
     def route(
         self,
