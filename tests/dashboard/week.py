@@ -246,10 +246,18 @@ def _traffic(server: Server) -> None:
         raise AssertionError("the client's budget never refused a request")
 
 
+def _counted(savings: dict[str, Any]) -> bool:
+    """Whether the routing savings hold the four routed answers and the judged one (its
+    check is judged after the answer: the savings may count the answer first)."""
+    overall = savings.get("overall") or {}
+    judged = (overall.get("quality") or {}).get("judged", 0)
+    return bool(savings["routed"] >= 4 and judged >= 1)
+
+
 def _settled(server: Server) -> None:
     """Until the routing savings count the routed answers and a fit took in everything."""
     deadline = time.monotonic() + 60
-    while httpx.get(server.url("/routing/savings"), timeout=30).json()["routed"] < 4:
+    while not _counted(httpx.get(server.url("/routing/savings"), timeout=30).json()):
         assert time.monotonic() < deadline, "the routing savings did not count the answers"
         time.sleep(0.2)
     while True:
