@@ -196,7 +196,9 @@ def test_the_week_holds_what_a_team_s_store_holds(week: Week) -> None:
     assert summary is not None
     assert int(summary[1]) >= 1
     assert int(summary[2]) >= 1
-    assert _savings_shown(page) == (4, 1)
+    routed, judged = _savings_shown(page)
+    assert routed == 4
+    assert judged >= 1  # the checks are sampled: one to three of the answers are judged
     index = page("/dashboard")
     for judge in JUDGES:
         assert f'data-source="judge:{judge}"' in index, judge
