@@ -79,16 +79,21 @@ class LadderRouting(CustomRoutingStrategyBase):
         self.fallbacks += 1
         return self.rng.choice(list(group))
 
+    def _asked_for(self, model: str) -> list[Deployment]:
+        """The deployments of ``model``'s group, the request counted; none is a ValueError."""
+        group = self.deployments(model)
+        if not group:
+            raise ValueError(f"model: no deployment of the model group {model!r}")
+        self.asked += 1
+        return group
+
     async def async_get_available_deployment(  # type: ignore[override]  # base: None
         self, model: str, messages: list[dict[str, str]] | None = None,
         input: str | list[object] | None = None, specific_deployment: bool | None = False,
         request_kwargs: dict[str, object] | None = None,
     ) -> Deployment:  # fmt: skip
         """The deployment serving an async request to ``model``."""
-        group = self.deployments(model)
-        if not group:
-            raise ValueError(f"model: no deployment of the model group {model!r}")
-        self.asked += 1
+        group = self._asked_for(model)
         route = None
         try:
             route = await self.clients.running().route(self._request(model, request_kwargs))
@@ -102,10 +107,7 @@ class LadderRouting(CustomRoutingStrategyBase):
         request_kwargs: dict[str, object] | None = None,
     ) -> Deployment:  # fmt: skip
         """The deployment serving a sync request to ``model``."""
-        group = self.deployments(model)
-        if not group:
-            raise ValueError(f"model: no deployment of the model group {model!r}")
-        self.asked += 1
+        group = self._asked_for(model)
         route = None
         try:
             route = self.clients.sync().route(self._request(model, request_kwargs))
