@@ -32,10 +32,14 @@ def _url(store: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
 
 async def _as_before(services: Services) -> bytes:
     """GET /agents as the route built it before the stores did: the registry's views, the
-    stats, one ``AgentOut`` each."""
+    stats and the health this instance tracks, one ``AgentOut`` each."""
     stats = await services.store.list_stats()
     objects = [
-        agent_out(view, None if view.agent_id not in stats else stats[view.agent_id].value)
+        agent_out(
+            view,
+            None if view.agent_id not in stats else stats[view.agent_id].value,
+            services.health.tracked(view.agent_id),
+        )
         .model_dump_json()
         .encode()
         for view in await services.registry.list()
@@ -46,7 +50,8 @@ async def _as_before(services: Services) -> bytes:
 ODD_BEATS: list[dict[str, Any]] = [
     {"name": "odd.one", "provider_id": 'q"uote\\', "description": "é 日本 🦀 \u2028 \t\n\x01",
      "capability_tags": ["a b", "ü"], "input_price_per_mtok": 0.3, "output_price_per_mtok": 1e-9},
-    {"name": "Plain-2", "description": '"status":"offline"}', "signing_schemes": ["ed25519"]},
+    {"name": "Plain-2", "description": '"status":"offline"} {"name":"x","stats":{}}}',
+     "signing_schemes": ["ed25519"]},
 ]  # fmt: skip
 
 
@@ -54,8 +59,10 @@ ODD_BEATS: list[dict[str, Any]] = [
 def test_the_listing_is_byte_for_byte_the_former_rendering(
     store: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """Agents with odd characters and unicode, with and without stats, online and offline:
-    the body is exactly what the route answered before, at every step."""
+    """Agents with odd characters and unicode (a description holding what the listing's
+    objects are cut at), with and without stats, online and offline, with and without a
+    health this instance tracks: the body is exactly what the route answered before, at
+    every step."""
     clock = FixedClock()
 
     async def body(client: httpx.AsyncClient, services: Services) -> None:
@@ -72,6 +79,10 @@ def test_the_listing_is_byte_for_byte_the_former_rendering(
         stats = AgentPerformanceStats(rank=4, avg_score=6.25, recent_latencies_ms=(1.5,))
         await services.store.commit_stats({"odd.one": (stats, 0), "sim_a": (stats, 0)})
         assert "odd.one" in (await same()).decode()
+        services.health.pin("Plain-2", "its key is missing")
+        pinned = {a["name"]: a["health"] for a in json.loads(await same())["agents"]}
+        assert pinned["Plain-2"]["status"] == "down"
+        assert pinned["odd.one"]["reason"] == "no call yet"
         clock.advance(31)  # three 10 s heartbeat intervals and more
         assert (await client.post("/agents/heartbeat", json=ODD_BEATS[1])).status_code == 200
         listed = json.loads(await same())["agents"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -137,7 +136,8 @@ def agent_out(
     )
 
 
-_AGENT = re.compile(rb'\{"name":"([A-Za-z0-9_.-]+)".*?"stats":\{[^{}]*\}(?=\})', re.DOTALL)
+_STATS = b'"stats":{'
+_NAME = b'{"name":"'
 _NO_CALLS_JSON = NO_CALLS.model_dump_json().encode()
 
 
@@ -149,15 +149,24 @@ def health_json(health: Callable[[str], AgentHealth | None], agent_id: str) -> b
 
 def with_health(body: bytes, health: Callable[[str], AgentHealth | None]) -> bytes:
     """A listing of agents' objects as the store encodes them (``store/listing.py``:
-    ``{"name":"...`` up to ``"stats":{...}}``; no JSON string holds such a sequence
-    unescaped, and the stats hold no braces), each given its ``"health"`` last, as
-    ``AgentOut`` encodes it."""
-
-    def add(found: re.Match[bytes]) -> bytes:
-        agent = found.group(1).decode()
-        return found.group(0) + b',"health":' + health_json(health, agent)
-
-    return _AGENT.sub(add, body)
+    ``{"name":"...`` up to ``"stats":{...}}``), each given its ``"health"`` last, as
+    ``AgentOut`` encodes it. No JSON string holds ``"stats":{`` or ``{"name":"``
+    unescaped (a quote in a string is ``\\"``) and the stats hold no braces, so the body
+    is cut at each ``"stats":{``: the stats end at the first ``}`` after it, and the next
+    agent's name follows the first ``{"name":"`` after that. One pass over the bytes:
+    a regular expression with a lazy match per agent took 6 ms for 1,000 agents, three
+    times the store's read."""
+    pieces = body.split(_STATS)
+    out = [pieces[0]]
+    head = pieces[0]
+    for piece in pieces[1:]:
+        start = head.find(_NAME) + len(_NAME)
+        agent = head[start : head.index(b'"', start)].decode()
+        end = piece.index(b"}") + 1
+        out += (_STATS, piece[:end], b',"health":', health_json(health, agent))
+        head = piece[end:]
+        out.append(head)
+    return b"".join(out)
 
 
 def stats_out(agent_id: str, stats: AgentPerformanceStats) -> AgentStatsOut:
