@@ -395,7 +395,9 @@ class MemoryStore(MemoryChecks):
         if left:
             for record in self._served.values():
                 asked = record.request_id
-                if asked is not None and asked in left and (asked not in found or found[asked].at < record.at):
+                if asked is None or asked not in left:
+                    continue
+                if asked not in found or found[asked].at < record.at:
                     found[asked] = record
         return found
 
