@@ -1,8 +1,8 @@
 """Run a tiny Inspect eval through agentladder's gateway and print the log's path.
 
-``python -m tests.importing.gateway_eval LOG_DIR BASE_URL MODEL`` with ``OPENAI_API_KEY``
-the gateway's client token: Inspect's own ``openai`` provider (``MODEL``, such as
-``openai/route:audit``) at ``BASE_URL``. Four samples scored by ``includes()``, one at a
+``python -m tests.importing.gateway_eval LOG_DIR BASE_URL MODEL...`` with
+``OPENAI_API_KEY`` the gateway's client token: Inspect's own ``openai`` provider (each
+``MODEL``, such as ``openai/route:audit``, one log each) at ``BASE_URL``. Four samples scored by ``includes()``, one at a
 time; the fourth's solver first asks the agent its ``first`` metadata names
 (``openai/<agent>``, a second model call of the sample), then the eval's model, whose
 answer is scored. Run as a process of its own, as ``tiny_eval.py`` is (and with its
@@ -40,8 +40,8 @@ def answer(base_url: str) -> Solver:
     return solve
 
 
-def main(log_dir: str, base_url: str, model: str) -> None:
-    """Run it; print the log's location."""
+def main(log_dir: str, base_url: str, models: list[str]) -> None:
+    """Run it with each model; print each log's location."""
     inspect_model.count_text_tokens = _local_count  # type: ignore[attr-defined]
     inspect_tokens.count_text_tokens = _local_count
     warnings.simplefilter("ignore")
@@ -58,14 +58,16 @@ def main(log_dir: str, base_url: str, model: str) -> None:
         solver=answer(base_url),
         scorer=includes(),
     )
-    (log,) = run_eval(
-        task, model=model, model_base_url=base_url, log_dir=log_dir, display="none",
-        max_connections=1, max_samples=1,
-    )  # fmt: skip
-    if log.status != "success":
-        raise SystemExit(f"the eval failed: {log.error.message if log.error else log.status}")
-    print(log.location)
+    for model in models:
+        (log,) = run_eval(
+            task, model=model, model_base_url=base_url, log_dir=log_dir, display="none",
+            max_connections=1, max_samples=1,
+        )  # fmt: skip
+        if log.status != "success":
+            failed = log.error.message if log.error else log.status
+            raise SystemExit(f"the eval of {model} failed: {failed}")
+        print(log.location)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(sys.argv[1], sys.argv[2], sys.argv[3:])
