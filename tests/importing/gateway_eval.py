@@ -2,11 +2,11 @@
 
 ``python -m tests.importing.gateway_eval LOG_DIR BASE_URL MODEL...`` with
 ``OPENAI_API_KEY`` the gateway's client token: Inspect's own ``openai`` provider (each
-``MODEL``, such as ``openai/route:audit``, one log each) at ``BASE_URL``. Four samples scored by ``includes()``, one at a
-time; the fourth's solver first asks the agent its ``first`` metadata names
-(``openai/<agent>``, a second model call of the sample), then the eval's model, whose
-answer is scored. Run as a process of its own, as ``tiny_eval.py`` is (and with its
-count of words for tokens).
+``MODEL``, such as ``openai/route:audit``, one log each) at ``BASE_URL``. Four samples
+scored by ``includes()``, one at a time; the fourth's solver first asks the agent its
+``first`` metadata names (``openai/<agent>``, a second model call of the sample), then
+the eval's model, whose answer is scored. Run as a process of its own, as
+``tiny_eval.py`` is (and with its count of words for tokens).
 """
 
 from __future__ import annotations

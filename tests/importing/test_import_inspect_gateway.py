@@ -87,16 +87,9 @@ def answers(log: EvalLog) -> dict[str, list[str]]:
     return found
 
 
-def test_a_routed_inspect_run_imports_as_the_agents_that_answered(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The routed run's four samples are judgments of alpha under the contracts of their
-    last calls, which the gateway's check judged already: the import adds no judgment and
-    counts them as duplicates (one judgment per answer); the run naming zeta imports as
-    four judgments of zeta (no --agent), under its answers' contracts, each costing its
-    tokens at zeta's prices as the store keeps them (no --config); a second import adds
-    nothing; the served records kept each call's x-irid."""
-    monkeypatch.setenv("GW_KEY", "sk-local-secret")
+def run_through_gateway(tmp_path: Path) -> tuple[EvalLog, EvalLog]:
+    """The served gateway, its judgments seeded; the eval run as ``openai/route:audit``
+    and as ``openai/zeta``; the gateway stopped (its records written, its checks done)."""
     providers = Providers(tmp_path, free_port())
     try:
         server = start_server(tmp_path, config(providers.base_url))
@@ -110,34 +103,21 @@ def test_a_routed_inspect_run_imports_as_the_agents_that_answered(
                      "OPENAI_API_KEY": CLIENT},
             )  # fmt: skip
         finally:
-            server.stop()  # the served records written, the queued checks done
+            server.stop()
     finally:
         providers.stop()
     assert ran.returncode == 0, ran.stderr[-3000:]
     routed, named = (read_eval_log(line) for line in ran.stdout.strip().splitlines()[-2:])
-    db = tmp_path / "served.db"
-    before = events(db)
-    routed_calls, named_calls = answers(routed), answers(named)
-    checked = {key: payload for agent, key, payload in before if agent == "alpha"}
-    for sample, contracts in routed_calls.items():
-        assert f"judgment:{contracts[-1]}" in checked, (sample, sorted(checked))
+    return routed, named
 
-    args = ["import", routed.location, named.location, "--db", str(db), "--json"]
-    first = CliRunner().invoke(app, args)
-    assert first.exit_code == 0, first.output
-    summary = json.loads(first.stdout)
-    assert (summary["imported"], summary["duplicate"]) == (4, 4), summary
-    assert (summary["through_gateway"], summary["gateway_judged"]) == (8, 4), summary
-    assert summary["unfound"] == 0
-    assert "new_agents" not in summary or summary["new_agents"] == []
 
-    after = events(db)
-    added = [event for event in after if event not in before]
-    assert {agent for agent, _, _ in added} == {"zeta"}
-    assert all(not agent.startswith("openai") for agent, _, _ in after)
+def check_zeta(named: EvalLog, added: list[tuple[str, str, dict[str, Any]]]) -> None:
+    """Each sample of the run naming zeta: one judgment of zeta under its last answer's
+    contract, its score the scorer's, its cost its tokens at zeta's prices."""
+    calls = answers(named)
     assert named.samples is not None
     for sample in named.samples:
-        key = f"judgment:{named_calls[str(sample.id)][-1]}"
+        key = f"judgment:{calls[str(sample.id)][-1]}"
         (payload,) = [p for agent, k, p in added if k == key and agent == "zeta"]
         value = sample.scores["includes"].value if sample.scores else None
         assert payload["score"] == {"C": 10.0, "I": 0.0}[str(value)]
@@ -148,10 +128,41 @@ def test_a_routed_inspect_run_imports_as_the_agents_that_answered(
         assert payload["cost"] == pytest.approx(
             (inputs * ZETA_PRICES[0] + outputs * ZETA_PRICES[1]) / 1e6
         )
-    s4 = next(p for a, k, p in added if k == f"judgment:{named_calls['s4'][-1]}")
+    s4 = next(p for _, k, p in added if k == f"judgment:{calls['s4'][-1]}")
     assert s4["cost"] == pytest.approx((2 * 11 * 3.0 + 2 * 7 * 4.0) / 1e6)  # two calls
-    routed_keys = {f"judgment:{calls[-1]}" for calls in routed_calls.values()}
-    assert sum(1 for _, key, _ in after if key in routed_keys) == 4  # one judgment each
+
+
+def test_a_routed_inspect_run_imports_as_the_agents_that_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The routed run's four samples are judgments of alpha under the contracts of their
+    last calls, which the gateway's check judged already: the import adds no judgment and
+    counts them as duplicates (one judgment per answer); the run naming zeta imports as
+    four judgments of zeta (no --agent), under its answers' contracts, each costing its
+    tokens at zeta's prices as the store keeps them (no --config); a second import adds
+    nothing; the served records kept each call's x-irid."""
+    monkeypatch.setenv("GW_KEY", "sk-local-secret")
+    routed, named = run_through_gateway(tmp_path)
+    db = tmp_path / "served.db"
+    before = events(db)
+    routed_calls = answers(routed)
+    checked = {key for agent, key, _ in before if agent == "alpha"}
+    last = {f"judgment:{contracts[-1]}" for contracts in routed_calls.values()}
+    assert last <= checked, (last, sorted(checked))
+
+    args = ["import", routed.location, named.location, "--db", str(db), "--json"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    summary = json.loads(first.stdout)
+    assert (summary["imported"], summary["duplicate"]) == (4, 4), summary
+    assert (summary["through_gateway"], summary["gateway_judged"]) == (8, 4), summary
+    assert (summary["unfound"], summary["new_agents"]) == (0, []), summary
+    after = events(db)
+    added = [event for event in after if event not in before]
+    assert {agent for agent, _, _ in added} == {"zeta"}
+    assert all(not agent.startswith("openai") for agent, _, _ in after)
+    check_zeta(named, added)
+    assert sum(1 for _, key, _ in after if key in last) == 4  # one judgment each
 
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
@@ -164,7 +175,8 @@ def test_a_routed_inspect_run_imports_as_the_agents_that_answered(
     assert routed.samples is not None
     for sample in routed.samples:
         calls = [e for e in sample.events if e.event == "model"]
-        contracts = routed_calls[str(sample.id)]
-        for event, contract in zip(calls, contracts, strict=True):
+        for event, contract in zip(calls, routed_calls[str(sample.id)], strict=True):
             assert event.call is not None
-            assert kept[contract] == event.call.request["extra_headers"]["x-irid"]  # type: ignore[index,call-overload]
+            headers = event.call.request["extra_headers"]
+            assert isinstance(headers, dict)
+            assert kept[contract] == headers["x-irid"]

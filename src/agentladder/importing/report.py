@@ -75,19 +75,19 @@ def report_lines(summary: Summary, as_json: bool) -> tuple[list[str], list[str]]
         )
     if summary.through_gateway:
         out.append(
-            f"answered through the gateway: {summary.through_gateway} samples, each a"
+            f"answered through the gateway: {_samples(summary.through_gateway)}, each a"
             " judgment of the agent that answered its last model call (its served record)"
         )
     if summary.gateway_judged:
         out.append(
-            f"judged by the gateway already: {summary.gateway_judged} samples (its check of"
-            " the same answer), counted as duplicates"
+            f"judged by the gateway already: {_samples(summary.gateway_judged)} (its check"
+            " of the same answer), counted as duplicates"
         )
     if summary.unfound:
         shown = ", ".join(summary.unfound_where[:3])
         more = summary.unfound - min(3, len(summary.unfound_where))
         errors.append(
-            f"warning: {summary.unfound} samples of routed runs name no answer this store's"
+            f"warning: {_samples(summary.unfound)} of routed runs name no answer this store's"
             " gateway records hold (a log from elsewhere, another store, or records past"
             " gateway.feedback_days): imported under the agent their model name makes ("
             + shown
@@ -96,6 +96,10 @@ def report_lines(summary: Summary, as_json: bool) -> tuple[list[str], list[str]]
         )
     out += summary.notes
     return out, errors
+
+
+def _samples(count: int) -> str:
+    return f"{count} sample" if count == 1 else f"{count} samples"
 
 
 def exit_status(summary: Summary) -> int:
