@@ -9,8 +9,10 @@ A scorer's numeric values are on one scale for all of them (``InspectOptions.sca
 given by ``--scale``, or ``domain.scales.detect`` over every value the import's logs hold
 of that scorer, read in a first pass). Its judge, for the skill model, is
 ``inspect:<scorer>``; the time of its judgments the run's ``created``. Everything else in
-a log (messages, attachments, the store, every event but a failed model call) is skipped
-unread.
+a log (messages, attachments, the store, every event but model calls) is skipped
+unread; of the model calls, the first that failed and the ids of the last ``CALLS`` that
+answered (``model_calls``: how the import finds the gateway's record of each answer,
+``importing/answers.py``) are kept.
 
 A sample that failed for a reason that is not the model's (``failure_of``: the evaluation
 marked it an error, or one of its model calls failed: refused by the provider or a
