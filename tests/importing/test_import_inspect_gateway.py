@@ -136,7 +136,8 @@ def test_a_routed_inspect_run_imports_as_the_agents_that_answered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The routed run's four samples are judgments of alpha under the contracts of their
-    last calls, which the gateway's check judged already: the import adds no judgment and
+    last calls (the fourth's first call, zeta's, is not what was scored), which the
+    gateway's check judged already: the import adds no judgment and
     counts them as duplicates (one judgment per answer); the run naming zeta imports as
     four judgments of zeta (no --agent), under its answers' contracts, each costing its
     tokens at zeta's prices as the store keeps them (no --config); a second import adds
@@ -163,6 +164,7 @@ def test_a_routed_inspect_run_imports_as_the_agents_that_answered(
     assert all(not agent.startswith("openai") for agent, _, _ in after)
     check_zeta(named, added)
     assert sum(1 for _, key, _ in after if key in last) == 4  # one judgment each
+    assert all(key != f"judgment:{routed_calls['s4'][0]}" for _, key, _ in after)  # zeta's
 
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
