@@ -15,7 +15,7 @@ from inspect_ai.log import (
     EvalSpec,
     write_eval_log,
 )
-from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage
+from inspect_ai.model import GenerateConfig, ModelOutput, ModelRequestId, ModelUsage
 from inspect_ai.scorer import Score
 
 
@@ -30,11 +30,22 @@ def sample(
     model: str = "openai/gpt-4o-mini",
     served: str = "",
     failed_call: str | None = None,
+    request_ids: tuple[str, ...] = (),
 ) -> EvalSample:
     """One sample: its scores by scorer name (values), its usage and working time; the
     model its provider says answered (``served``: ``output.model``); a model call that
-    failed with ``failed_call`` (its event's error) among its events."""
+    failed with ``failed_call`` (its event's error) among its events; ``request_ids``: an
+    answered model call whose response carried them in ``x-request-id``."""
     events = []
+    if request_ids:
+        events.append(
+            ModelEvent(
+                model=model, input=[], tools=[], tool_choice="none", config=GenerateConfig(),
+                output=ModelOutput(model=served),
+                request_ids=[ModelRequestId(id=one, header="x-request-id", status=200)
+                             for one in request_ids],
+            )
+        )  # fmt: skip
     if failed_call is not None:
         events.append(
             ModelEvent(

@@ -25,7 +25,15 @@ from agentladder.errors import InvalidInput
 from agentladder.importing.bounds import ImportBounds
 from agentladder.importing.inspect_logs import InspectOptions, read_inspect_log
 from agentladder.importing.items import Item
-from agentladder.importing.jsonstream import Budget, Events, IntegerOverflow, JsonGuard, project
+from agentladder.importing.jsonstream import (
+    KEEP,
+    Budget,
+    Events,
+    IntegerOverflow,
+    JsonGuard,
+    Picked,
+    project,
+)
 from tests.importing.bombs import zip_file
 from tests.importing.logs import sample, write_log
 
@@ -211,3 +219,19 @@ def test_the_size_options_are_checked_and_apply(tmp_path: Path) -> None:
         "error: --max-member: must be a size: bytes, or a number with KiB, MiB or GiB"
         " (512MiB) ('12XB')"
     ]
+
+
+def test_picked_keeps_the_first_it_picks_and_the_last_it_follows_in_order() -> None:
+    """``Picked``: the first ``most`` elements ``pick`` accepts and the last
+    ``latest_most`` that ``latest`` accepts, in the array's order, the others skipped;
+    only those kept count in the budget."""
+    rows = [{"n": n, "bad": n in (2, 5)} for n in range(1, 41)]
+    data = json.dumps({"rows": rows}).encode()
+    shape = {"rows": Picked({"n": KEEP, "bad": KEEP}, lambda r: r["bad"], most=1,
+                            latest=lambda r: not r["bad"], latest_most=3)}  # fmt: skip
+    events = Events(JsonGuard(io.BytesIO(data), 1 << 20, "doc", "f"), "doc", "f", False)
+    budget = Budget()
+    event, value = events.next()
+    kept = project(events, event, value, shape, budget)
+    assert [row["n"] for row in kept["rows"]] == [2, 38, 39, 40]
+    assert budget.events == 10_000 - 4 * 2  # 4 rows of 2 values kept, none of the others

@@ -48,6 +48,35 @@ def test_answered_requests_are_kept_by_contract_and_replaced(with_store: Any) ->
     with_store(body)
 
 
+def asked(contract: str, agent: str, at: float, request_id: str | None) -> ServedRequest:
+    """A record of a request its caller sent with ``request_id`` (Inspect's ``x-irid``)."""
+    return served(contract, agent, at).model_copy(update={"request_id": request_id})
+
+
+def test_records_are_found_by_contract_or_by_the_callers_request_id(with_store: Any) -> None:
+    """``find_served``: each id as a contract id or as the client request id a record was
+    asked with; a request id answered twice (a retry): the newest answer; unknown ids,
+    and a record asked without one, left out; a contract id wins over a request id; more
+    ids than one query holds; none asked: none found."""
+
+    async def body(store: Store) -> None:
+        assert await store.find_served(["irid-1", "gw-1"]) == {}
+        first = asked("gw-1", "alpha", 1000.0, "irid-1")
+        retried = asked("gw-2", "beta", 1001.0, "irid-2")
+        again = asked("gw-3", "gamma", 1002.0, "irid-2")
+        plain = asked("gw-4", "alpha", 1003.0, None)
+        odd = asked("gw-5", "beta", 1004.0, "gw-1")  # a caller's id that is a contract id
+        await store.put_served([first, retried], DAY)
+        await store.put_served([again, plain, odd], DAY)
+        unknown = [f"irid-none-{n}" for n in range(900)]
+        found = await store.find_served(["irid-1", "irid-2", "gw-4", *unknown, "irid-1"])
+        assert found == {"irid-1": first, "irid-2": again, "gw-4": plain}
+        assert (await store.find_served(["gw-1"]))["gw-1"] == first
+        assert await store.find_served([]) == {}
+
+    with_store(body)
+
+
 def test_a_record_past_its_time_is_forgotten_where_the_store_prunes(with_store: Any) -> None:
     """On memory and SQLite a record older than ``keep_s`` before the newest written is
     forgotten at that write (NATS forgets by the bucket's time to live, in real time)."""

@@ -9,8 +9,10 @@ A scorer's numeric values are on one scale for all of them (``InspectOptions.sca
 given by ``--scale``, or ``domain.scales.detect`` over every value the import's logs hold
 of that scorer, read in a first pass). Its judge, for the skill model, is
 ``inspect:<scorer>``; the time of its judgments the run's ``created``. Everything else in
-a log (messages, attachments, the store, every event but a failed model call) is skipped
-unread.
+a log (messages, attachments, the store, every event but model calls) is skipped
+unread; of the model calls, the first that failed and the ids of the last ``CALLS`` that
+answered (``model_calls``: how the import finds the gateway's record of each answer,
+``importing/answers.py``) are kept.
 
 A sample that failed for a reason that is not the model's (``failure_of``: the evaluation
 marked it an error, or one of its model calls failed: refused by the provider or a
@@ -40,8 +42,9 @@ from agentladder.domain.eval_mapping import (
 )
 from agentladder.domain.scales import Scale, to_ten
 from agentladder.errors import InvalidInput, shown_value
-from agentladder.importing.items import MODEL_CALL, SAMPLE_ERROR, Item, validation_line
+from agentladder.importing.items import MODEL_CALL, SAMPLE_ERROR, Item, Named, validation_line
 from agentladder.importing.jsonstream import KEEP, Budget, Picked, Shape
+from agentladder.services.gateway.request_ids import CLIENT_ID_HEADERS
 from agentladder.services.oracle.models import JudgmentRequest
 
 __all__ = [
@@ -52,6 +55,7 @@ __all__ = [
     "Run",
     "chosen_value",
     "failure_of",
+    "model_calls",
     "run_of",
     "sample_item",
 ]
@@ -70,11 +74,31 @@ def _failed_call(event: Any) -> bool:
     return isinstance(event, dict) and event.get("event") == "model" and bool(event.get("error"))
 
 
+def _answered_call(event: Any) -> bool:
+    """A model event whose call answered (its ids find the gateway's record of it)."""
+    return isinstance(event, dict) and event.get("event") == "model" and not event.get("error")
+
+
+def _anything(_: Any) -> bool:
+    return True
+
+
+CALL_IDS = 4
+"""The response request ids kept of one model event (each response header Inspect read)."""
+CALLS = 16
+"""The last model calls of a sample whose ids are kept (the last answered is the one
+scored; an agent's transcript may hold thousands)."""
+_EVENT: Shape = {
+    "event": KEEP,
+    "error": KEEP,
+    "request_ids": Picked({"id": KEEP}, _anything, most=CALL_IDS),
+    "call": {"request": {"extra_headers": dict.fromkeys(CLIENT_ID_HEADERS, KEEP)}},
+}
 SAMPLE: Shape = {
     "id": KEEP,
     "epoch": KEEP,
     "error": {"message": KEEP},
-    "events": Picked({"event": KEEP, "error": KEEP}, _failed_call, most=1),
+    "events": Picked(_EVENT, _failed_call, most=1, latest=_answered_call, latest_most=CALLS),
     "output": {"model": KEEP},
     "working_time": KEEP,
     "scores": {"*": {"value": KEEP}},
@@ -203,7 +227,8 @@ def sample_item(path: str, fields: Any, budget: Budget, run: Run, options: Inspe
         return Item(where, error=f"id: must be a string or an integer ({shown_value(sample_id)})")
     if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
         return Item(where, error=f"epoch: must be an integer from 1 ({shown_value(epoch)})")
-    agent_id = options.agents.get(run.model) or agent_id_of(run.model)
+    mapped = options.agents.get(run.model)
+    agent_id = mapped or agent_id_of(run.model)
     if agent_id is None:
         reason = "cannot be made an agent id; map it with --agent MODEL=AGENT_ID"
         return Item(where, error=f"model: {reason} ({shown_value(run.model)})")
@@ -228,7 +253,8 @@ def sample_item(path: str, fields: Any, budget: Budget, run: Run, options: Inspe
         (score, judge), success = scored, scored[0] >= options.success_from
     try:
         working = _number(fields.get("working_time"), "working_time")
-        cost = _cost(fields.get("model_usage"), options.configs.get(agent_id))
+        tokens = _tokens_of(fields.get("model_usage"))
+        cost = _cost(fields.get("model_usage"), tokens, options.configs.get(agent_id))
         request = JudgmentRequest(
             agent_id=agent_id,
             contract_id=contract_id_of(run.eval_id, sample_id, epoch),
@@ -245,8 +271,9 @@ def sample_item(path: str, fields: Any, budget: Budget, run: Run, options: Inspe
     except ValidationError as error:
         return Item(where, error=validation_line(error, "sample"))
     version = None if failure is not None else served_model(fields)
+    named = None if mapped else Named(run.model, model_calls(fields), tokens)
     return Item(where, request, judge=judge, at=run.created, model_version=version,
-                provider=request.provider)  # fmt: skip
+                provider=request.provider, named=named)  # fmt: skip
 
 
 _SHOWN = 300
@@ -266,10 +293,35 @@ def failure_of(fields: Any) -> tuple[str, str] | None:
         text = error.get("message") if isinstance(error, dict) else error
         return SAMPLE_ERROR, _line(text if isinstance(text, str) and text else "an error")
     calls = fields.get("events")
-    if isinstance(calls, list) and calls:
-        text = calls[0].get("error") if isinstance(calls[0], dict) else None
+    failed = [c for c in calls if _failed_call(c)] if isinstance(calls, list) else []
+    if failed:
+        text = failed[0].get("error")
         return MODEL_CALL, _line(text if isinstance(text, str) else "a model call failed")
     return None
+
+
+def model_calls(fields: Any) -> tuple[tuple[str, ...], ...]:
+    """The ids of each answered model call the projected sample kept (the last
+    ``CALLS``), in order: the response's request ids (``ModelEvent.request_ids``: the
+    gateway's contract id in ``x-request-id``), then the id the request was sent with
+    (``call.request.extra_headers``: Inspect's ``x-irid``); calls with none left out."""
+    events = fields.get("events") if isinstance(fields, dict) else None
+    found: list[tuple[str, ...]] = []
+    for event in events if isinstance(events, list) else ():
+        if not _answered_call(event):
+            continue
+        given = event.get("request_ids")
+        ids = [one.get("id") for one in given if isinstance(one, dict)] if isinstance(
+            given, list) else []  # fmt: skip
+        call = event.get("call")
+        request = call.get("request") if isinstance(call, dict) else None
+        headers = request.get("extra_headers") if isinstance(request, dict) else None
+        if isinstance(headers, dict):
+            ids += [headers.get(name) for name in CLIENT_ID_HEADERS]
+        kept = tuple(dict.fromkeys(i for i in ids if isinstance(i, str) and i.strip()))
+        if kept:
+            found.append(kept)
+    return tuple(found)
 
 
 def _line(text: str) -> str:
@@ -333,18 +385,25 @@ def _number(value: Any, field: str) -> float | None:
     return float(value)
 
 
-def _cost(usage: Any, config: AgentConfig | None) -> float:
-    """The tokens of every model the sample used at the agent's configured prices; without
-    prices, the cost Inspect recorded, if any; else 0."""
+def _tokens_of(usage: Any) -> tuple[int, int]:
+    """The input and output tokens of every model the sample used."""
     entries = [u for u in (usage.values() if isinstance(usage, dict) else ()) if u]
     if not all(isinstance(u, dict) for u in entries):
         raise InvalidInput("model_usage", usage, "must map each model to its usage")
     inputs = sum(_tokens(u.get("input_tokens"), "input_tokens") for u in entries)
     outputs = sum(_tokens(u.get("output_tokens"), "output_tokens") for u in entries)
+    return inputs, outputs
+
+
+def _cost(usage: Any, tokens: tuple[int, int], config: AgentConfig | None) -> float:
+    """The sample's ``tokens`` at the agent's configured prices; without prices, the cost
+    Inspect recorded, if any; else 0 (the import may then price the tokens at the prices
+    the store knows for the agent: ``importing/answers.py``)."""
     if config is not None and (config.input_price_per_mtok or config.output_price_per_mtok):
         return token_cost(
-            inputs, outputs, config.input_price_per_mtok, config.output_price_per_mtok
+            tokens[0], tokens[1], config.input_price_per_mtok, config.output_price_per_mtok
         )
+    entries = [u for u in usage.values() if u] if isinstance(usage, dict) else []
     recorded = [_number(u.get("total_cost"), "model_usage.total_cost") for u in entries]
     known = [cost for cost in recorded if cost is not None]
     return float(sum(known)) if known else 0.0

@@ -9,7 +9,9 @@ from pydantic import ValidationError
 from agentladder.errors import InvalidInput, shown_value
 from agentladder.services.oracle.models import JudgmentRequest
 
-__all__ = ["LINE_ERROR", "MODEL_CALL", "SAMPLE_ERROR", "SKIPPED", "Item", "validation_line"]
+__all__ = [
+    "LINE_ERROR", "MODEL_CALL", "SAMPLE_ERROR", "SKIPPED", "Item", "Named", "validation_line",
+]  # fmt: skip
 
 SAMPLE_ERROR = "sample_error"
 """Skipped: the evaluation marked the sample an error (Inspect's ``error``)."""
@@ -22,6 +24,19 @@ SKIPPED = (SAMPLE_ERROR, MODEL_CALL, LINE_ERROR)
 
 
 @dataclass(frozen=True, slots=True)
+class Named:
+    """What an Inspect sample whose agent no ``--agent`` mapped says of who answered:
+    the run's model name (its agent id was derived from it), the ids of its answered
+    model calls in order (``inspect_samples.model_calls``) and its tokens, for the import
+    to settle the agent, the contract and the cost against the store
+    (``importing/answers.py``)."""
+
+    model: str
+    calls: tuple[tuple[str, ...], ...] = ()
+    tokens: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True, slots=True)
 class Item:
     """``where`` (``file:line``, ``file#sample/epoch``, or a file), and a request or a
     refusal (``error``); ``size``: the bytes it was read from, when they may be many (a
@@ -31,7 +46,8 @@ class Item:
 
     An entry that is no judgment and no refusal: ``skipped`` (one of ``SKIPPED``: a
     failure that was not the agent's, ``error`` saying what failed), or ``note`` (a line
-    for the summary: what was left out of a folder, an eval set's manifests)."""
+    for the summary: what was left out of a folder, an eval set's manifests). ``named``:
+    an Inspect sample's agent to settle against the store (``Named``)."""
 
     where: str
     request: JudgmentRequest | None = None
@@ -43,6 +59,7 @@ class Item:
     provider: str = ""
     skipped: str | None = None
     note: str | None = None
+    named: Named | None = None
 
 
 def validation_line(error: ValidationError, whole: str = "line") -> str:

@@ -21,6 +21,7 @@ A document that is not JSON, nests too deep or holds too long a string is
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, Union
@@ -49,13 +50,16 @@ Shape = Union[Mapping[str, "Shape"], str, "Picked"]
 @dataclass(frozen=True)
 class Picked:
     """Of an array, the elements ``pick`` accepts once projected by ``shape``, at most
-    ``most`` of them: each element is projected within a budget of its own, and only the
-    ones kept count in the sample's (an agent's transcript may hold thousands of events
-    of which a few matter)."""
+    ``most`` of them (the first), and those ``latest`` accepts, the last ``latest_most``
+    of them, all in the array's order: each element is projected within a budget of its
+    own, and only the ones kept count in the sample's (an agent's transcript may hold
+    thousands of events of which a few matter)."""
 
     shape: Shape
     pick: Callable[[Any], bool]
     most: int = 20
+    latest: Callable[[Any], bool] | None = None
+    latest_most: int = 0
 
 
 READ_SIZE = 1 << 20
@@ -277,14 +281,24 @@ def _picked(events: Events, event: str, shape: Picked, budget: Budget, field: st
     if event != "start_array":
         skip(events, event)
         return None
-    kept: list[Any] = []
+    kept: list[tuple[int, Any]] = []
+    latest: deque[tuple[int, Any, Budget]] = deque(maxlen=max(1, shape.latest_most))
+    index = 0
     while (item := events.next())[0] != "end_array":
         own = Budget()
         element = project(events, item[0], item[1], shape.shape, own, field)
-        picked = own.over is None and len(kept) < shape.most and shape.pick(element)
-        if picked and budget.charge(own, field):
-            kept.append(element)
-    return kept
+        index += 1
+        if own.over is not None:
+            continue
+        if len(kept) < shape.most and shape.pick(element):
+            if budget.charge(own, field):
+                kept.append((index, element))
+        elif shape.latest is not None and shape.latest_most and shape.latest(element):
+            latest.append((index, element, own))  # charged once the array ended
+    for index, element, own in latest:
+        if budget.charge(own, field):
+            kept.append((index, element))
+    return [element for _, element in sorted(kept, key=lambda pair: pair[0])]
 
 
 def _whole(events: Events, event: str, value: Any, budget: Budget, field: str) -> Any:

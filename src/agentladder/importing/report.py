@@ -73,8 +73,33 @@ def report_lines(summary: Summary, as_json: bool) -> tuple[list[str], list[str]]
             f"model versions recorded: {summary.model_versions} (each a new model in the"
             " skill estimates from its first evidence)"
         )
+    if summary.through_gateway:
+        out.append(
+            f"answered through the gateway: {_samples(summary.through_gateway)}, each a"
+            " judgment of the agent that answered its last model call (its served record)"
+        )
+    if summary.gateway_judged:
+        out.append(
+            f"judged by the gateway already: {_samples(summary.gateway_judged)} (its check"
+            " of the same answer), counted as duplicates"
+        )
+    if summary.unfound:
+        shown = ", ".join(summary.unfound_where[:3])
+        more = summary.unfound - min(3, len(summary.unfound_where))
+        errors.append(
+            f"warning: {_samples(summary.unfound)} of routed runs name no answer this store's"
+            " gateway records hold (a log from elsewhere, another store, or records past"
+            " gateway.feedback_days): imported under the agent their model name makes ("
+            + shown
+            + (f" and {more} more" if more > 0 else "")
+            + ")"
+        )
     out += summary.notes
     return out, errors
+
+
+def _samples(count: int) -> str:
+    return f"{count} sample" if count == 1 else f"{count} samples"
 
 
 def exit_status(summary: Summary) -> int:

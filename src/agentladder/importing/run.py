@@ -9,6 +9,11 @@ Refused items are counted and never applied; skipped ones (a failure that was no
 agent's) are counted by reason; notes are kept for the summary. A run killed at any point
 leaves whole batches applied; a re-run counts those as duplicates and applies the rest.
 
+Before a batch is applied, each Inspect sample's agent, contract and cost are settled
+against the store (``answers.settle``: the agent that answered it through the gateway,
+or the agent its model names; the prices the store keeps): a sample whose answer the
+gateway's check judged already is a duplicate.
+
 The model versions the applied judgments name are gathered (``versions.Versions``): once
 every batch is stored, one ``ModelChange`` per agent and version is applied before the
 fit, each once by its key.
@@ -36,6 +41,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pydantic import BaseModel, Field
 
 from agentladder.domain.frozen import replaced
+from agentladder.importing.answers import Settled, settle
 from agentladder.importing.items import Item
 from agentladder.importing.versions import Versions
 from agentladder.services.oracle.batch import EvidenceSource, ItemStatus, submit_many
@@ -100,6 +106,22 @@ class Summary(BaseModel):
     model_versions: int = Field(
         default=0, description="model versions recorded (ModelChange evidence stored)"
     )
+    through_gateway: int = Field(
+        default=0,
+        description="Inspect samples attributed to the agent that answered them through the"
+        " gateway, by its served records (importing/answers.py)",
+    )
+    gateway_judged: int = Field(
+        default=0,
+        description="of those, the answers the gateway's check had judged already: counted"
+        " as duplicates, not judged again",
+    )
+    unfound: int = Field(
+        default=0,
+        description="samples of routed runs whose answers no served record names: imported"
+        " under the agent the model name makes",
+    )
+    unfound_where: list[str] = Field(default_factory=list, description="the first MAX_PROBLEMS")
 
     def skip(self, where: str, reason: str, error: str | None) -> None:
         """Count one skipped entry."""
@@ -108,6 +130,17 @@ class Summary(BaseModel):
             self.skips.append(Skip(where=where, reason=reason, error=error or ""))
         else:
             self.skips_left_out += 1
+
+    def settled(self, settled: Settled) -> None:
+        """Count a batch's samples settled against the store (``importing/answers.py``):
+        those the gateway had judged are duplicates."""
+        self.through_gateway += settled.through_gateway
+        for item in settled.judged:
+            self.gateway_judged += 1
+            self.note(item.where, ItemStatus.DUPLICATE, None)
+        self.unfound += len(settled.unfound)
+        room = max(0, MAX_PROBLEMS - len(self.unfound_where))
+        self.unfound_where += settled.unfound[:room]
 
     def created(self, agent_id: str) -> None:
         """One agent the import created."""
@@ -160,7 +193,10 @@ async def run_import(
     seen: set[str] = set()
     versions = Versions()
     while chunk := _chunk(source, batch):
-        ready = [item for item in chunk if item.request is not None]
+        settled = await settle(oracle.store, oracle.agents,
+                               [item for item in chunk if item.request is not None])  # fmt: skip
+        ready = settled.ready
+        summary.settled(settled)
         for item in chunk:
             if item.note is not None:
                 summary.notes.append(item.note)

@@ -318,6 +318,12 @@ class Store(SpendStore, CheckStore, Protocol):
     async def get_served(self, contract_id: str) -> ServedRequest | None:
         """The record of ``contract_id``, unless unknown or forgotten."""
 
+    async def find_served(self, ids: Collection[str]) -> dict[str, ServedRequest]:
+        """The record each of ``ids`` names, by that id: a record's contract id, or the
+        client request id it was asked with (``ServedRequest.request_id``; several asked
+        with one id, a retry's: the newest); the ids unknown or forgotten are left out.
+        An imported log's model calls find the answers they were (``importing/answers.py``)."""
+
     async def list_served(self, since: float, limit: int) -> list[ServedRequest]:
         """The records answered at ``since`` or later (their ``at``), newest first, at most
         ``limit`` of them: the newest ``limit`` when more were. Memory and SQLite read no

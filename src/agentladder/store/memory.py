@@ -386,6 +386,21 @@ class MemoryStore(MemoryChecks):
         """One record."""
         return self._served.get(contract_id)
 
+    async def find_served(self, ids: Collection[str]) -> dict[str, ServedRequest]:
+        """By contract id, else the newest record asked with that request id (one pass
+        over the records for all of those)."""
+        wanted = set(ids)
+        found = {one: self._served[one] for one in wanted if one in self._served}
+        left = wanted - found.keys()
+        if left:
+            for record in self._served.values():
+                asked = record.request_id
+                if asked is None or asked not in left:
+                    continue
+                if asked not in found or found[asked].at < record.at:
+                    found[asked] = record
+        return found
+
     async def list_served(self, since: float, limit: int) -> list[ServedRequest]:
         """Newest first."""
         found = [r for r in self._served.values() if r.at >= since]

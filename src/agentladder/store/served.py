@@ -9,6 +9,11 @@ reference of its routing (the best available agent) with the cost of those token
 reference's declared prices and its skill when routed, and what classifying it cost
 (``gateway.classify``'s agent, when it was asked). These fields are optional: a
 record stored before them reads with them null (and counts as not routed).
+
+``request_id`` is the id the caller gave its request (``x-irid``, Inspect AI's, else
+``x-client-request-id``, else ``x-request-id``: ``services/gateway/request_ids.py``), so a
+log that kept it finds the answer (``Store.find_served``; docs/integrations.md, "Inspect
+AI").
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentladder.domain.agents import AgentName
 from agentladder.domain.routing.spec import Strategy
 
-__all__ = ["ServedRequest"]
+__all__ = ["REQUEST_ID_MAX", "ServedRequest"]
+
+REQUEST_ID_MAX = 128
+"""The longest client request id kept (a longer one is not kept)."""
 
 
 class ServedRequest(BaseModel):
@@ -55,6 +63,11 @@ class ServedRequest(BaseModel):
     quality_floor: float | None = Field(
         default=None, description="cheapest_above: the floor the routing applied"
     )
+    request_id: str | None = Field(
+        default=None, min_length=1, max_length=REQUEST_ID_MAX,
+        description="the caller's id of its request (x-irid, x-client-request-id or"
+        " x-request-id), when it sent one",
+    )  # fmt: skip
     classifier_cost_usd: float | None = Field(
         default=None, ge=0.0,
         description="routed without a task type: what the classifier agent's call cost"

@@ -4,7 +4,9 @@
 
 The body is the caller's, passed on unchanged but for ``model`` (the chosen agent's model
 name); the answer comes back unchanged, with ``x-agentladder-agent`` (who answered),
-``x-agentladder-contract`` (this request's contract id), ``x-agentladder-check``
+``x-agentladder-contract`` (this request's contract id; also ``x-request-id``, which
+clients such as Inspect AI record: services/gateway/request_ids.py, and the caller's own
+id of the request is kept with its record), ``x-agentladder-check``
 (whether a check of this answer will run: ``yes`` or ``no``, services/gateway/checks.py),
 how it was routed (``x-agentladder-task-type``, ``x-agentladder-strategy``, how a request
 without a task type was classified, cheapest_above's floor: services/gateway/said.py; also
@@ -33,6 +35,7 @@ from agentladder.api.gateway_errors import openai_error
 from agentladder.domain.text import reason_invisible
 from agentladder.errors import InvalidInput
 from agentladder.services.container import Services
+from agentladder.services.gateway.request_ids import ANSWER_ID_HEADER
 from agentladder.services.gateway.responses_bridge import BRIDGING, Bridging
 from agentladder.services.gateway.service import Served
 
@@ -65,6 +68,7 @@ def _headers(served: Served) -> dict[str, str]:
     return {
         AGENT_HEADER: served.agent_id,
         CONTRACT_HEADER: served.contract_id,
+        ANSWER_ID_HEADER: served.contract_id,
         CHECK_HEADER: "yes" if served.check else "no",
     }
 

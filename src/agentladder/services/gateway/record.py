@@ -25,11 +25,12 @@ __all__ = ["costed", "served_record"]
 def served_record(
     *, contract_id: str, agent_id: str, caller: str, task_type: str | None, at: float,
     routing: Routing | None, usage: Usage | None, agents: Mapping[str, AgentConfig],
-    classifier_cost: float | None = None,
+    classifier_cost: float | None = None, request_id: str | None = None,
 ) -> ServedRequest:  # fmt: skip
     """The record of one answer; ``routing`` None for an agent the caller named, ``usage``
     None while a stream runs (``costed`` at its end), ``classifier_cost`` what classifying
-    the request cost (None: not asked)."""
+    the request cost (None: not asked), ``request_id`` the caller's id of the request
+    (``request_ids.py``)."""
     reference = None if routing is None else routing.reference
     record = ServedRequest(
         contract_id=contract_id, agent_id=agent_id, caller=caller, task_type=task_type, at=at,
@@ -38,7 +39,7 @@ def served_record(
         reference_skill=None if reference is None else reference.skill,
         reference_sd=None if reference is None else reference.sd,
         quality_floor=None if routing is None else routing.quality_floor,
-        classifier_cost_usd=classifier_cost,
+        classifier_cost_usd=classifier_cost, request_id=request_id,
     )  # fmt: skip
     return record if usage is None else costed(record, usage, agents)
 

@@ -64,6 +64,7 @@ from agentladder.services.gateway.classifier import Classifier
 from agentladder.services.gateway.feedback import Feedback
 from agentladder.services.gateway.judge import UNTYPED_TASK_TYPE
 from agentladder.services.gateway.record import costed, served_record
+from agentladder.services.gateway.request_ids import client_request_id
 from agentladder.services.gateway.said import said
 from agentladder.services.gateway.settings import GatewaySettings
 from agentladder.services.gateway.stats import StatsRecorder
@@ -121,6 +122,8 @@ class Served:
     record: ServedRequest | None = None
     """A stream's record for feedback, completed with what it used at its end
     (``record.py``)."""
+    request_id: str | None = None
+    """The caller's id of its request (``request_ids.py``), kept with its record."""
 
 
 _ADD = "to call it through the gateway, configure it under agents: with backend kind openai"
@@ -316,7 +319,7 @@ class Gateway:
         ))  # fmt: skip
         try:
             served = await self._attempts(body, messages, stream, choice, agents, routing, bill,
-                                          caller)  # fmt: skip
+                                          caller, client_request_id(headers))  # fmt: skip
         except BaseException:
             await bill.close()  # nothing settled it: the hold is released
             raise
@@ -339,8 +342,10 @@ class Gateway:
     async def _attempts(
         self, body: Mapping[str, Any], messages: list[Any], stream: bool, choice: Choice,
         agents: list[str], routing: Routing | None, bill: Bill, caller: str,
+        request_id: str | None = None,
     ) -> Served:  # fmt: skip
-        """The agents asked in turn until one answers (``complete``)."""
+        """The agents asked in turn until one answers (``complete``); ``request_id``: the
+        caller's id of the request, kept with the answer's record."""
         contract = new_contract_id()
         failures: list[tuple[str, str]] = []
         task_type = self.counted_task_type(choice.task_type)
@@ -369,7 +374,7 @@ class Gateway:
                 failures.append((agent, str(error)))
                 continue
             served.contract_id, served.choice, served.routing = contract, choice, routing
-            served.failures, served.tally = failures, tally
+            served.failures, served.tally, served.request_id = failures, tally, request_id
             served.provider_s += waited
             await self._decide(served, messages, caller)
             return served
@@ -404,7 +409,7 @@ class Gateway:
                 contract_id=contract, agent_id=agent, caller=caller, task_type=task_type, at=at,
                 routing=served.routing, agents=self.agents,
                 usage=served.tally.usage() if served.stream is None else None,
-                classifier_cost=served.choice.classifier_cost,
+                classifier_cost=served.choice.classifier_cost, request_id=served.request_id,
             )  # fmt: skip
             self.feedback.book.add(record)
             served.record = record if served.stream is not None else None

@@ -587,6 +587,12 @@ class NatsStore:
         with self._guard("get_served"):
             return await self._served.get(contract_id)
 
+    async def find_served(self, ids: Collection[str]) -> dict[str, ServedRequest]:
+        """By contract id in ``<prefix>_served``, else by request id in
+        ``<prefix>_served_requests`` (store/nats/served.py)."""
+        with self._guard("find_served"):
+            return await self._served.find(ids)
+
     async def list_served(self, since: float, limit: int) -> list[ServedRequest]:
         """At most ``limit`` messages of the bucket's stream read (``KvServed.since``)."""
         with self._guard("list_served"):

@@ -269,6 +269,14 @@ CREATE TABLE client_holds (
 ) WITHOUT ROWID;
 """
 
+# The client request id each answered request was asked with (store/served.py), so an
+# imported log's model calls find their answers (Store.find_served); older rows: null.
+_V12 = """
+ALTER TABLE gateway_served ADD COLUMN request_id TEXT;
+CREATE INDEX gateway_served_request ON gateway_served (request_id, at)
+  WHERE request_id IS NOT NULL;
+"""
+
 
 def _backfill_deliberation_agents(conn: sqlite3.Connection) -> None:
     """The agents of the deliberations already stored (a record that is not JSON, or has
@@ -293,6 +301,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (9, "the gateway clients' spend per period (budgets)", _V9),
     (10, "the gateway's pending checks (a check survives a crash)", _V10),
     (11, "the money held for budgeted clients' requests in flight", _V11),
+    (12, "the client request id of each answered request (imported logs find it)", _V12),
 )
 
 BACKFILLS: dict[int, Callable[[sqlite3.Connection], None]] = {

@@ -77,6 +77,9 @@ from agentladder.store.sqlite.skills import SqliteSkills
 
 __all__ = ["SqliteStore"]
 
+FIND_PAGE = 400
+"""Ids looked up by one statement of ``find_served`` (each is bound twice)."""
+
 
 class SqliteStore(SqliteSkills, SqliteChecks):
     """A ``Store`` in one SQLite file."""
@@ -553,13 +556,14 @@ class SqliteStore(SqliteSkills, SqliteChecks):
         before the newest."""
         if not records:
             return
-        rows = [(r.contract_id, r.at, r.model_dump_json()) for r in records]
+        rows = [(r.contract_id, r.at, r.request_id, r.model_dump_json()) for r in records]
         horizon = max(r.at for r in records) - keep_s
 
         def run(conn: sqlite3.Connection) -> None:
             conn.executemany(
-                "INSERT INTO gateway_served (contract_id, at, doc) VALUES (?,?,?)"
-                " ON CONFLICT (contract_id) DO UPDATE SET at = excluded.at, doc = excluded.doc",
+                "INSERT INTO gateway_served (contract_id, at, request_id, doc) VALUES (?,?,?,?)"
+                " ON CONFLICT (contract_id) DO UPDATE SET at = excluded.at,"
+                " request_id = excluded.request_id, doc = excluded.doc",
                 rows,
             )
             conn.execute("DELETE FROM gateway_served WHERE at < ?", (horizon,))
@@ -578,6 +582,32 @@ class SqliteStore(SqliteSkills, SqliteChecks):
             )
 
         return await self._read_short(run)
+
+    async def find_served(self, ids: Collection[str]) -> dict[str, ServedRequest]:
+        """By the primary key, then by the index on the request id (newest first), in
+        pages of ``FIND_PAGE`` ids, on a reader thread."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+
+        def run(conn: sqlite3.Connection) -> dict[str, ServedRequest]:
+            found: dict[str, ServedRequest] = {}
+            for start in range(0, len(wanted), FIND_PAGE):
+                page = wanted[start : start + FIND_PAGE]
+                marks = ",".join("?" * len(page))
+                rows = conn.execute(
+                    f"SELECT contract_id, contract_id, at, doc FROM gateway_served"
+                    f" WHERE contract_id IN ({marks}) UNION ALL"
+                    f" SELECT request_id, contract_id, at, doc FROM gateway_served"
+                    f" WHERE request_id IN ({marks}) ORDER BY 1, 3 DESC",
+                    (*page, *page),
+                )
+                for key, contract, _, doc in rows:
+                    if key not in found or key == contract:  # a contract id wins
+                        found[key] = decode(ServedRequest, doc, f"served/{contract}")
+            return found
+
+        return await self._read(run)
 
     async def list_served(self, since: float, limit: int) -> list[ServedRequest]:
         """One range of the index on ``at``, newest first, on a reader thread."""
