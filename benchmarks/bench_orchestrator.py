@@ -4,9 +4,9 @@ Five simulated agents of zero latency, 2 rounds, on SQLite (synchronous=normal a
 Measured in the same run:
 - baseline: the agents' own time: the same calls (per round, 5 proposals at once, then
   20 evaluations at once) made straight to the providers, no orchestrator, no store;
-- orchestrated: what ``Orchestrator.submit`` does, awaited: ``prepare`` (selection), the
-  queued record's save, and the run (the running record's save in the background, the
-  rounds, then the completed record's save);
+- orchestrated: what ``Orchestrator.submit`` does with a slot free, awaited: ``prepare``
+  (selection), the slot taken and the running record's save, and the run (the rounds, then
+  the completed record's save);
 - side effects, per deliberation: the ranking update (one atomic commit of 5 agents'
   stats), the 5 Oracle judgments and the skill evidence (one skill event with its 40 peer
   scores and the 5 agents' and the fleet's states), p50 and p99.
@@ -76,8 +76,9 @@ async def orchestrated(path: Path, synchronous: str, count: int) -> dict[str, li
         for _ in range(count):
             start = time.perf_counter()
             record = await orchestrator.prepare(request)
+            assert await orchestrator._start_now(record)  # a slot is free: stored running
             await orchestrator._save(record)
-            await orchestrator._execute(record, stored=True)  # as submit runs it
+            await orchestrator._run_in_slot(record)  # as submit runs it
             times["run"].append((time.perf_counter() - start) * 1000)
             await orchestrator.close()  # side effects are timed below, one at a time
             start = time.perf_counter()

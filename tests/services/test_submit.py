@@ -1,9 +1,10 @@
-"""``submit``: acknowledged once the queued record is stored, and nothing before that.
+"""``submit``: acknowledged once the record is stored, and nothing before that.
 
-It returns once the queued record is stored, the running one as it starts (in the
-background), the final record after them; when the
-queued write fails, ``submit`` raises its error and nothing runs: no agent is asked,
-nothing is stored, counted or ranked. (Overlapping that write with the rounds was tried
+A deliberation that finds one of the ``max_running`` slots free is stored once as running
+before ``submit`` returns; one that must wait is stored as queued, then as running as it
+starts (in the background); the final record after them. When that first write fails,
+``submit`` raises its error and nothing runs: no agent is asked, nothing is stored,
+counted or ranked. (Overlapping that write with the rounds was tried
 and dropped: slower in ``bench_orchestrator``, see docs/benchmarks.md.)
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agentladder.config import OrchestratorSettings
 from agentladder.domain.deliberation import DeliberationRequest
 from agentladder.domain.deliberation_record import DeliberationStatus
 from agentladder.domain.skill.rules import SkillRules
@@ -78,26 +80,61 @@ class Counting:
         await self.inner.aclose()
 
 
-def test_submit_returns_the_queued_record_once_stored_and_stores_the_end_after_it(
+def test_submit_returns_the_running_record_once_stored_and_stores_the_end_after_it(
     with_store: Any,
 ) -> None:
-    """A slow queued write: stored first, the end last."""
+    """A slot is free: a slow first write stores it running, the end last; no queued
+    write (one write fewer for every deliberation that does not wait)."""
 
     async def body(store: Store) -> None:
         slow = SlowQueued(store, delay_s=0.2)
         orchestrator = await world(slow, simulated(AGENTS))  # type: ignore[arg-type]
-        queued = await orchestrator.submit(standard())
-        assert queued.status is DeliberationStatus.QUEUED
-        found = await store.get_deliberation(queued.id)
-        assert found is not None  # acknowledged: stored
+        started = await orchestrator.submit(standard())
+        assert started.status is DeliberationStatus.RUNNING
+        assert started.started_at is not None
+        found = await store.get_deliberation(started.id)
+        assert found is not None  # acknowledged: stored (it may have ended since)
         await orchestrator.settle()
-        assert slow.written[0] == "queued"
-        assert slow.written[1] == "running"  # as it started, for a reader of the store
-        assert slow.written[2] == "settling"  # completed, side effects pending
-        stored = await orchestrator.get(queued.id)
+        assert slow.written[:2] == ["running", "settling"]  # completed, side effects pending
+        assert "queued" not in slow.written
+        stored = await orchestrator.get(started.id)
         assert stored.status is DeliberationStatus.COMPLETED
+        assert stored.started_at == started.started_at
         assert len(stored.rounds) == 2
         assert orchestrator.finished == {"completed": 1}
+
+    with_store(body)
+
+
+def test_a_deliberation_waiting_for_a_slot_is_stored_queued_then_running(
+    with_store: Any,
+) -> None:
+    """One slot, two deliberations: the second is stored queued, running as it takes the
+    slot the first freed, then its end."""
+
+    async def body(store: Store) -> None:
+        recording = SlowQueued(store, delay_s=0.0)
+        providers = {
+            name: Counting(provider, delay_s=0.05) for name, provider in simulated(AGENTS).items()
+        }
+        settings = OrchestratorSettings(max_running=1)
+        orchestrator = await world(recording, providers, settings=settings)  # type: ignore[arg-type]
+        first = await orchestrator.submit(standard())
+        second = await orchestrator.submit(standard())
+        assert (first.status, second.status) == (
+            DeliberationStatus.RUNNING, DeliberationStatus.QUEUED,
+        )  # fmt: skip
+        found = await store.get_deliberation(second.id)
+        assert found is not None
+        assert found.status == "queued"
+        await orchestrator.settle()
+        assert recording.written[:2] == ["running", "queued"]
+        assert recording.written.count("running") == 2
+        assert recording.written.index("running", 1) > recording.written.index("settling")
+        for record in (first, second):
+            ended = await orchestrator.get(record.id)
+            assert ended.status is DeliberationStatus.COMPLETED
+        assert orchestrator.finished == {"completed": 2}
 
     with_store(body)
 
@@ -118,7 +155,7 @@ def test_a_failing_queued_write_fails_submit_and_runs_nothing(
         with pytest.raises(StoreUnavailable, match="injected outage"):
             await orchestrator.submit(standard())
         await orchestrator.settle()
-        assert failing.written == ["queued"]
+        assert failing.written == ["running"]
         assert await store.get_deliberation("d1") is None
         assert not orchestrator.running("d1")
         assert orchestrator.finished == {}

@@ -16,6 +16,7 @@ deliberation that failed has its calls counted and its judgments abandoned
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
@@ -204,16 +205,37 @@ class Orchestrator:
                 " prepared), its most (orchestrator.max_running + max_waiting)"
             )
         self._admitted += 1
+        slot = False
         try:
             record = await self.prepare(request)
+            slot = await self._start_now(record)
             await self._save(record)
         except BaseException:
             self._admitted -= 1
+            if slot:
+                self._slots.release()
             raise
-        self._waiting.add(record.id)  # until its task takes a slot
-        task = self._spawn(self._execute(record, stored=True))
+        if slot:
+            self._active[record.id] = record  # running from here on, served from memory
+            job = self._run_in_slot(record)
+        else:
+            self._waiting.add(record.id)  # until its task takes a slot
+            job = self._execute(record, stored=True)
+        task = self._spawn(job)
         task.add_done_callback(functools.partial(self._release_admission, record.id))
         return record
+
+    async def _start_now(self, record: DeliberationRecord) -> bool:
+        """Take a free slot for ``record`` at once, if one is free, and mark it running: its
+        first write is then ``running`` (one write fewer than queued, then running). A
+        semaphore that is not locked is acquired without suspending, so no other submit
+        runs between the look and the take."""
+        if self._slots.locked():
+            return False
+        await self._slots.acquire()
+        record.status = DeliberationStatus.RUNNING
+        record.started_at = self._now()
+        return True
 
     def _refuse_when_behind(self) -> None:
         """``Busy`` while ``max_settling`` deliberations' side effects are not applied yet:
@@ -302,6 +324,10 @@ class Orchestrator:
             return
         finally:
             self._waiting.discard(record.id)
+        await self._run_in_slot(record, stored=stored)
+
+    async def _run_in_slot(self, record: DeliberationRecord, *, stored: bool = False) -> None:
+        """Run ``record`` in the slot it holds, freed at its end."""
         try:
             await self._run(record, stored=stored)
         finally:
@@ -325,8 +351,9 @@ class Orchestrator:
         request = record.request
         if request is None:
             raise InvalidInput("request", None, "an orchestrated deliberation needs its request")
-        record.status = DeliberationStatus.RUNNING
-        record.started_at = self._now()
+        if record.status is not DeliberationStatus.RUNNING:  # else started at submit
+            record.status = DeliberationStatus.RUNNING
+            record.started_at = self._now()
         self._active[record.id] = record  # served from memory while it runs
         if stored:
             self._mark_running(record)
@@ -505,6 +532,10 @@ class Orchestrator:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        for record in [r for r in self._active.values() if r.id not in self._runners]:
+            # started at submit, its task cancelled before it first ran
+            with contextlib.suppress(Exception):
+                await self._stopped(record, f"{cause}, before it started", None)
         interrupted, self._interrupted = self._interrupted, []
         now = int(self._now())
         for record in interrupted:
