@@ -30,6 +30,7 @@ from agentladder.store.records import (
     Versioned,
 )
 from agentladder.store.served import ServedRequest
+from agentladder.store.skillqueue import SkillQueue
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 from agentladder.store.spend import SpendStore
 
@@ -159,6 +160,11 @@ class Store(SpendStore, CheckStore, Protocol):
         ledger lines and key (a key given twice: the later one finds the first). The
         outcomes in the order of ``items``. SQLite applies them in one transaction (all or
         none on a failure); NATS keeps several agents' events in flight at once."""
+
+    def skill_queue(self) -> SkillQueue | None:
+        """The queue a judgment's skill evidence goes through, applied by the leased
+        appliers (``store/skillqueue.py``); None when it is applied on the request path
+        (memory, SQLite, NATS without ``skill_queue=on``)."""
 
     async def apply_oracle_then_skill(
         self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem

@@ -41,6 +41,7 @@ from agentladder.store.records import (
     took_part,
 )
 from agentladder.store.served import ServedRequest
+from agentladder.store.skillqueue import SkillQueue
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 from agentladder.store.spend import Hold, Reserved
 
@@ -190,6 +191,11 @@ class MemoryStore(MemoryChecks):
     async def apply_oracle_many(self, items: Sequence[OracleItem]) -> list[OracleApplied | None]:
         """Each in turn (``store.many``)."""
         return await apply_each(self.apply_oracle, items)
+
+    def skill_queue(self) -> SkillQueue | None:
+        """None: skill evidence is applied on the judgment's request path
+        (``store/skillqueue.py``)."""
+        return None
 
     async def apply_oracle_then_skill(
         self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
