@@ -258,7 +258,9 @@ class MemoryStore(MemoryChecks):
             self._fleet_skill = commit.fleet
         return SkillApplied(event, created=True)
 
-    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+    async def apply_skill_many(
+        self, items: Sequence[SkillItem], *, fresh: bool = False
+    ) -> list[SkillApplied]:
         """Each in turn."""
         return [await self.apply_skill(key, agents, fold) for key, agents, fold in items]
 

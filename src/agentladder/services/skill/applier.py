@@ -38,7 +38,7 @@ __all__ = ["BATCH", "SkillApplier", "first_shard", "share"]
 
 log = logging.getLogger(__name__)
 
-BATCH = 256
+BATCH = 64
 """Evidences pulled and applied at once per shard."""
 PULL_WAIT_S = 1.0
 """How long a pull waits for the first evidence."""
@@ -155,7 +155,7 @@ class SkillApplier:
             return 0
         evidence = decoded(batch)
         if evidence:
-            await self.skill.observe_many(evidence)
+            await self.skill.observe_many(evidence, fresh=True)
         for queued in batch:
             await queued.ack()
         self.applied += len(batch)

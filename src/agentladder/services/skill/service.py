@@ -230,12 +230,15 @@ class SkillService:
         self._counted = None  # what awaits the fit is counted anew
         return evidence.key, evidence.touched(), self._fold(evidence, evidence_hash(evidence))
 
-    async def observe_many(self, evidence: Sequence[Evidence]) -> list[SkillApplied]:
-        """``observe`` for each, in order, in one ``Store.apply_skill_many``. A key applied
-        before with other evidence is left as it was: its entry's ``payload_hash`` then
-        differs from ``evidence_hash`` of the one given (where ``observe`` raises)."""
+    async def observe_many(
+        self, evidence: Sequence[Evidence], *, fresh: bool = False
+    ) -> list[SkillApplied]:
+        """``observe`` for each, in order, in one ``Store.apply_skill_many`` (``fresh``: its
+        keys are most likely new). A key applied before with other evidence is left as it
+        was: its entry's ``payload_hash`` then differs from ``evidence_hash`` of the one
+        given (where ``observe`` raises)."""
         items = [(e.key, e.touched(), self._fold(e, evidence_hash(e))) for e in evidence]
-        applied = await self.store.apply_skill_many(items)
+        applied = await self.store.apply_skill_many(items, fresh=fresh)
         self._counted = None
         return applied
 

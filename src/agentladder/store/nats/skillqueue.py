@@ -267,7 +267,7 @@ class NatsSkillQueue:
             subscription = await self._subscription(shard)
             try:
                 messages = await subscription.fetch(limit, timeout=wait_s)
-            except nats.errors.TimeoutError:
+            except TimeoutError:  # nats-py's and asyncio's alike
                 return []
             return [Queued(m.data, m.metadata.timestamp.timestamp(), _acker(m)) for m in messages]
 

@@ -377,9 +377,11 @@ class NatsStore:
         """Several agents' events in flight at once, each agent's in order (``store.many``)."""
         return await apply_in_flight(self.apply_oracle, items)
 
-    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+    async def apply_skill_many(
+        self, items: Sequence[SkillItem], *, fresh: bool = False
+    ) -> list[SkillApplied]:
         """Few atomic batches (``skills.chunks``), each retried on conflict."""
-        return await self._skill_many(items, fresh=False)
+        return await self._skill_many(items, fresh=fresh)
 
     async def _skill_many(self, items: Sequence[SkillItem], fresh: bool) -> list[SkillApplied]:
         """``apply_skill_many``; with ``fresh``, each chunk's first attempt takes its keys as
