@@ -177,6 +177,12 @@ def _skill_queue(services: Services) -> Iterator[Metric]:
     queue = services.skill.queue
     refused.add_metric([], 0 if queue is None else queue.refused)
     yield refused
+    held = GaugeMetricFamily(
+        "agentladder_skill_shards_held",
+        "skill queue shards whose lease this instance holds now (it applies their evidence)",
+    )
+    held.add_metric([], 0 if services.applier is None else len(services.applier.held))
+    yield held
 
 
 def _counter(name: str, what: str, label: str, values: Any) -> CounterMetricFamily:
