@@ -5,7 +5,8 @@ Every instance whose store keeps a skill queue (``Store.skill_queue``) runs one
 instances present, and holds at most its share of the shards (``share``: the shards over
 the instances, rounded up): it renews the leases it holds, gives up those past its share,
 and takes free ones (a lease ended or never taken) up to its share, starting at a shard
-of its own (``first_shard``) so that instances starting together try different ones.
+of its own (``first_shard``) so that instances starting together try different ones; while
+below its share, it looks again every ``SHORT_PASS_S``.
 
 For each shard it holds, a loop pulls up to ``BATCH`` evidences in the order queued,
 applies them in one ``SkillService.observe_many`` (the store's batch path: each event its
@@ -42,6 +43,9 @@ BATCH = 64
 """Evidences pulled and applied at once per shard."""
 PULL_WAIT_S = 1.0
 """How long a pull waits for the first evidence."""
+SHORT_PASS_S = 0.5
+"""The pause before the next pass while an instance holds fewer shards than its share (the
+instances past theirs give them up at their next pass, and the shards wait meanwhile)."""
 STOP_WAIT_S = 5.0
 """How long a stop lets the batches in flight end before cancelling them."""
 
@@ -84,6 +88,7 @@ class SkillApplier:
         self._loops: dict[int, asyncio.Task[None]] = {}
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
+        self._short = False  # below its share after the last pass: the next one comes soon
 
     @property
     def held(self) -> frozenset[int]:
@@ -101,7 +106,10 @@ class SkillApplier:
 
         async def keep() -> None:
             while True:
-                await asyncio.sleep(self.queue.lease_s / 3)
+                pause = self.queue.lease_s / 3
+                if self._short:  # shards to take soon: another instance is giving them up
+                    pause = min(pause, SHORT_PASS_S)
+                await asyncio.sleep(pause)
                 await passes.run(self.one_pass)
 
         self._task = asyncio.ensure_future(keep())
@@ -119,6 +127,7 @@ class SkillApplier:
                 self._until[shard] = until
             else:  # another holder took it (this lease had ended): stop at once
                 await self._give_up(shard, release=False)
+        self._short = False
         if len(self._loops) >= most:
             return
         holders = await self.queue.holders(now)
@@ -133,6 +142,7 @@ class SkillApplier:
                 self._until[shard] = until
                 self._loops[shard] = asyncio.ensure_future(self._apply_shard(shard))
                 log.info("instance %s applies skill shard %d", self.holder, shard)
+        self._short = len(self._loops) < most
 
     async def _give_up(self, shard: int, *, release: bool = True) -> None:
         loop = self._loops.pop(shard, None)
