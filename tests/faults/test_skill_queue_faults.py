@@ -68,9 +68,9 @@ def _skill_check(url: str, expected: Expected | None, judgments: set[str]) -> di
         try:
             events = await store.skill_events(limit=1_000_000)
             keys = Counter(e.key for e in events if e.key.startswith("judgment:"))
-            assert set(keys) == {f"judgment:{j}" for j in judgments}, (
-                set(keys) ^ {f"judgment:{j}" for j in judgments}
-            )
+            assert set(keys) == {f"judgment:{j}" for j in judgments}, set(keys) ^ {
+                f"judgment:{j}" for j in judgments
+            }
             assert set(keys.values()) == {1}, [k for k, n in keys.items() if n > 1]
             report = await verify_skills(store, SkillRules())
             assert not report.differences, report.differences
@@ -85,9 +85,7 @@ def _skill_check(url: str, expected: Expected | None, judgments: set[str]) -> di
 
 
 def _judged(load: Load) -> set[str]:
-    return {
-        f"{op.body['agent_id']}:{op.key}" for op in load.sent.values() if op.path == JUDGMENT
-    }
+    return {f"{op.body['agent_id']}:{op.key}" for op in load.sent.values() if op.path == JUDGMENT}
 
 
 def test_a_full_skill_queue_refuses_a_judgment_with_503_until_applied(tmp_path: Path) -> None:

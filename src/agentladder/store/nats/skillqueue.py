@@ -11,7 +11,8 @@
 - **Leases**: KV bucket ``<prefix>_appliers``: ``shard.<n>`` holds ``{"holder", "until"}``,
   taken by compare-and-set on its revision (created when absent, replaced when ended or
   held by the same holder); ``present.<holder>`` holds the time until which an instance
-  runs appliers (how many instances share the shards).
+  runs appliers (how many instances share the shards); one that ended more than an hour
+  before is purged by the next instance to count them.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from nats.js.api import (
 from nats.js.kv import KeyValue
 
 from agentladder.errors import SkillQueueFull, StoreError
+from agentladder.store.base import LEASE_KEPT_S
 from agentladder.store.nats.config import NatsOptions, QueueOptions, claim_token, nats_errors
 from agentladder.store.nats.io import REQUEST_TIMEOUT, STREAM_NAME_IN_USE
 from agentladder.store.skillqueue import Queued, QueueState, shard_of
@@ -203,8 +205,12 @@ class NatsSkillQueue:
             for key in keys:
                 if key.startswith("present."):
                     value, _ = await self._lease(key)
-                    if value is not None and float(str(value.get("until", 0))) > now:
+                    ends = 0.0 if value is None else float(str(value.get("until", 0)))
+                    if ends > now:
                         count += 1
+                    elif ends < now - LEASE_KEPT_S:  # an instance long gone: forgotten
+                        with contextlib.suppress(nats.js.errors.KeyNotFoundError):
+                            await self._leases.purge(key)
             return max(1, count)
 
     async def absent(self, holder: str) -> None:
