@@ -47,6 +47,7 @@ from agentladder.api.auth import TokenBook
 from agentladder.api.deps import ServicesDep, caller_of_request
 from agentladder.api.errors import refusals_of
 from agentladder.api.gateway_metrics import gateway_metrics
+from agentladder.errors import StoreUnavailable
 from agentladder.services.container import Services
 from agentladder.services.oracle.probation import probation_census
 from agentladder.store.retry import WriteTally
@@ -359,7 +360,11 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
     for reason, count in (await probation_census(services.oracle)).items():
         metrics.on_probation.labels(reason).set(count)
     if services.skill.queue is not None:
-        state = await services.skill.queue.state()
-        metrics.skill_queue_depth.set(state.depth)
-        metrics.skill_lag.set(state.lag_s(time.time()))
+        try:
+            state = await services.skill.queue.state()
+        except StoreUnavailable:  # the last values stay; /readyz says the store is away
+            pass
+        else:
+            metrics.skill_queue_depth.set(state.depth)
+            metrics.skill_lag.set(state.lag_s(time.time()))
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
