@@ -261,7 +261,7 @@ class MemoryStore(MemoryChecks):
     async def apply_skill_many(
         self, items: Sequence[SkillItem], *, fresh: bool = False
     ) -> list[SkillApplied]:
-        """Each in turn."""
+        """Each in turn (``fresh`` changes nothing: a key is looked up in a dict)."""
         return [await self.apply_skill(key, agents, fold) for key, agents, fold in items]
 
     async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:
