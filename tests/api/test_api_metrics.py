@@ -154,7 +154,8 @@ def test_the_skill_queue_metrics_are_zero_without_a_queue() -> None:
     applied, refusals and shards held are served, all 0, typed as documented."""
 
     async def body(client: httpx.AsyncClient, services: Services) -> None:
-        assert services.skill.queue is None and services.applier is None
+        assert services.skill.queue is None
+        assert services.applier is None
         found = families((await client.get("/metrics")).text)
         for name, kind, sample in (
             ("agentladder_skill_lag_seconds", "gauge", "agentladder_skill_lag_seconds"),

@@ -80,10 +80,12 @@ def test_a_full_queue_refuses_and_a_repeat_is_dropped(nats_store_url: str) -> No
             queue = _queue(skill)
             assert (await queue.state()) == QueueState(0, None)
             positions = [await skill.enqueue(_evidence("a", f"c{n}")) for n in range(3)]
-            assert all(positions) and positions == sorted(positions)
+            assert all(positions)
+            assert positions == sorted(positions)
             assert await skill.enqueue(_evidence("a", "c0")) == 0  # the server's duplicate
             state = await queue.state()
-            assert state.depth == 3 and state.oldest_at is not None
+            assert state.depth == 3
+            assert state.oldest_at is not None
             assert 0 <= state.lag_s(time.time()) < 30
             with pytest.raises(SkillQueueFull):
                 await skill.enqueue(_evidence("b", "c9"))
@@ -163,7 +165,8 @@ def test_two_appliers_share_the_shards_and_one_takes_all_when_the_other_stops(
             await skills[1].drained(timeout_s=30)
             await second.stop()
             keys = await _judgment_keys(stores[0])
-            assert len(keys) == 80 and set(keys.values()) == {1}
+            assert len(keys) == 80
+            assert set(keys.values()) == {1}
             assert not (await verify_skills(stores[0], SkillRules())).differences
         finally:
             for store in stores:
@@ -197,7 +200,8 @@ def test_judgments_are_queued_then_applied_once_and_replay_agrees(nats_store_url
             finally:
                 await applier.stop()
             keys = await _judgment_keys(store)
-            assert len(keys) == 30 and set(keys.values()) == {1}
+            assert len(keys) == 30
+            assert set(keys.values()) == {1}
             assert len(await store.get_skills([f"agent-{n}" for n in range(5)])) == 5
             assert not (await verify_skills(store, SkillRules())).differences
         finally:

@@ -437,8 +437,7 @@ class SkillKv:
             changed.update(commit.agents)
         if events:
             messages = [self._event_message(event) for event in events]
-            states = self._states(read, changed)
-            messages.extend(states)
+            messages.extend(self._states(read, changed))
             ack = await self.publish(messages)
             first = ack.seq - ack.count + 1
             events = [replaced(event, seq=first + i) for i, event in enumerate(events)]
