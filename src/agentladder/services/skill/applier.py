@@ -13,8 +13,8 @@ applies them in one ``SkillService.observe_many`` (the store's batch path: each 
 own key in the log, each agent's state written once per chunk, the same folds and
 compare-and-sets as ``observe``), then acks them. An evidence applied before (its key in
 the log) is a no-op, so a batch redelivered after its holder died, or pulled by two
-holders around a handover, is applied once. A loop stops pulling once its lease has
-ended without a renewal.
+holders around a handover, is applied once. A loop pauses its pulls while its lease has
+ended without a renewal (the store away), until a pass renews it or finds it taken.
 """
 
 from __future__ import annotations
@@ -120,6 +120,11 @@ class SkillApplier:
         now = self.now()
         until = now + self.queue.lease_s
         most = share(self.queue.shards, await self.queue.present(self.holder, until, now))
+        for shard, loop in list(self._loops.items()):
+            if loop.done():  # it cannot have ended by itself; if it did, the shard is taken anew
+                log.warning("the skill applier of shard %d had ended: %r", shard, loop)
+                self._loops.pop(shard)
+                self._until.pop(shard, None)
         for shard in sorted(self._loops)[most:]:
             await self._give_up(shard)
         for shard in sorted(self._loops):
@@ -153,9 +158,14 @@ class SkillApplier:
             await self.queue.release(shard, self.holder)
 
     async def _apply_shard(self, shard: int) -> None:
+        """Pull and apply while the shard is held (until given up or the stop); a lease not
+        renewed in time (the store away) pauses the pulls until a pass renews it, or finds
+        that another instance took the shard (then this loop is given up)."""
         passes = QuietPasses(f"the skill applier of shard {shard}", (StoreUnavailable,))
-        while not self._stopping and self._until.get(shard, 0.0) > self.now():
-            if not await passes.run(lambda: self.apply_batch(shard)):
+        while not self._stopping and shard in self._until:
+            if self._until[shard] <= self.now():
+                await asyncio.sleep(PULL_WAIT_S)
+            elif not await passes.run(lambda: self.apply_batch(shard)):
                 await asyncio.sleep(PULL_WAIT_S)  # the store is away: the next pull retries
 
     async def apply_batch(self, shard: int) -> int:
