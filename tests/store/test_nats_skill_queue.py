@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from datetime import UTC, datetime
 
 import pytest
 
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.skill import ScoreEvidence, SkillRules
 from agentladder.errors import InvalidInput, SkillQueueFull
-from agentladder.services.clock import SystemClock
+from agentladder.services.clock import FixedClock, SystemClock
 from agentladder.services.oracle.models import JudgmentRequest
 from agentladder.services.oracle.service import Oracle
 from agentladder.services.skill.applier import SkillApplier, first_shard, share
@@ -134,19 +135,20 @@ def test_shard_leases_are_exclusive_until_they_end(nats_store_url: str) -> None:
 def test_two_appliers_share_the_shards_and_one_takes_all_when_the_other_stops(
     nats_store_url: str,
 ) -> None:
-    """Passes run by hand: the first instance takes every shard alone; once a second is
-    present the first gives up what is past its share and the second takes it; once the
-    first stops, the second holds every shard; evidence queued throughout is applied
-    once each."""
+    """Passes run by hand (leases of 60 s: none ends meanwhile, however slow the machine):
+    the first instance takes every shard alone; once a second is present the first gives
+    up what is past its share and the second takes it; once the first stops, the second
+    holds every shard; evidence queued throughout is applied once each."""
 
     async def main() -> None:
-        stores = [await open_store(nats_store_url + QUEUED) for _ in range(2)]
+        url = nats_store_url + "&skill_queue=on&skill_queue_shards=4&skill_queue_lease_s=60"
+        stores = [await open_store(url) for _ in range(2)]
+        skills = [SkillService(store) for store in stores]
+        first, second = (
+            SkillApplier(_queue(skill), skill, name, SystemClock())
+            for skill, name in zip(skills, ("first", "second"), strict=True)
+        )
         try:
-            skills = [SkillService(store) for store in stores]
-            first, second = (
-                SkillApplier(_queue(skill), skill, name, SystemClock())
-                for skill, name in zip(skills, ("first", "second"), strict=True)
-            )
             await first.one_pass()
             assert first.held == {0, 1, 2, 3}
             for n in range(40):
@@ -169,6 +171,8 @@ def test_two_appliers_share_the_shards_and_one_takes_all_when_the_other_stops(
             assert set(keys.values()) == {1}
             assert not (await verify_skills(stores[0], SkillRules())).differences
         finally:
+            for applier in (first, second):  # their loops end before the stores close
+                await applier.stop()
             for store in stores:
                 await store.close()
 
@@ -237,6 +241,34 @@ def test_a_full_queue_refuses_a_judgment_before_its_award(nats_store_url: str) -
             keys = await _judgment_keys(store)
             assert sorted(keys) == [f"judgment:agent-a:c{n}" for n in (1, 2, 3)]
             assert set(keys.values()) == {1}
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_an_applier_whose_lease_lapsed_applies_again_once_renewed(nats_store_url: str) -> None:
+    """Its clock past its shards' leases (renewals that failed, e.g. while a cluster lost
+    a node): its loops pause, stay held, and apply again once a pass renews the leases."""
+
+    async def main() -> None:
+        store = await open_store(nats_store_url + QUEUED)
+        try:
+            skill = SkillService(store)
+            clock = FixedClock(datetime.now(UTC))
+            applier = SkillApplier(_queue(skill), skill, "one", clock)
+            try:
+                await applier.one_pass()
+                assert applier.held == {0, 1, 2, 3}
+                clock.advance(10)  # every lease (2 s) has ended by the applier's clock
+                for n in range(12):
+                    await skill.enqueue(_evidence(f"agent-{n % 5}", f"c{n}"))
+                await applier.one_pass()  # renewed: nobody else took them
+                assert applier.held == {0, 1, 2, 3}
+                await skill.drained(timeout_s=30)
+            finally:
+                await applier.stop()
+            assert len(await _judgment_keys(store)) == 12
         finally:
             await store.close()
 
