@@ -16,6 +16,7 @@
     ├── TooFewAgents          a deliberation with fewer than 2 qualified agents (holds why)
     │   └── NoAgentQualifies  no agent qualifies for a gateway request's routing (holds why)
     ├── Busy                  the instance takes no more deliberations now (retry later)
+    │   └── SkillQueueFull    the skill queue holds its bound: a judgment refused (retry later)
     ├── ProviderError         asking an agent's model failed (timeout, HTTP, unparseable...)
     ├── AgentsFailed          every agent a gateway request was tried on failed (holds why)
     ├── BudgetExceeded        a gateway client spent its budget for the period (when it resets)
@@ -53,6 +54,7 @@ __all__ = [
     "Rejected",
     "RequestRejected",
     "RevisionConflict",
+    "SkillQueueFull",
     "StoreError",
     "StoreUnavailable",
     "TooFewAgents",
@@ -192,6 +194,11 @@ class Busy(AgentladderError):
     def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
         self.retry_after_s = retry_after_s
         super().__init__(message)
+
+
+class SkillQueueFull(Busy):
+    """The skill queue holds as much evidence as it may (``skill_queue_max_msgs`` or
+    ``_max_bytes``): the judgment was refused before anything was stored."""
 
 
 class ProviderError(AgentladderError):

@@ -147,3 +147,28 @@ def test_static_files_are_labelled_by_their_route() -> None:
         assert value(requests, total, method="GET", route="/static/{path}", status="200") == 2
 
     call_app(AGENTS, body)
+
+
+def test_the_skill_queue_metrics_are_zero_without_a_queue() -> None:
+    """Memory keeps no skill queue (its step is on the request path): the lag, depth,
+    applied, refusals and shards held are served, all 0, typed as documented."""
+
+    async def body(client: httpx.AsyncClient, services: Services) -> None:
+        assert services.skill.queue is None
+        assert services.applier is None
+        found = families((await client.get("/metrics")).text)
+        for name, kind, sample in (
+            ("agentladder_skill_lag_seconds", "gauge", "agentladder_skill_lag_seconds"),
+            ("agentladder_skill_queue_depth", "gauge", "agentladder_skill_queue_depth"),
+            ("agentladder_skill_applied", "counter", "agentladder_skill_applied_total"),
+            (
+                "agentladder_skill_queue_refusals",
+                "counter",
+                "agentladder_skill_queue_refusals_total",
+            ),
+            ("agentladder_skill_shards_held", "gauge", "agentladder_skill_shards_held"),
+        ):
+            assert found[name].type == kind, name
+            assert value(found[name], sample) == 0
+
+    call_app(AGENTS, body)

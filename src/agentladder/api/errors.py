@@ -37,6 +37,7 @@ from agentladder.errors import (
     InvalidInput,
     NotFound,
     Refused,
+    SkillQueueFull,
     StoreUnavailable,
     TooFewAgents,
     UnknownAgent,
@@ -180,7 +181,8 @@ def _for(error: AgentladderError) -> JSONResponse:
         return error_response(429, "budget_exceeded", str(error), headers=error.headers)
     if isinstance(error, Busy):
         retry = str(max(1, math.ceil(error.retry_after_s)))
-        return error_response(503, "busy", str(error), headers={"Retry-After": retry})
+        code = "skill_queue_full" if isinstance(error, SkillQueueFull) else "busy"
+        return error_response(503, code, str(error), headers={"Retry-After": retry})
     if isinstance(error, StoreUnavailable):
         return error_response(503, "store_unavailable", str(error))
     if isinstance(error, CorruptRecord):

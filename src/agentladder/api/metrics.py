@@ -47,6 +47,7 @@ from agentladder.api.auth import TokenBook
 from agentladder.api.deps import ServicesDep, caller_of_request
 from agentladder.api.errors import refusals_of
 from agentladder.api.gateway_metrics import gateway_metrics
+from agentladder.errors import StoreUnavailable
 from agentladder.services.container import Services
 from agentladder.services.oracle.probation import probation_census
 from agentladder.store.retry import WriteTally
@@ -96,6 +97,16 @@ class Metrics:
             "agentladder_agents_on_probation",
             "agents on probation now (in any task type or overall), by cause: probation,"
             " model_change", ("reason",), registry=self.registry,
+        )  # fmt: skip
+        self.skill_lag = Gauge(
+            "agentladder_skill_lag_seconds",
+            "age of the oldest skill evidence queued and not applied yet (0 when none, or"
+            " without a skill queue)", registry=self.registry,
+        )  # fmt: skip
+        self.skill_queue_depth = Gauge(
+            "agentladder_skill_queue_depth",
+            "skill evidence queued and not applied yet, fleet-wide (0 without a skill queue)",
+            registry=self.registry,
         )  # fmt: skip
         self.totals = Totals()
         self.registry.register(self.totals)
@@ -148,6 +159,31 @@ class Totals(Collector):
         yield from _provider_calls(services)
         yield from gateway_metrics(services)
         yield from _writes(services)
+        yield from _skill_queue(services)
+
+
+def _skill_queue(services: Services) -> Iterator[Metric]:
+    """The skill evidence this instance's appliers applied, and the judgments refused
+    because the skill queue was full (both 0 without a queue)."""
+    applied = CounterMetricFamily(
+        "agentladder_skill_applied",
+        "queued skill evidence applied by this instance's appliers (its rate: applied per second)",
+    )
+    applied.add_metric([], 0 if services.applier is None else services.applier.applied)
+    yield applied
+    refused = CounterMetricFamily(
+        "agentladder_skill_queue_refusals",
+        "judgments this instance refused (503 with Retry-After) because the skill queue was full",
+    )
+    queue = services.skill.queue
+    refused.add_metric([], 0 if queue is None else queue.refused)
+    yield refused
+    held = GaugeMetricFamily(
+        "agentladder_skill_shards_held",
+        "skill queue shards whose lease this instance holds now (it applies their evidence)",
+    )
+    held.add_metric([], 0 if services.applier is None else len(services.applier.held))
+    yield held
 
 
 def _counter(name: str, what: str, label: str, values: Any) -> CounterMetricFamily:
@@ -323,4 +359,12 @@ async def serve_metrics(request: Request, services: ServicesDep) -> Response:
         metrics.unhealthy.labels(status).set(unhealthy.count(status))
     for reason, count in (await probation_census(services.oracle)).items():
         metrics.on_probation.labels(reason).set(count)
+    if services.skill.queue is not None:
+        try:
+            state = await services.skill.queue.state()
+        except StoreUnavailable:  # the last values stay; /readyz says the store is away
+            pass
+        else:
+            metrics.skill_queue_depth.set(state.depth)
+            metrics.skill_lag.set(state.lag_s(time.time()))
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

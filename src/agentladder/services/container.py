@@ -50,6 +50,7 @@ from agentladder.services.routing.health import HealthMonitor
 from agentladder.services.routing.projection import RoutingProjection
 from agentladder.services.routing.savings import RecentSavings
 from agentladder.services.routing.service import RoutingService
+from agentladder.services.skill.applier import SkillApplier
 from agentladder.services.skill.service import FitReport, SkillService
 from agentladder.store.base import Store
 from agentladder.store.nats.config import parse_nats_url
@@ -85,6 +86,7 @@ class Services:
     tasks: TaskBoard = field(default_factory=TaskBoard)
     tasks_for: frozenset[str] = frozenset()  # agents that take their tasks over HTTP
     lease: Lease | None = None  # this instance's, held from build to close
+    applier: SkillApplier | None = None  # the skill queue's, with a store that keeps one
     savings: RecentSavings = field(default_factory=RecentSavings)  # the dashboard's panel
     _background: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -144,6 +146,12 @@ class Services:
             asyncio.ensure_future(recovering()),
             asyncio.ensure_future(fitting()),
         ]
+        if self.skill.queue is not None:
+            self.applier = SkillApplier(
+                self.skill.queue, self.skill, self.orchestrator.instance_id,
+                self.orchestrator.clock,
+            )  # fmt: skip
+            self._background.append(asyncio.ensure_future(self.applier.start()))
 
     async def close(self, cause: str = "the service stopped") -> int:
         """Stop background work, close providers, connections and the store; how many
@@ -151,6 +159,8 @@ class Services:
         <cause>``, with its calls and their cost; said in one line when any)."""
         async with stopping("the background work"):
             await cancelled(self._background)
+            if self.applier is not None:  # its batches in flight end, its shards are freed
+                await self.applier.stop()
             await self.skill.close()  # a fit's commit, once begun, ends whole
         async with stopping("the deliberations in flight"):
             interrupted = await self.orchestrator.close(cause)

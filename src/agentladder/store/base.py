@@ -30,6 +30,7 @@ from agentladder.store.records import (
     Versioned,
 )
 from agentladder.store.served import ServedRequest
+from agentladder.store.skillqueue import SkillQueue
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 from agentladder.store.spend import SpendStore
 
@@ -160,6 +161,11 @@ class Store(SpendStore, CheckStore, Protocol):
         outcomes in the order of ``items``. SQLite applies them in one transaction (all or
         none on a failure); NATS keeps several agents' events in flight at once."""
 
+    def skill_queue(self) -> SkillQueue | None:
+        """The queue a judgment's skill evidence goes through, applied by the leased
+        appliers (``store/skillqueue.py``); None when it is applied on the request path
+        (memory, SQLite, NATS without ``skill_queue=on``)."""
+
     async def apply_oracle_then_skill(
         self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
     ) -> tuple[OracleApplied | None, SkillApplied | None]:
@@ -210,9 +216,14 @@ class Store(SpendStore, CheckStore, Protocol):
         ``agents`` (those that have one) and the fleet's; a repeated key returns the
         stored event without calling it."""
 
-    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+    async def apply_skill_many(
+        self, items: Sequence[SkillItem], *, fresh: bool = False
+    ) -> list[SkillApplied]:
         """``apply_skill`` for each item, in order, each its own event in the log (SQLite:
-        in one transaction; NATS: in few atomic batches)."""
+        in one transaction; NATS: in few atomic batches). ``fresh``: the keys are most
+        likely new (the skill queue's appliers): NATS takes them as new at a chunk's first
+        attempt, without looking them up (a key applied before makes that attempt fail,
+        and its retry looks every key up); memory and SQLite ignore it."""
 
     async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:
         """Replace every skill state and the fleet's with what ``fold`` builds from a fit of

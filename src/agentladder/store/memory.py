@@ -41,6 +41,7 @@ from agentladder.store.records import (
     took_part,
 )
 from agentladder.store.served import ServedRequest
+from agentladder.store.skillqueue import SkillQueue
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 from agentladder.store.spend import Hold, Reserved
 
@@ -191,6 +192,11 @@ class MemoryStore(MemoryChecks):
         """Each in turn (``store.many``)."""
         return await apply_each(self.apply_oracle, items)
 
+    def skill_queue(self) -> SkillQueue | None:
+        """None: skill evidence is applied on the judgment's request path
+        (``store/skillqueue.py``)."""
+        return None
+
     async def apply_oracle_then_skill(
         self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
     ) -> tuple[OracleApplied | None, SkillApplied | None]:
@@ -252,8 +258,10 @@ class MemoryStore(MemoryChecks):
             self._fleet_skill = commit.fleet
         return SkillApplied(event, created=True)
 
-    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
-        """Each in turn."""
+    async def apply_skill_many(
+        self, items: Sequence[SkillItem], *, fresh: bool = False
+    ) -> list[SkillApplied]:
+        """Each in turn (``fresh`` changes nothing: a key is looked up in a dict)."""
         return [await self.apply_skill(key, agents, fold) for key, agents, fold in items]
 
     async def commit_skill_fit(self, seq: int, fold: FitFold) -> None:

@@ -136,10 +136,12 @@ class WatchedStore:
         finally:
             self.changes.agents(agents)
 
-    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+    async def apply_skill_many(
+        self, items: Sequence[SkillItem], *, fresh: bool = False
+    ) -> list[SkillApplied]:
         """``Store.apply_skill_many``, reported."""
         try:
-            return await self.wrapped.apply_skill_many(items)
+            return await self.wrapped.apply_skill_many(items, fresh=fresh)
         finally:
             self.changes.agents({agent for _, agents, _ in items for agent in agents})
 

@@ -8,6 +8,11 @@ result depends on the set of events, not their order) off the event loop, and re
 every state (``Store.commit_skill_fit``); ``fit_now`` is the fit for callers who want one
 now, one at a time and shared (``shared.py``). ``freshness`` says what awaits the next fit.
 The same key twice counts once; the same key with other evidence is a ``PayloadConflict``.
+
+On a store with a skill queue (``Store.skill_queue``: NATS with ``skill_queue=on``), a
+judgment's evidence is queued instead (``enqueue``) and applied by the shard's leased
+applier (``applier.py``) through ``observe_many``; ``freshness`` counts it as pending
+until then, and ``drained`` waits for the queue to be empty.
 """
 
 from __future__ import annotations
@@ -26,13 +31,14 @@ from agentladder.domain.skill.evidence import DEFAULT_JUDGE, Evidence, ScoreEvid
 from agentladder.domain.skill.live import apply_evidence, overall_types
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill, FitInfo, FleetSkill, new_skill
-from agentladder.errors import InvalidInput, NotFound, PayloadConflict
+from agentladder.errors import InvalidInput, NotFound, PayloadConflict, StoreUnavailable
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.offload import off_loop
 from agentladder.services.skill.fitting import fit_of, fitted_commit, read_log, stamped
 from agentladder.services.skill.freshness import FitSchedule, Freshness
 from agentladder.services.skill.shared import SharedRun
 from agentladder.store.base import SkillItem, Store
+from agentladder.store.skillqueue import QueueState, SkillQueue
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
 __all__ = [
@@ -47,6 +53,8 @@ __all__ = [
     "payload_of",
 ]
 
+DRAIN_POLL_S = 0.05
+"""How often ``drained`` looks at the queue."""
 PENDING_FOR_S = 1.0
 """How long one count of the evidence awaiting the fit answers ``pending`` (per fit): a
 skill answer's ``pending`` may be that much behind the log."""
@@ -130,6 +138,64 @@ class SkillService:
         """``fit`` for callers who want one now (``POST /skills/fit``, ``?fresh=true``, the
         periodic fitter): one at a time, shared by those who ask meanwhile (``shared.py``)."""
         self.schedule = FitSchedule()
+        self.queue: SkillQueue | None = store.skill_queue()
+        """Where a judgment's evidence goes when the store keeps a queue (else None)."""
+        self._queued: tuple[QueueState, float] | None = None  # the last state, when
+
+    async def enqueue(self, evidence: Evidence) -> int:
+        """Queue the evidence for its shard's applier (``Store.skill_queue``; the store
+        must keep one), durable once this returns; its position (0: a repeat the queue
+        dropped). ``SkillQueueFull`` when the queue is full."""
+        queue = self.queue
+        if queue is None:
+            raise TypeError("this store keeps no skill queue: observe the evidence")
+        agents = evidence.touched()
+        if len(agents) != 1:
+            raise TypeError(f"only one agent's evidence is queued, not {evidence.key}")
+        position = await queue.enqueue(evidence.key, agents[0], evidence_json(evidence).encode())
+        self._queued = None
+        return position
+
+    async def withdraw(self, position: int) -> None:
+        """Remove the evidence queued at ``position`` (0: none, a repeat the queue dropped;
+        its first is left)."""
+        if position and self.queue is not None:
+            await self.queue.withdraw(position)
+            self._queued = None
+
+    async def submit(self, evidence: Evidence) -> None:
+        """``enqueue`` when the store keeps a queue and the evidence is one agent's, else
+        ``observe`` (a deferred judgment touches no state: applied at once)."""
+        if self.queue is not None and len(evidence.touched()) == 1:
+            await self.enqueue(evidence)
+        else:
+            await self.observe(evidence)
+
+    async def queue_state(self) -> QueueState:
+        """The queue's state, read at most once every ``PENDING_FOR_S`` (empty without a
+        queue)."""
+        if self.queue is None:
+            return QueueState(0, None)
+        now = time.monotonic()
+        cached = self._queued
+        if cached is not None and now - cached[1] < PENDING_FOR_S:
+            return cached[0]
+        state = await self.queue.state()
+        self._queued = (state, now)
+        return state
+
+    async def drained(self, timeout_s: float = 60.0) -> None:
+        """Return once every evidence queued before the call is applied (the queue empty
+        at a look); ``StoreUnavailable`` after ``timeout_s``. Read-your-writes for skill on
+        a store with a queue: after a judgment, wait here before reading its skill."""
+        if self.queue is None:
+            return
+        deadline = time.monotonic() + timeout_s
+        while (await self.queue.state()).depth:
+            if time.monotonic() > deadline:
+                raise StoreUnavailable(f"the skill queue was not drained in {timeout_s:g} s")
+            await asyncio.sleep(DRAIN_POLL_S)
+        self._queued = None
 
     def now(self) -> float:
         """The clock's time in seconds."""
@@ -164,12 +230,15 @@ class SkillService:
         self._counted = None  # what awaits the fit is counted anew
         return evidence.key, evidence.touched(), self._fold(evidence, evidence_hash(evidence))
 
-    async def observe_many(self, evidence: Sequence[Evidence]) -> list[SkillApplied]:
-        """``observe`` for each, in order, in one ``Store.apply_skill_many``. A key applied
-        before with other evidence is left as it was: its entry's ``payload_hash`` then
-        differs from ``evidence_hash`` of the one given (where ``observe`` raises)."""
+    async def observe_many(
+        self, evidence: Sequence[Evidence], *, fresh: bool = False
+    ) -> list[SkillApplied]:
+        """``observe`` for each, in order, in one ``Store.apply_skill_many`` (``fresh``: its
+        keys are most likely new). A key applied before with other evidence is left as it
+        was: its entry's ``payload_hash`` then differs from ``evidence_hash`` of the one
+        given (where ``observe`` raises)."""
         items = [(e.key, e.touched(), self._fold(e, evidence_hash(e))) for e in evidence]
-        applied = await self.store.apply_skill_many(items)
+        applied = await self.store.apply_skill_many(items, fresh=fresh)
         self._counted = None
         return applied
 
@@ -210,10 +279,11 @@ class SkillService:
     async def freshness(self, fleet: FleetSkill | None = None) -> Freshness:
         """How fresh the estimates are (``fleet``: the fleet's state as just read, else
         read now): the last fit's time, the events stored after its seq (counted by the
-        store, not read), and when this instance's fitter next fits them."""
+        store, not read) plus the evidence queued and not applied yet, and when this
+        instance's fitter next fits them."""
         if fleet is None:
             fleet = await self.store.get_fleet_skill()
-        pending = await self._pending(fit_of(fleet))
+        pending = await self._pending(fit_of(fleet)) + (await self.queue_state()).depth
         running = self._fitting.locked() or self.fit_now.running
         return Freshness(
             fitted_at=None if fleet.fit is None else fleet.fit.at,

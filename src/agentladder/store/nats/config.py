@@ -7,6 +7,11 @@
   ``<prefix>_deliberations``, the stream ``<PREFIX>_ORACLE`` (upper case) on the subjects
   ``<prefix>.oracle.>``, and the rank update subjects ``<prefix>.ranks.updated.<agent_id>``.
 - ``replicas``: the JetStream replicas of every bucket and stream this store creates.
+- ``skill_queue=on``: a judgment's skill evidence is queued (stream ``<PREFIX>_SKILLQ``)
+  and applied by one leased applier per shard (``store/nats/skillqueue.py``), not on the
+  judgment's request path; ``skill_queue_shards`` (1 to 64, default 4),
+  ``skill_queue_max_msgs`` (default 100000), ``skill_queue_max_bytes`` (default 256 MiB)
+  and ``skill_queue_lease_s`` (a shard's lease, 1 to 600 s, default 10) shape it.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ __all__ = [
     "DEFAULT_RANK_BUCKET",
     "MARKER_PREFIX",
     "NatsOptions",
+    "QueueOptions",
     "claim_token",
     "kv_key_ok",
     "marker_key",
@@ -42,6 +48,23 @@ MARKER_PREFIX = "=applied="
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KV_KEY = re.compile(r"[-/_=.A-Za-z0-9]{1,1024}")
 _MAX_REPLICAS = 5
+_QUEUE_OPTIONS = {
+    "skill_queue",
+    "skill_queue_shards",
+    "skill_queue_max_msgs",
+    "skill_queue_max_bytes",
+    "skill_queue_lease_s",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOptions:
+    """The skill queue's shape (``skill_queue=on``; docs/storage-nats.md, "Skill queue")."""
+
+    shards: int = 4
+    max_msgs: int = 100_000
+    max_bytes: int = 256 * 1024 * 1024
+    lease_s: float = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +76,21 @@ class NatsOptions:
     replicas: int = 1
     rank_bucket: str = DEFAULT_RANK_BUCKET
     prefix: str = DEFAULT_PREFIX
+    skill_queue: QueueOptions | None = None  # None: skill evidence applied inline
+
+    @property
+    def skill_queue_stream(self) -> str:
+        """The stream of queued skill evidence."""
+        return f"{self.prefix.upper()}_SKILLQ"
+
+    def skill_queue_subject(self, shard: int) -> str:
+        """The subject of one shard's queued evidence."""
+        return f"{self.prefix}.skillq.{shard}"
+
+    @property
+    def appliers_bucket(self) -> str:
+        """KV bucket of the skill appliers' shard leases and presence."""
+        return f"{self.prefix}_appliers"
 
     @property
     def registrations_bucket(self) -> str:
@@ -135,7 +173,7 @@ def parse_nats_url(url: str) -> NatsOptions:
     if parts.scheme not in ("nats", "tls") or not hosts or parts.path not in ("", "/"):
         raise InvalidInput("store", url, "must look like nats://host:port[,host:port...]")
     options = {key: values[-1] for key, values in parse_qs(parts.query).items()}
-    unknown = set(options) - {"replicas", "rank_bucket", "prefix"}
+    unknown = set(options) - {"replicas", "rank_bucket", "prefix"} - _QUEUE_OPTIONS
     if unknown:
         raise InvalidInput("store", url, f"has unknown options {sorted(unknown)}")
     replicas_text = options.get("replicas", "1")
@@ -148,12 +186,49 @@ def parse_nats_url(url: str) -> NatsOptions:
             raise InvalidInput("store", url, f"{name} must be 1 to 64 of A-Z a-z 0-9 _ -")
     shown = ",".join(host.rpartition("@")[2] for host in hosts)
     query = f"?replicas={replicas_text}&rank_bucket={rank_bucket}&prefix={prefix}"
+    queue = _queue_options(url, options)
+    if queue is not None:
+        query += (
+            f"&skill_queue=on&skill_queue_shards={queue.shards}"
+            f"&skill_queue_max_msgs={queue.max_msgs}&skill_queue_max_bytes={queue.max_bytes}"
+            f"&skill_queue_lease_s={queue.lease_s:g}"
+        )
     return NatsOptions(
         servers=tuple(f"{parts.scheme}://{host}" for host in hosts),
         url=f"{parts.scheme}://{shown}{query}",
         replicas=int(replicas_text),
         rank_bucket=rank_bucket,
         prefix=prefix,
+        skill_queue=queue,
+    )
+
+
+def _queue_options(url: str, options: dict[str, str]) -> QueueOptions | None:
+    """The skill queue's options (None: ``skill_queue`` off, the default)."""
+    switch = options.get("skill_queue", "off")
+    if switch not in ("on", "off"):
+        raise InvalidInput("store", url, "skill_queue must be on or off")
+    if switch == "off":
+        return None
+    default = QueueOptions()
+
+    def number(name: str, low: float, high: float, value: float) -> float:
+        text = options.get(name)
+        if text is None:
+            return value
+        try:
+            found = float(text)
+        except ValueError:
+            found = low - 1
+        if not low <= found <= high:
+            raise InvalidInput("store", url, f"{name} must be a number from {low:g} to {high:g}")
+        return found
+
+    return QueueOptions(
+        shards=int(number("skill_queue_shards", 1, 64, default.shards)),
+        max_msgs=int(number("skill_queue_max_msgs", 1, 10**9, default.max_msgs)),
+        max_bytes=int(number("skill_queue_max_bytes", 1024, 2**40, default.max_bytes)),
+        lease_s=number("skill_queue_lease_s", 1, 600, default.lease_s),
     )
 
 

@@ -97,6 +97,9 @@ DIRECT_READS = 8
 """Events ``SkillKv.events`` fetches one by one before it reads the rest through a consumer."""
 PARALLEL_READS = 64
 """Most stream messages ``SkillKv.events_since`` reads at once (beyond: ``events``' pages)."""
+YIELD_EVERY = 8
+"""``apply_many`` lets the event loop run other work after every this many folds (a fold
+is pure CPU: a batch of the skill queue's applier would hold the loop for tens of ms)."""
 FENCE = {"seq": 0, "fit_until": 1e18, "format": "per-agent"}
 """The previous format's head as this one leaves it: held by a fit for ever."""
 
@@ -219,6 +222,28 @@ class SkillKv:
         wanted = list(dict.fromkeys(agent_ids))
         found = await asyncio.gather(*(self._entry(a) for a in wanted))
         return self._decoded(dict(zip(wanted, found, strict=True)), kept=True)
+
+    async def _read_kept(self, agent_ids: Collection[str]) -> Read:
+        """``read``, but an agent whose state this process wrote or read last (``_kept``)
+        is not read again: its kept state and revision are used, and the compare-and-set
+        on that revision refuses the write if another writer moved it since (the retry then
+        reads every state). The skill queue's applier writes its shard's agents' states in
+        batches, one after the other: read each time, they cost a request per agent."""
+        wanted = list(dict.fromkeys(agent_ids))
+        kept = {agent: self._kept.get(agent) for agent in wanted}
+        read = await self.read([agent for agent, known in kept.items() if known is None])
+        for agent, known in kept.items():
+            if known is None:
+                continue
+            revision, entry = known
+            read.revisions[agent] = revision
+            if entry.state is not None:
+                read.states[agent] = entry.state
+            if entry.event is not None:
+                read.pending[agent] = entry.event
+            if entry.fleet is not None:
+                read.fleets[agent] = entry.fleet
+        return read
 
     async def get_states(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
         """The states of those of ``agent_ids`` that have one (fetched at once)."""
@@ -386,7 +411,10 @@ class SkillKv:
             found = await asyncio.gather(*(self.get_event(key) for key in keys))
             known = {k: event for k, event in zip(keys, found, strict=True) if event is not None}
         touched = list(dict.fromkeys(agent for _, agents, _ in items for agent in agents))
-        read, fleet = await asyncio.gather(self.read(touched), self.fleet())
+        if look_up:
+            read, fleet = await asyncio.gather(self.read(touched), self.fleet())
+        else:
+            read, fleet = await asyncio.gather(self._read_kept(touched), self.fleet())
         await self.pending.write(read.pending.values())
         carried = {e.key for e in read.pending.values()} & set(keys) - set(known)
         for key in carried:  # applied by a single event whose entry was not yet in the log
@@ -397,9 +425,11 @@ class SkillKv:
         changed: dict[str, AgentSkill] = {}
         events: list[SkillEvent] = []
         position: dict[str, int] = {}  # a new key's index among ``events``
-        for key, agents, fold in items:
+        for index, (key, agents, fold) in enumerate(items):
             if key in known or key in position:
                 continue
+            if index % YIELD_EVERY == YIELD_EVERY - 1:  # the loop's other work meanwhile
+                await asyncio.sleep(0)
             commit = fold({a: states[a] for a in agents if a in states}, fleet)
             position[key] = len(events)
             events.append(commit.event)
@@ -411,6 +441,11 @@ class SkillKv:
             ack = await self.publish(messages)
             first = ack.seq - ack.count + 1
             events = [replaced(event, seq=first + i) for i, event in enumerate(events)]
+            for index, agent in enumerate(
+                list(changed) + [a for a in read.states if a not in changed]
+            ):
+                state = changed.get(agent) or read.states[agent]
+                self._kept.put(agent, (first + len(events) + index, Entry(state)))
         out: list[SkillApplied] = []
         returned: set[str] = set()
         for key, _, _ in items:

@@ -72,6 +72,7 @@ from agentladder.store.nats.ranks import RankStats
 from agentladder.store.nats.records import KvDocuments
 from agentladder.store.nats.served import KvServed
 from agentladder.store.nats.skillfit import commit_fit
+from agentladder.store.nats.skillqueue import NatsSkillQueue, ensure_queue_stream
 from agentladder.store.nats.skills import SkillKv, chunks
 from agentladder.store.nats.spend import KvSpend
 from agentladder.store.records import (
@@ -86,6 +87,7 @@ from agentladder.store.records import (
 )
 from agentladder.store.retry import WriteTally, retry_on_conflict
 from agentladder.store.served import ServedRequest
+from agentladder.store.skillqueue import SkillQueue
 from agentladder.store.skills import FitFold, SkillApplied, SkillEvent, SkillFold
 from agentladder.store.spend import Hold, Reserved
 
@@ -118,6 +120,11 @@ async def open_nats_store(url: str) -> NatsStore:
             skill_kv = SkillKv(nc, js, skills, options.skills_bucket)
             await skill_kv.fence()
             await ensure_oracle_stream(js, options)
+            queue = None
+            if options.skill_queue is not None:
+                await ensure_queue_stream(js, options)
+                appliers = await ensure_kv(js, options.appliers_bucket, replicas)
+                queue = NatsSkillQueue(nc, js, options, appliers)
             index = LeaderboardIndex(js, options.oracle_stream, options.event_prefix)
             await index.start()
             mirrors = (
@@ -141,7 +148,7 @@ async def open_nats_store(url: str) -> NatsStore:
     return NatsStore(
         nc, js, options, RankStats(nc, js, ranks, options), oracle, docs, index,
         KvLeases(js, leases, options.leases_bucket),
-        skill_kv, mirrors,
+        skill_kv, mirrors, queue,
     )  # fmt: skip
 
 
@@ -160,6 +167,7 @@ class NatsStore:
         leases: KvLeases,
         skills: SkillKv,
         mirrors: tuple[KvMirror, KvMirror],
+        queue: NatsSkillQueue | None = None,
     ) -> None:
         self._nc = nc
         self._js = js
@@ -179,6 +187,7 @@ class NatsStore:
         self._feed: ChangeFeed | None = None
         self._served = KvServed(js, options)
         self._checks = KvChecks(js, options.checks_bucket, options.replicas)
+        self._queue = queue
 
     async def follow(
         self,
@@ -208,6 +217,8 @@ class NatsStore:
             with contextlib.suppress(nats.errors.Error, OSError):
                 await follower.stop()
         await self._skills.repairs.stop()
+        if self._queue is not None:
+            await self._queue.close()
         if self._feed is not None:
             await self._feed.stop()
         try:
@@ -341,6 +352,10 @@ class NatsStore:
 
         return await retry_on_conflict(attempt, op="oracle", tally=self.conflicts)
 
+    def skill_queue(self) -> SkillQueue | None:
+        """The skill queue with ``skill_queue=on`` (``store/nats/skillqueue.py``), else None."""
+        return self._queue
+
     async def apply_oracle_then_skill(
         self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
     ) -> tuple[OracleApplied | None, SkillApplied | None]:
@@ -362,9 +377,11 @@ class NatsStore:
         """Several agents' events in flight at once, each agent's in order (``store.many``)."""
         return await apply_in_flight(self.apply_oracle, items)
 
-    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+    async def apply_skill_many(
+        self, items: Sequence[SkillItem], *, fresh: bool = False
+    ) -> list[SkillApplied]:
         """Few atomic batches (``skills.chunks``), each retried on conflict."""
-        return await self._skill_many(items, fresh=False)
+        return await self._skill_many(items, fresh=fresh)
 
     async def _skill_many(self, items: Sequence[SkillItem], fresh: bool) -> list[SkillApplied]:
         """``apply_skill_many``; with ``fresh``, each chunk's first attempt takes its keys as

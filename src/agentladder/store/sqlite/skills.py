@@ -145,9 +145,12 @@ class SqliteSkills(SqliteFile):
 
         return run
 
-    async def apply_skill_many(self, items: Sequence[SkillItem]) -> list[SkillApplied]:
+    async def apply_skill_many(
+        self, items: Sequence[SkillItem], *, fresh: bool = False
+    ) -> list[SkillApplied]:
         """Every item in one job of the writer: each its own event under its own key and
-        seq; each changed state written once, at the end (one transaction)."""
+        seq; each changed state written once, at the end (one transaction). ``fresh``
+        changes nothing: the job looks each key up in the same transaction."""
         return await self._write(self._skill_many_job(items))
 
     def _skill_many_job(

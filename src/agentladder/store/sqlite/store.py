@@ -55,6 +55,7 @@ from agentladder.store.records import (
     Versioned,
 )
 from agentladder.store.served import ServedRequest
+from agentladder.store.skillqueue import SkillQueue
 from agentladder.store.skills import SkillApplied
 from agentladder.store.spend import Hold, Reserved
 from agentladder.store.sqlite import many, ops, pages
@@ -218,6 +219,11 @@ class SqliteStore(SqliteSkills, SqliteChecks):
     async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
         """Check, read, fold and write in one job of the writer: no conflict is possible."""
         return await self._write(self._oracle_job(agent_id, key, fold))
+
+    def skill_queue(self) -> SkillQueue | None:
+        """None: skill evidence is applied on the judgment's request path
+        (``store/skillqueue.py``)."""
+        return None
 
     async def apply_oracle_then_skill(
         self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
