@@ -53,6 +53,18 @@ def session_nats_server() -> Iterator[NatsServer]:
 
 
 @pytest.fixture
+def short_path() -> Iterator[Path]:
+    """A fresh empty folder with a short path, removed after the test: for a test whose
+    expected message shows a path whole. An error shows a value cut to 80 characters, and
+    ``tmp_path`` is longer under pytest-xdist (``.../popen-gw0/...``) or a long user name."""
+    folder = Path(tempfile.mkdtemp(prefix="al-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
 def nats_store_url(session_nats_server: NatsServer) -> str:
     """The URL of a fresh, empty NATS store on the session's server."""
     return unique_nats_url(session_nats_server.url)
