@@ -27,9 +27,11 @@ typecheck: $(STAMP)
 
 # pytest exits 5 when it collects no test; make treats that as a failure.
 # The dashboard's tests drive Debian's chromium: installed here as root (.ci/chromium).
+# One pytest-xdist worker per CPU; a test file's tests stay on one worker, so the servers
+# and browser its module starts are started once (docs/development.md).
 unit: $(STAMP)
 	@.ci/chromium
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadfile
 
 test: lint typecheck unit
 

@@ -1,7 +1,8 @@
 """Fixtures shared by the suites: every store backend through one fixture (`with_store`).
 
 The NATS backend runs against one real nats-server (JetStream in a temporary folder) for
-the whole session; each test gets its own prefix and rank bucket, so tests are isolated.
+the whole session, one per pytest-xdist worker; each test gets its own prefix and rank
+bucket, so tests are isolated.
 A missing nats-server binary is an error, never a skip. Its store folder is on /dev/shm
 when there is one: every atomic batch commit makes the server sync its file store (about
 7 ms on this machine's disk, under 1 ms on tmpfs), and the contract does not depend on the
@@ -11,6 +12,7 @@ disk. ``tests/store/test_nats_store.py`` restarts a server of its own on a real 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import tempfile
 import uuid
@@ -36,12 +38,28 @@ def unique_nats_url(server_url: str) -> str:
 
 @pytest.fixture(scope="session")
 def session_nats_server() -> Iterator[NatsServer]:
-    """One nats-server with JetStream on loopback for the session, stopped by pid at the end."""
+    """One nats-server with JetStream on loopback for the session (each pytest-xdist worker's
+    own: its ports from the OS, its own folder), stopped by pid at the end."""
     shm = Path("/dev/shm")
-    folder = tempfile.mkdtemp(prefix="agentladder-nats-", dir=shm if shm.is_dir() else None)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    folder = tempfile.mkdtemp(
+        prefix=f"agentladder-nats-{worker}-", dir=shm if shm.is_dir() else None
+    )
     try:
         with NatsServer(store_dir=folder) as server:
             yield server
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def short_path() -> Iterator[Path]:
+    """A fresh empty folder with a short path, removed after the test: for a test whose
+    expected message shows a path whole. An error shows a value cut to 80 characters, and
+    ``tmp_path`` is longer under pytest-xdist (``.../popen-gw0/...``) or a long user name."""
+    folder = Path(tempfile.mkdtemp(prefix="al-"))
+    try:
+        yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -63,7 +81,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def with_store(store_url: str) -> Iterator[Callable[..., Any]]:
+def with_store(store_url: str) -> Callable[..., Any]:
     """Run an async test body against an opened store, closing it afterwards."""
 
     def run(body: Callable[[Store], Coroutine[Any, Any, T]]) -> T:

@@ -77,14 +77,14 @@ def test_bad_bucket_name_is_refused() -> None:
     assert caught.value.value == "ranks.v1"
 
 
-def test_unreadable_and_malformed_files_name_the_path(tmp_path: Path) -> None:
+def test_unreadable_and_malformed_files_name_the_path(short_path: Path) -> None:
     """A missing file and invalid YAML are InvalidInput errors naming the file."""
-    missing = tmp_path / "nope.yaml"
+    missing = short_path / "nope.yaml"
     with pytest.raises(InvalidInput) as caught:
         load_settings(missing)
     assert caught.value.field == "config"
     assert str(missing) in str(caught.value)
-    broken = tmp_path / "broken.yaml"
+    broken = short_path / "broken.yaml"
     broken.write_text("agents: [", encoding="utf-8")
     with pytest.raises(InvalidInput, match="not valid YAML"):
         load_settings(broken)

@@ -29,6 +29,22 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert "pytest" in makefile
 
 
+def test_make_unit_runs_the_suite_on_workers() -> None:
+    """`make unit` runs pytest on one xdist worker per CPU, a file's tests on one worker;
+    the dev extra installs pytest-xdist; `make test-faults` stays in one process."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    unit = re.search(r"^unit:.*\n((?:\t.*\n)+)", makefile, re.M)
+    assert unit is not None
+    assert "$(BIN)/pytest -n auto --dist loadfile" in unit.group(1)
+    faults = re.search(r"^test-faults:.*\n((?:\t.*\n)+)", makefile, re.M)
+    assert faults is not None
+    assert " -n " not in faults.group(1)
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^    "pytest-xdist>=[0-9.]+",$', pyproject, re.M)
+    development = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    assert "-n 0" in development
+
+
 def test_every_cli_command_is_documented() -> None:
     """Each `agentladder` command and subcommand is named in the README or docs/cli.md."""
     import typer.main

@@ -36,10 +36,10 @@ def test_serve_demo_has_the_demo_agents_online_and_runs_a_deliberation(tmp_path:
         server.stop()
 
 
-def test_serve_demo_without_the_demo_file_says_to_run_the_demo(tmp_path: Path) -> None:
+def test_serve_demo_without_the_demo_file_says_to_run_the_demo(short_path: Path) -> None:
     """`serve --demo` before `agentladder demo`: one line naming the file and the command,
     exit 1, and no file created."""
-    missing = tmp_path / "none.db"
+    missing = short_path / "none.db"
     result = runner.invoke(app, ["serve", "--demo", "--db", str(missing), "--port", "0"])
     assert result.exit_code == 1, result.output
     assert result.output.strip().splitlines() == [

@@ -113,10 +113,10 @@ def test_a_config_error_names_the_agent_by_its_id(tmp_path: Path) -> None:
     assert not (tmp_path / "x.db").exists()
 
 
-def test_a_yaml_syntax_error_is_one_line_with_line_and_column(tmp_path: Path) -> None:
+def test_a_yaml_syntax_error_is_one_line_with_line_and_column(short_path: Path) -> None:
     """An unclosed flow mapping: one line naming the file, line 4 column 9 and the
     problem, for ``config check`` and ``serve`` alike."""
-    path = tmp_path / "broken.yaml"
+    path = short_path / "broken.yaml"
     path.write_text(
         "agents:\n  - name: a\n    backend: {kind: openai\n  - name: b\n", encoding="utf-8"
     )
@@ -127,7 +127,7 @@ def test_a_yaml_syntax_error_is_one_line_with_line_and_column(tmp_path: Path) ->
     result = runner.invoke(app, ["config", "check", str(path)])
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [f"error: {line}"]
-    served = runner.invoke(app, ["serve", "--config", str(path), "--db", str(tmp_path / "x.db")])
+    served = runner.invoke(app, ["serve", "--config", str(path), "--db", str(short_path / "x.db")])
     assert served.exit_code == 1
     assert served.output.strip().splitlines() == [f"invalid configuration: {line}"]
 

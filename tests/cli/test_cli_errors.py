@@ -55,9 +55,9 @@ def test_a_usage_mistake_is_one_line_exit_2() -> None:
     assert "'judge'" in line
 
 
-def test_an_unreadable_config_is_one_line(tmp_path: Path) -> None:
+def test_an_unreadable_config_is_one_line(short_path: Path) -> None:
     """A config file that does not exist: `config: cannot be read (...)`, exit 1."""
-    line = one_line(["config", "check", str(tmp_path / "absent.yaml")])
+    line = one_line(["config", "check", str(short_path / "absent.yaml")])
     assert line.startswith("error: config: cannot be read")
     assert "absent.yaml" in line
 

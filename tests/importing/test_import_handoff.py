@@ -40,18 +40,29 @@ main()
 LINES = [*GOOD, {"agent_id": "a/b", "contract_id": "x"}]
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, temporary: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The program with ``args``; its temporary files in ``temporary`` when given."""
+    env = {**os.environ, **({"TMPDIR": str(temporary)} if temporary else {})}
     return subprocess.run(
         [sys.executable, "-c", _PROGRAM, *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env=env,
     )
 
 
-def _leftover_summaries() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("agentladder-import-*.json")}
+def _temporary(tmp_path: Path) -> Path:
+    """A temporary folder of this test's own: the imports' summary files are looked for
+    there, where no other test (another pytest worker's included) writes one."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    return folder
+
+
+def _leftover_summaries(folder: Path) -> set[str]:
+    return {p.name for p in folder.glob("agentladder-import-*.json")}
 
 
 @pytest.mark.parametrize("as_json", [True, False])
@@ -62,9 +73,12 @@ def test_the_program_fits_in_a_fresh_image_with_the_same_result(
     line named, exit 1) and whose store equals the in-process import's: profiles, ledgers
     and fitted skill states; `oracle verify` passes; no summary file is left behind."""
     path = _write(tmp_path / "h.jsonl", LINES)
-    before = _leftover_summaries()
+    temporary = _temporary(tmp_path)
     db = tmp_path / "program.db"
-    done = _run("import", str(path), "--db", str(db), *(["--json"] if as_json else []))
+    done = _run(
+        "import", str(path), "--db", str(db), *(["--json"] if as_json else []),
+        temporary=temporary,
+    )  # fmt: skip
     assert done.returncode == 1, done.stderr
     images = [line.split()[1:] for line in done.stderr.splitlines() if line.startswith("EXEC")]
     assert len(images) == 1, done.stderr
@@ -80,7 +94,7 @@ def test_the_program_fits_in_a_fresh_image_with_the_same_result(
         assert "new agents (2): a1, a2" in done.stdout
         assert f"{path}:4: refused: agent_id: " in done.stderr
         assert "fitting the skill model to the whole log" in done.stderr
-    assert _leftover_summaries() <= before
+    assert _leftover_summaries(temporary) == set()
 
     in_place = tmp_path / "in-place.db"
     assert runner.invoke(app, ["import", str(path), "--db", str(in_place)]).exit_code == 1
@@ -127,13 +141,14 @@ def test_a_new_image_that_cannot_start_leaves_the_fit_in_place(
     monkeypatch.setattr(handoff, "_program", True)
     monkeypatch.setattr(os, "execv", refused)
     path = _write(tmp_path / "h.jsonl", GOOD)
-    before = _leftover_summaries()
+    temporary = _temporary(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     db = tmp_path / "x.db"
     result = runner.invoke(app, ["import", str(path), "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output
     assert len(calls) == 1
     assert json.loads(result.stdout)["imported"] == 3
-    assert _leftover_summaries() <= before
+    assert _leftover_summaries(temporary) == set()
     in_place = tmp_path / "in-place.db"
     monkeypatch.setattr(handoff, "_program", False)
     assert runner.invoke(app, ["import", str(path), "--db", str(in_place)]).exit_code == 0
