@@ -29,6 +29,27 @@ from agentladder.store.url import open_store
 T = TypeVar("T")
 BACKENDS = ["memory", "sqlite", "nats"]
 
+LONG_FIRST = (
+    "tests/exporting/test_export_memory.py",
+    "tests/api/test_schemathesis.py",
+    "tests/hardening/test_event_loop.py",
+    "tests/team/test_stalls.py",
+    "tests/importing/test_import_killed.py",
+    "tests/importing/test_import_inspect_gateway.py",
+    "tests/faults/test_skill_queue_faults.py",
+)
+"""The files holding the suite's longest tests (half a minute to two minutes each on two
+workers, docs/benchmarks.md "Test suite"), collected first: pytest-xdist hands a worker the
+next file in collection order, so these start at once and the two workers end together,
+not one running the export's memory probe alone for its last two minutes."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files of ``LONG_FIRST`` first, in that order; every other test keeps its
+    place (a stable sort: a file's own tests keep their order)."""
+    first = {path: i for i, path in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: first.get(item.nodeid.split("::", 1)[0], len(first)))
+
 
 def unique_nats_url(server_url: str) -> str:
     """A NATS store URL on ``server_url`` with a prefix and rank bucket no other test uses."""
