@@ -140,6 +140,16 @@ class Read:
     fleets: dict[str, int] = field(default_factory=dict)
     """The revision of the fleet's state the event a state carries was folded with."""
 
+    def place(self, agent: str, revision: int, entry: Entry) -> None:
+        """``agent``'s decoded value, read at ``revision``, in its place."""
+        self.revisions[agent] = revision
+        if entry.state is not None:
+            self.states[agent] = entry.state
+        if entry.event is not None:
+            self.pending[agent] = entry.event
+        if entry.fleet is not None:
+            self.fleets[agent] = entry.fleet
+
 
 class SkillKv:
     """The skill log and states of one NATS store."""
@@ -209,12 +219,7 @@ class SkillKv:
                 entry = decode_entry(data, f"{self.bucket}/a.{agent}")
                 if kept:
                     self._kept.put(agent, (revision, entry))
-            if entry.state is not None:
-                read.states[agent] = entry.state
-            if entry.event is not None:
-                read.pending[agent] = entry.event
-            if entry.fleet is not None:
-                read.fleets[agent] = entry.fleet
+            read.place(agent, revision, entry)
         return read
 
     async def read(self, agent_ids: Collection[str]) -> Read:
@@ -235,14 +240,7 @@ class SkillKv:
         for agent, known in kept.items():
             if known is None:
                 continue
-            revision, entry = known
-            read.revisions[agent] = revision
-            if entry.state is not None:
-                read.states[agent] = entry.state
-            if entry.event is not None:
-                read.pending[agent] = entry.event
-            if entry.fleet is not None:
-                read.fleets[agent] = entry.fleet
+            read.place(agent, *known)
         return read
 
     async def get_states(self, agent_ids: Collection[str]) -> dict[str, AgentSkill]:
