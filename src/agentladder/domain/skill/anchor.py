@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+from scipy.special import ndtr, stdtrit
 
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.terms import Layout
@@ -166,6 +166,6 @@ def anchor_variance(
         prior, seen = PRIOR_DF, k - 1.0
         spread = (prior * PRIOR_SPREAD**2 + seen * spread) / (prior + seen)
         z = rules.interval_z
-        widen = (float(stats.t.ppf(stats.norm.cdf(z), prior + seen)) / z) ** 2
+        widen = (float(stdtrit(prior + seen, float(ndtr(z)))) / z) ** 2  # Student t quantile
         out[t] = spread / k * widen * min(1.0, k - 1.0)
     return out
