@@ -2,22 +2,25 @@
 instances.
 
 One nats-server (JetStream on this machine's disk). An instance is a process of its own
-(an ``Oracle`` over a ``NatsStore``, with a ``SkillService`` or without) with ``CLIENTS``
-concurrent clients, each sending scored judgments (``Oracle.submit_for_judgment``) to
-random agents of ``AGENTS``, for ``SECONDS`` after all instances are ready. The skill
-model is off, inline (the award, then the skill evidence applied on the request path) or
-queued (the store's ``skill_queue=on``: the evidence queued, then the award; each
-instance runs its ``SkillApplier``, which applies the queue's shards it leases in
-batches). Each configuration gets a fresh prefix (empty buckets and streams);
+(an ``Oracle`` over a ``NatsStore``, with a ``SkillService`` or without) with
+``CLIENTS`` concurrent clients, each sending scored judgments
+(``Oracle.submit_for_judgment``) to random agents of ``AGENTS``, for ``SECONDS`` after
+all instances are ready. The skill model is off, inline (the award, then the skill
+evidence applied on the request path) or queued (the store's ``skill_queue=on``: the
+award written carrying its evidence; each instance runs its ``SkillApplier``, and the
+one holding the queue's lease applies the evidence in batches), or queued apart
+(``skill_queue_applier=apart``: the instances run no applier; one more process runs only
+``SkillApplier``, as ``agentladder skill apply`` does, and its CPU counts with the
+instances'). Each configuration gets a fresh prefix (empty buckets and streams);
 configurations run in turn, alternating, ``RUNS`` times. Figures per configuration,
 medians over the runs: judgments per second fleet-wide, p50 and p99 of a judgment, the
 share of the skill writes' compare-and-set attempts that conflicted (the store's
 ``WriteTally``, op ``skill``), the CPU time per judgment of the instances (their
 processes, while their clients ran and, queued, until their appliers had applied every
-evidence) and of the nats-server (its process, over the same time; Linux ``/proc``), and,
-queued, the p99 of the skill lag (the age of the oldest evidence not applied yet, sampled
-every ``LAG_EVERY_S`` by the first instance while the clients run) and the time the queue
-took to drain after them.
+evidence) and of the nats-server (its process, over the same time; Linux ``/proc``),
+and, queued, the p99 of the skill lag (the age of the oldest evidence not applied yet,
+sampled every ``LAG_EVERY_S`` by the first instance while the clients run) and the time
+the queue took to drain after them.
 
 Targets: skill queued at least 0.8 of off (one instance), with a skill lag p99 of at
 most 2 s; two instances' CPU per judgment (instances and server) at most 1.15 of one
@@ -25,8 +28,8 @@ instance's; conflicts at most 5% of attempts.
 
 Run: ``.venv/bin/python -m benchmarks nats_instances``. ``AGENTLADDER_INSTANCES_RUNS``,
 ``AGENTLADDER_INSTANCES_SECONDS``, ``AGENTLADDER_INSTANCES_AGENTS``,
-``AGENTLADDER_INSTANCES_CLIENTS`` change the defaults; ``AGENTLADDER_INSTANCES_DIR`` puts
-the server's store in that folder (``/dev/shm/...``: no disk sync);
+``AGENTLADDER_INSTANCES_CLIENTS`` change the defaults; ``AGENTLADDER_INSTANCES_DIR``
+puts the server's store in that folder (``/dev/shm/...``: no disk sync);
 ``AGENTLADDER_INSTANCES_CONFIGS`` picks configurations by name (``queued-1,off-1``).
 Another checkout's code is measured by putting its ``src`` first on ``PYTHONPATH`` (the
 processes inherit it). Figures: ``docs/benchmarks.md``.
@@ -67,7 +70,7 @@ TASK_TYPES = ("code", "review", "research")
 
 LAG_EVERY_S = 0.25
 """How often the first instance samples the skill lag while its clients run (queued)."""
-SKILLS = ("off", "inline", "queued")
+SKILLS = ("off", "inline", "queued", "apart")
 
 
 @dataclass(frozen=True)
@@ -89,8 +92,8 @@ class Config:
 
 
 ALL_CONFIGS = (
-    Config("queued", 1), Config("off", 1), Config("inline", 1), Config("queued", 2),
-    Config("off", 2),
+    Config("queued", 1), Config("off", 1), Config("inline", 1), Config("apart", 1),
+    Config("queued", 2), Config("off", 2),
 )  # fmt: skip
 _PICKED = os.environ.get("AGENTLADDER_INSTANCES_CONFIGS", "")
 CONFIGS = tuple(c for c in ALL_CONFIGS if not _PICKED or c.short in _PICKED.split(","))
@@ -110,13 +113,15 @@ async def _instance(
 ) -> dict[str, Any]:
     if mode == "queued":
         url += "&skill_queue=on"
+    elif mode in ("apart", "applier"):
+        url += "&skill_queue=on&skill_queue_applier=apart"
     store = await open_store(url)
     applier = None
     try:
         rules = OracleRules(accept_unregistered=True)  # judgments name agents as they come
         skill = SkillService(store) if mode != "off" else None
         oracle = Oracle(store, rules, skill=skill)
-        if skill is not None and skill.queue is not None:
+        if skill is not None and skill.queue is not None and mode != "apart":
             applier = SkillApplier(skill.queue, skill, f"bench-{seed}", SystemClock())
             await applier.start()
         rng = random.Random(seed)
@@ -130,7 +135,7 @@ async def _instance(
 
         async def client(number: int) -> None:
             count = 0
-            while time.monotonic() < end:
+            while mode != "applier" and time.monotonic() < end:
                 request = JudgmentRequest(
                     agent_id=f"agent-{rng.randrange(AGENTS)}",
                     contract_id=f"c-{seed}-{number}-{count}",
@@ -146,6 +151,8 @@ async def _instance(
         if first and skill is not None and skill.queue is not None:
             sampling.append(_sample_lag(skill, end, lags))
         await asyncio.gather(*(client(n) for n in range(CLIENTS)), *sampling)
+        if mode == "applier":
+            await asyncio.sleep(max(0.0, end - time.monotonic()))
         stopped = time.monotonic()
         if skill is not None:
             await skill.drained(timeout_s=600)  # what the clients left, applied
@@ -169,6 +176,8 @@ async def _instance(
 def _run(server: NatsServer, config: Config, run: int) -> dict[str, float]:
     """One configuration once: its figures."""
     each = [(config.skill, run * 10 + i, i == 0) for i in range(config.instances)]
+    if config.skill == "apart":  # the applier's own process
+        each.append(("applier", run * 10 + config.instances, False))
     results, server_cpu = run_instances(
         server, _instance, each, prefix="b", timeout_s=SECONDS + 300
     )
@@ -178,7 +187,7 @@ def _run(server: NatsServer, config: Config, run: int) -> dict[str, float]:
     count = max(len(latencies), 1)
     lags = sorted(x for r in results for x in r["lags"])
     applied = sum(r["applied"] for r in results)
-    if config.skill == "queued" and applied < len(latencies):
+    if config.skill in ("queued", "apart") and applied < len(latencies):
         raise RuntimeError(f"{applied} evidences applied of {len(latencies)} judgments")
     return {
         "lag_p99": percentile(lags, 99) if lags else 0.0,
@@ -241,6 +250,13 @@ def _targets(median: dict[Config, dict[str, float]]) -> None:
         ratio = median[one]["per_s"] / median[off]["per_s"]
         print(f"skill queued / off, one instance: {ratio:.2f} (target >= 0.8)")
         print(f"skill lag p99, one instance: {median[one]['lag_p99']:.2f} s (target <= 2 s)")
+    apart = Config("apart", 1)
+    if apart in median and off in median:
+        ratio = median[apart]["per_s"] / median[off]["per_s"]
+        print(
+            f"skill queued apart / off, one instance and one applier process: {ratio:.2f};"
+            f" skill lag p99 {median[apart]['lag_p99']:.2f} s"
+        )
     inline = Config("inline", 1)
     if inline in median and off in median:
         ratio = median[inline]["per_s"] / median[off]["per_s"]

@@ -1,13 +1,12 @@
 """`agentladder serve` on NATS with the skill queue (``skill_queue=on``): judgments' skill
-evidence applied by one leased applier per shard, off the request path.
+evidence, carried by their awards, applied by the one leased applier, off the request path.
 
-- Back-pressure: a queue of 3 with its shards' leases held elsewhere (no applier runs):
-  the fourth judgment is answered 503 with ``Retry-After``, nothing of it stored (no
-  award), counted in ``/metrics``; once the appliers run, the same judgment retried is
-  applied once.
-- Handover (``faults``): two instances under load, the one holding a shard SIGKILLed
-  while the queue holds evidence: the other takes its shard once the lease ends, and
-  every judgment is applied exactly once, the states equal to a replay of the log.
+- Back-pressure: a queue of 3 with its lease held elsewhere (no applier runs): the fourth
+  judgment is answered 503 with ``Retry-After``, nothing of it stored (no award), counted
+  in ``/metrics``; once the applier runs, the same judgment retried is applied once.
+- Handover (``faults``): two instances under load, the one holding the queue SIGKILLed
+  while it holds evidence: the other takes it once the lease ends, and every judgment is
+  applied exactly once, the states equal to a replay of the log.
 - A three-node cluster losing a node while the appliers run (``faults``): the same.
 """
 
@@ -34,7 +33,7 @@ AGENTS = [f"sim_{letter}" for letter in "abcdef"]
 CONFIG = "orchestrator: {recover_interval_s: 0.5}\nagents:\n" + "".join(
     f"  - name: {a}\n    backend: {{kind: simulated}}\n" for a in AGENTS
 )
-QUEUED = "&skill_queue=on&skill_queue_shards=2&skill_queue_lease_s=2"
+QUEUED = "&skill_queue=on&skill_queue_lease_s=2"
 
 
 def _metric(server: Server, name: str) -> float:
@@ -90,8 +89,8 @@ def _judged(load: Load) -> set[str]:
 
 def test_a_full_skill_queue_refuses_a_judgment_with_503_until_applied(tmp_path: Path) -> None:
     async def hold(url: str, release: bool) -> None:
-        """Hold both shards' leases for 120 s (no applier of the instance can run), or
-        give them up."""
+        """Hold the queue's lease for 120 s (no applier of the instance can run), or give
+        it up."""
         store = await open_store(url)
         try:
             queue = store.skill_queue()
@@ -152,9 +151,11 @@ def test_the_applier_is_handed_over_when_its_instance_is_killed(tmp_path: Path) 
         killed = False
         try:
             deadline = time.monotonic() + 30
-            while not (_held(first) == _held(second) == 1):  # one shard each
-                assert time.monotonic() < deadline, "the shards were not shared"
+            while _held(first) + _held(second) != 1:  # one of them holds the queue
+                assert time.monotonic() < deadline, "the queue was not taken"
                 time.sleep(0.1)
+            if _held(second):
+                first, second = second, first  # ``first`` is the holder, killed below
             stop, threads = load.start(6, [first.base, second.base])
             try:
                 load.wait_acked(150)
@@ -170,7 +171,7 @@ def test_the_applier_is_handed_over_when_its_instance_is_killed(tmp_path: Path) 
                     thread.join(timeout=30)
             outcome = load.retry_all([second.base])
             _drained(second)
-            assert _held(second) == 2  # it took the killed instance's shard
+            assert _held(second) == 1  # it took the queue from the killed instance
             applied = _metric(second, "agentladder_skill_applied_total")
         finally:
             if not killed:

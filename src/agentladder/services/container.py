@@ -146,7 +146,7 @@ class Services:
             asyncio.ensure_future(recovering()),
             asyncio.ensure_future(fitting()),
         ]
-        if self.skill.queue is not None:
+        if self.skill.queue is not None and self.skill.queue.in_serve:
             self.applier = SkillApplier(
                 self.skill.queue, self.skill, self.orchestrator.instance_id,
                 self.orchestrator.clock,

@@ -2,32 +2,29 @@
 
 A store that keeps one (NATS with ``skill_queue=on``: ``store/nats/skillqueue.py``) answers
 ``Store.skill_queue()`` with it; memory and SQLite answer None and keep the synchronous
-step (``docs/skill.md``, "Between two fits"). Evidence is queued by its key (a repeat is
-dropped by the server within its duplicate window, and applied as a no-op after), cut in
-shards by its agent, and applied by one leased applier per shard
-(``services/skill/applier.py``).
+step (``docs/skill.md``, "Between two fits"). A judgment's award is written with its skill
+evidence in the same write (``award``): the award's own event is the queued evidence, so
+the two are stored together or not at all. The evidence is applied once per key (a key
+already in the skill log is a no-op) by the applier holding the queue's lease
+(``services/skill/applier.py``), in the order the awards were stored.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["QueueState", "Queued", "SkillQueue", "shard_of"]
+if TYPE_CHECKING:  # base.py imports this module
+    from agentladder.store.base import OracleApplied, OracleFold
 
-
-def shard_of(agent_id: str, shards: int) -> int:
-    """The shard of an agent's evidence: a stable hash of its id (the same on every
-    instance and every run: the first 8 bytes of its SHA-256), modulo ``shards``."""
-    return int.from_bytes(hashlib.sha256(agent_id.encode()).digest()[:8], "big") % shards
+__all__ = ["Pulled", "QueueState", "Queued", "SkillQueue"]
 
 
 @dataclass(frozen=True, slots=True)
 class QueueState:
-    """What the queue holds now: how many evidences and when the oldest was queued
-    (seconds since the epoch; None when empty)."""
+    """What the queue holds now: how many awards wait for the applier and when the oldest
+    was stored (seconds since the epoch; None when none wait)."""
 
     depth: int
     oldest_at: float | None
@@ -39,11 +36,20 @@ class QueueState:
 
 @dataclass(frozen=True, slots=True)
 class Queued:
-    """One queued evidence as pulled: its JSON, when it was queued, and its ack (once
-    applied: the queue forgets it)."""
+    """One queued evidence as pulled: its JSON and when its award was stored."""
 
     data: bytes
     at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Pulled:
+    """One pull: the evidence it holds (the awards' events that carry one, in the order
+    stored), how many events it took in all, and its ack (once every evidence is applied:
+    the queue forgets them all)."""
+
+    evidence: list[Queued]
+    size: int
     ack: Callable[[], Awaitable[None]]
 
 
@@ -60,20 +66,25 @@ class SkillQueue(Protocol):
 
     @property
     def refused(self) -> int:
-        """Evidence refused because the queue was full, since this process began."""
+        """Judgments refused because the queue was full, since this process began."""
 
-    async def enqueue(self, key: str, agent_id: str, data: bytes) -> int:
-        """Queue the evidence (``data``: its JSON) of ``key`` on ``agent_id``'s shard,
-        durable once this returns; its position (to ``withdraw`` it; 0 when the queue
-        dropped it as a repeat of one queued shortly before). ``SkillQueueFull`` when the
-        queue holds its bound: nothing was queued."""
+    @property
+    def in_serve(self) -> bool:
+        """Whether ``agentladder serve`` runs an applier (else only ``agentladder skill
+        apply`` processes do)."""
 
-    async def withdraw(self, position: int) -> None:
-        """Remove a queued evidence whose judgment was refused after it was queued (one
-        not there any more is left alone)."""
+    async def admit(self) -> None:
+        """``SkillQueueFull`` (counted in ``refused``) when the queue holds its bound, as
+        last looked at (at most ``ADMIT_FOR_S`` before): the caller stores nothing."""
+
+    async def award(
+        self, agent_id: str, key: str, fold: OracleFold, evidence: bytes
+    ) -> OracleApplied | None:
+        """``Store.apply_oracle``, the event written (when created) with ``evidence`` (its
+        skill evidence's JSON) for the applier: one write, both or neither."""
 
     async def state(self) -> QueueState:
-        """How many evidences wait and the oldest one's time."""
+        """How many awards wait for the applier and the oldest one's time."""
 
     async def present(self, holder: str, until: float, now: float) -> int:
         """Say ``holder`` runs appliers until ``until``; how many holders do now."""
@@ -91,7 +102,7 @@ class SkillQueue(Protocol):
     async def holders(self, now: float) -> dict[int, str]:
         """The holder of each shard whose lease runs past ``now``."""
 
-    async def pull(self, shard: int, limit: int, wait_s: float) -> list[Queued]:
-        """Up to ``limit`` evidences of ``shard`` in the order queued (those pulled before
-        and not acked come again once their ack is overdue), waiting at most ``wait_s``
-        for the first one."""
+    async def pull(self, shard: int, limit: int, wait_s: float) -> Pulled | None:
+        """Up to ``limit`` awards of ``shard`` in the order stored (those pulled before and
+        not acked come again once their ack is overdue), waiting at most ``wait_s`` for
+        the first one; None when none came."""

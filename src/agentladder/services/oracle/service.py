@@ -47,11 +47,9 @@ from agentladder.domain.task_types import check_agent_task_type
 from agentladder.domain.text import check_visible
 from agentladder.domain.xp import XPLine
 from agentladder.errors import (
-    AgentladderError,
     InvalidInput,
     NotFound,
     PayloadConflict,
-    StoreUnavailable,
 )
 from agentladder.services.clock import Clock, SystemClock, iso
 from agentladder.services.oracle.judges import Judge, check_not_own
@@ -177,7 +175,7 @@ class Oracle:
         skill = self.skill if evidence else None
         result, observed, history = await self._judged(request, skill)
         if skill is not None and not observed:
-            await skill.submit(self._evidence(request, result, history))
+            await skill.observe(self._evidence(request, result, history))
         return result
 
     def _evidence(
@@ -228,20 +226,11 @@ class Oracle:
                 request.success, self.observed(request),
                 judge=request.judge or judged_by or DEFAULT_JUDGE,
             )  # fmt: skip
-            applied, position = await self._queued_then_award(
-                skill, evidence, judgment.agent_id, key, fold
-            )
+            applied = await skill.award(judgment.agent_id, key, fold, evidence)
             if applied is not None and applied.created:
                 self.awards["judgment"] += 1
                 return folded[-1](), True, False
-            if applied is not None:  # a repeat: its evidence is queued (applied once by key)
-                try:
-                    repeat = self._repeat(applied.event, applied.profile, digest)
-                except PayloadConflict:
-                    await skill.withdraw(position)
-                    raise
-                return repeat, True, stored_history(applied.event)
-            observed = None
+            observed = None  # a repeat: its evidence is applied now, once by key (the caller)
         else:
             # the evidence a created event gives (its result's values are the judgment's)
             evidence = judgment_evidence(
@@ -262,29 +251,6 @@ class Oracle:
         if observed is not None:
             checked(observed, evidence)
         return folded[-1](), observed is not None, judgment.history  # the committed fold
-
-    async def _queued_then_award(
-        self,
-        skill: SkillService,
-        evidence: ScoreEvidence,
-        agent_id: str,
-        key: str,
-        fold: OracleFold,
-    ) -> tuple[OracleApplied | None, int]:
-        """The evidence queued, then the award (``docs/skill.md``, "The skill queue"): a
-        full queue refuses the judgment (``SkillQueueFull``) before anything is stored. An
-        award refused after (a conflict, a bound of task types) withdraws the evidence
-        queued; one whose outcome is unknown (the store unavailable) leaves it, and the
-        writer's retry of the same judgment stores the award (its evidence's key is
-        applied once). With the evidence's place in the queue (0: a repeat it dropped)."""
-        position = await skill.enqueue(evidence)
-        try:
-            return await self.store.apply_oracle(agent_id, key, fold), position
-        except StoreUnavailable:
-            raise
-        except AgentladderError:
-            await skill.withdraw(position)
-            raise
 
     def judgment_fold(
         self, judgment: Judgment, judged_by: str | None, digest: str, at: str

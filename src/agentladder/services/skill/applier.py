@@ -1,20 +1,22 @@
 """The skill appliers: queued evidence applied by one leased instance per shard.
 
-Every instance whose store keeps a skill queue (``Store.skill_queue``) runs one
-``SkillApplier``. Every third of the shard lease time it says it is present, counts the
-instances present, and holds at most its share of the shards (``share``: the shards over
-the instances, rounded up): it renews the leases it holds, gives up those past its share,
-and takes free ones (a lease ended or never taken) up to its share, starting at a shard
-of its own (``first_shard``) so that instances starting together try different ones; while
-below its share, it looks again every ``SHORT_PASS_S``.
+Every instance whose store keeps a skill queue (``Store.skill_queue``; NATS keeps one
+shard) runs one ``SkillApplier``. Every third of the shard lease time it says it is
+present, counts the instances present, and holds at most its share of the shards
+(``share``: the shards over the instances, rounded up): it renews the leases it holds,
+gives up those past its share, and takes free ones (a lease ended or never taken) up to
+its share, starting at a shard of its own (``first_shard``) so that instances starting
+together try different ones; while below its share, it looks again every ``SHORT_PASS_S``.
 
-For each shard it holds, a loop pulls up to ``BATCH`` evidences in the order queued,
-applies them in one ``SkillService.observe_many`` (the store's batch path: each event its
-own key in the log, each agent's state written once per chunk, the same folds and
-compare-and-sets as ``observe``), then acks them. An evidence applied before (its key in
-the log) is a no-op, so a batch redelivered after its holder died, or pulled by two
-holders around a handover, is applied once. A loop pauses its pulls while its lease has
-ended without a renewal (the store away), until a pass renews it or finds it taken.
+For each shard it holds, a loop pulls up to ``BATCH`` awards in the order stored,
+applies the evidence they carry in one ``SkillService.observe_many`` (the store's batch
+path: each event its own key in the log, each agent's state written once per chunk, the
+same folds and compare-and-sets as ``observe``), then acks them. A batch whose apply fails
+(the store away) is kept and applied again before the next pull, so each agent's evidence
+is applied in the order stored. An evidence applied before (its key in the log) is a
+no-op, so a batch redelivered after its holder died, or pulled by two holders around a
+handover, is applied once. A loop pauses its pulls while its lease has ended without a
+renewal (the store away), until a pass renews it or finds it taken.
 """
 
 from __future__ import annotations
@@ -33,14 +35,14 @@ from agentladder.errors import StoreUnavailable
 from agentladder.services.clock import Clock
 from agentladder.services.passes import QuietPasses, cancelled
 from agentladder.services.skill.service import EVIDENCE, SkillService
-from agentladder.store.skillqueue import Queued, SkillQueue
+from agentladder.store.skillqueue import Pulled, Queued, SkillQueue
 
 __all__ = ["BATCH", "SkillApplier", "first_shard", "share"]
 
 log = logging.getLogger(__name__)
 
-BATCH = 64
-"""Evidences pulled and applied at once per shard."""
+BATCH = 256
+"""Awards pulled and their evidence applied at once per shard."""
 PULL_WAIT_S = 1.0
 """How long a pull waits for the first evidence."""
 SHORT_PASS_S = 0.5
@@ -83,6 +85,7 @@ class SkillApplier:
         self.clock = clock
         self.applied = 0
         """Evidences applied (acked) by this instance: ``agentladder_skill_applied_total``."""
+        self._held: dict[int, Pulled] = {}  # a shard's batch pulled and not applied yet
         self.batches = 0
         self._until: dict[int, float] = {}  # the shards held, and until when
         self._loops: dict[int, asyncio.Task[None]] = {}
@@ -152,6 +155,7 @@ class SkillApplier:
     async def _give_up(self, shard: int, *, release: bool = True) -> None:
         loop = self._loops.pop(shard, None)
         self._until.pop(shard, None)
+        self._held.pop(shard, None)  # not acked: delivered again to the next holder
         if loop is not None:
             await _ended(loop, STOP_WAIT_S)
         if release:
@@ -169,18 +173,20 @@ class SkillApplier:
                 await asyncio.sleep(PULL_WAIT_S)  # the store is away: the next pull retries
 
     async def apply_batch(self, shard: int) -> int:
-        """Pull one batch of ``shard``, apply it, ack it; how many evidences it held."""
-        batch = await self.queue.pull(shard, BATCH, PULL_WAIT_S)
-        if not batch:
+        """Pull one batch of ``shard`` (or take the one whose apply failed), apply its
+        evidence, ack it; how many evidences it held."""
+        batch = self._held.pop(shard, None) or await self.queue.pull(shard, BATCH, PULL_WAIT_S)
+        if batch is None:
             return 0
-        evidence = decoded(batch)
+        evidence = decoded(batch.evidence)
         if evidence:
+            self._held[shard] = batch  # until applied: the next attempt applies it first
             await self.skill.observe_many(evidence, fresh=True)
-        for queued in batch:
-            await queued.ack()
-        self.applied += len(batch)
+            self._held.pop(shard, None)
+        await batch.ack()
+        self.applied += len(batch.evidence)
         self.batches += 1
-        return len(batch)
+        return len(batch.evidence)
 
     async def stop(self) -> None:
         """Let the batches in flight end (up to ``STOP_WAIT_S``), give up every shard and

@@ -10,9 +10,9 @@ now, one at a time and shared (``shared.py``). ``freshness`` says what awaits th
 The same key twice counts once; the same key with other evidence is a ``PayloadConflict``.
 
 On a store with a skill queue (``Store.skill_queue``: NATS with ``skill_queue=on``), a
-judgment's evidence is queued instead (``enqueue``) and applied by the shard's leased
-applier (``applier.py``) through ``observe_many``; ``freshness`` counts it as pending
-until then, and ``drained`` waits for the queue to be empty.
+judgment's evidence is written with its award instead (``award``) and applied by the
+queue's leased applier (``applier.py``) through ``observe_many``; ``freshness`` counts it
+as pending until then, and ``drained`` waits for the queue to be empty.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from agentladder.services.offload import off_loop
 from agentladder.services.skill.fitting import fit_of, fitted_commit, read_log, stamped
 from agentladder.services.skill.freshness import FitSchedule, Freshness
 from agentladder.services.skill.shared import SharedRun
-from agentladder.store.base import SkillItem, Store
+from agentladder.store.base import OracleApplied, OracleFold, SkillItem, Store
 from agentladder.store.skillqueue import QueueState, SkillQueue
 from agentladder.store.skills import SkillApplied, SkillCommit, SkillEvent, SkillFold
 
@@ -142,34 +142,22 @@ class SkillService:
         """Where a judgment's evidence goes when the store keeps a queue (else None)."""
         self._queued: tuple[QueueState, float] | None = None  # the last state, when
 
-    async def enqueue(self, evidence: Evidence) -> int:
-        """Queue the evidence for its shard's applier (``Store.skill_queue``; the store
-        must keep one), durable once this returns; its position (0: a repeat the queue
-        dropped). ``SkillQueueFull`` when the queue is full."""
+    async def award(
+        self, agent_id: str, key: str, fold: OracleFold, evidence: Evidence
+    ) -> OracleApplied | None:
+        """A judgment's award (``Store.apply_oracle`` of ``agent_id``'s ``key``) written with
+        its one-agent ``evidence`` for the queue's applier (``SkillQueue.award``; the store
+        must keep a queue): both or neither. ``SkillQueueFull`` before anything is stored
+        when the queue is full."""
         queue = self.queue
         if queue is None:
             raise TypeError("this store keeps no skill queue: observe the evidence")
-        agents = evidence.touched()
-        if len(agents) != 1:
-            raise TypeError(f"only one agent's evidence is queued, not {evidence.key}")
-        position = await queue.enqueue(evidence.key, agents[0], evidence_json(evidence).encode())
+        if evidence.touched() != (agent_id,):
+            raise TypeError(f"only {agent_id}'s own evidence goes with its award: {evidence.key}")
+        await queue.admit()
+        applied = await queue.award(agent_id, key, fold, evidence_json(evidence).encode())
         self._queued = None
-        return position
-
-    async def withdraw(self, position: int) -> None:
-        """Remove the evidence queued at ``position`` (0: none, a repeat the queue dropped;
-        its first is left)."""
-        if position and self.queue is not None:
-            await self.queue.withdraw(position)
-            self._queued = None
-
-    async def submit(self, evidence: Evidence) -> None:
-        """``enqueue`` when the store keeps a queue and the evidence is one agent's, else
-        ``observe`` (a deferred judgment touches no state: applied at once)."""
-        if self.queue is not None and len(evidence.touched()) == 1:
-            await self.enqueue(evidence)
-        else:
-            await self.observe(evidence)
+        return applied
 
     async def queue_state(self) -> QueueState:
         """The queue's state, read at most once every ``PENDING_FOR_S`` (empty without a

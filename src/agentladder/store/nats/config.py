@@ -7,11 +7,12 @@
   ``<prefix>_deliberations``, the stream ``<PREFIX>_ORACLE`` (upper case) on the subjects
   ``<prefix>.oracle.>``, and the rank update subjects ``<prefix>.ranks.updated.<agent_id>``.
 - ``replicas``: the JetStream replicas of every bucket and stream this store creates.
-- ``skill_queue=on``: a judgment's skill evidence is queued (stream ``<PREFIX>_SKILLQ``)
-  and applied by one leased applier per shard (``store/nats/skillqueue.py``), not on the
-  judgment's request path; ``skill_queue_shards`` (1 to 64, default 4),
-  ``skill_queue_max_msgs`` (default 100000), ``skill_queue_max_bytes`` (default 256 MiB)
-  and ``skill_queue_lease_s`` (a shard's lease, 1 to 600 s, default 10) shape it.
+- ``skill_queue=on``: a judgment's award carries its skill evidence, applied by the one
+  leased applier (``store/nats/skillqueue.py``), not on the judgment's request path;
+  ``skill_queue_max_msgs`` (the awards waiting for the applier before judgments are
+  refused, default 100000) and ``skill_queue_lease_s`` (the applier's lease, 1 to 600 s,
+  default 10) shape it; ``skill_queue_applier=apart`` (default ``serve``): ``serve`` runs
+  no applier, ``agentladder skill apply`` processes do.
 """
 
 from __future__ import annotations
@@ -50,10 +51,9 @@ _KV_KEY = re.compile(r"[-/_=.A-Za-z0-9]{1,1024}")
 _MAX_REPLICAS = 5
 _QUEUE_OPTIONS = {
     "skill_queue",
-    "skill_queue_shards",
     "skill_queue_max_msgs",
-    "skill_queue_max_bytes",
     "skill_queue_lease_s",
+    "skill_queue_applier",
 }
 
 
@@ -61,10 +61,9 @@ _QUEUE_OPTIONS = {
 class QueueOptions:
     """The skill queue's shape (``skill_queue=on``; docs/storage-nats.md, "Skill queue")."""
 
-    shards: int = 4
     max_msgs: int = 100_000
-    max_bytes: int = 256 * 1024 * 1024
     lease_s: float = 10.0
+    in_serve: bool = True  # skill_queue_applier=serve; apart: ``agentladder skill apply``
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,15 +76,6 @@ class NatsOptions:
     rank_bucket: str = DEFAULT_RANK_BUCKET
     prefix: str = DEFAULT_PREFIX
     skill_queue: QueueOptions | None = None  # None: skill evidence applied inline
-
-    @property
-    def skill_queue_stream(self) -> str:
-        """The stream of queued skill evidence."""
-        return f"{self.prefix.upper()}_SKILLQ"
-
-    def skill_queue_subject(self, shard: int) -> str:
-        """The subject of one shard's queued evidence."""
-        return f"{self.prefix}.skillq.{shard}"
 
     @property
     def appliers_bucket(self) -> str:
@@ -189,9 +179,9 @@ def parse_nats_url(url: str) -> NatsOptions:
     queue = _queue_options(url, options)
     if queue is not None:
         query += (
-            f"&skill_queue=on&skill_queue_shards={queue.shards}"
-            f"&skill_queue_max_msgs={queue.max_msgs}&skill_queue_max_bytes={queue.max_bytes}"
+            f"&skill_queue=on&skill_queue_max_msgs={queue.max_msgs}"
             f"&skill_queue_lease_s={queue.lease_s:g}"
+            f"&skill_queue_applier={'serve' if queue.in_serve else 'apart'}"
         )
     return NatsOptions(
         servers=tuple(f"{parts.scheme}://{host}" for host in hosts),
@@ -224,10 +214,12 @@ def _queue_options(url: str, options: dict[str, str]) -> QueueOptions | None:
             raise InvalidInput("store", url, f"{name} must be a number from {low:g} to {high:g}")
         return found
 
+    applier = options.get("skill_queue_applier", "serve")
+    if applier not in ("serve", "apart"):
+        raise InvalidInput("store", url, "skill_queue_applier must be serve or apart")
     return QueueOptions(
-        shards=int(number("skill_queue_shards", 1, 64, default.shards)),
+        in_serve=applier == "serve",
         max_msgs=int(number("skill_queue_max_msgs", 1, 10**9, default.max_msgs)),
-        max_bytes=int(number("skill_queue_max_bytes", 1024, 2**40, default.max_bytes)),
         lease_s=number("skill_queue_lease_s", 1, 600, default.lease_s),
     )
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from nats.aio.client import Client
 from nats.js import JetStreamContext
@@ -231,9 +231,16 @@ class OracleLog:
             self._heads.clear()
         self._heads[agent_id] = seq
 
-    async def apply(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
+    async def apply(
+        self,
+        agent_id: str,
+        key: str,
+        fold: OracleFold,
+        headers: Mapping[str, str] | None = None,
+    ) -> OracleApplied | None:
         """One attempt of ``Store.apply_oracle``: fold from the head, commit
-        (``RevisionConflict`` when another writer got there first; the caller retries)."""
+        (``RevisionConflict`` when another writer got there first; the caller retries);
+        ``headers`` go with a created event's message (the skill queue's evidence)."""
         revision, last = await self._head(agent_id)
         if last is not None and last.event.key == key:
             return OracleApplied(last.event, last.profile, created=False)
@@ -252,7 +259,7 @@ class OracleLog:
         if commit is None:
             return None
         try:
-            await self.commit(commit, revision, key_checked=True)
+            await self.commit(commit, revision, key_checked=True, headers=headers)
         except RevisionConflict:
             self._set_head(agent_id, None)
             raise
@@ -265,7 +272,12 @@ class OracleLog:
         return OracleApplied(stored, commit.profile, created=True)
 
     async def commit(
-        self, commit: OracleCommit, expected: int, *, key_checked: bool = False
+        self,
+        commit: OracleCommit,
+        expected: int,
+        *,
+        key_checked: bool = False,
+        headers: Mapping[str, str] | None = None,
     ) -> int:
         """Append the event with the new profile on revision ``expected``, once per key.
 
@@ -289,7 +301,7 @@ class OracleLog:
         stored = replaced(event, seq=1 if previous is None else previous.seq + 1)
         record = OracleCommit(event=stored, profile=commit.profile)
         subject = self._options.event_subject(agent_id)
-        message = BatchMessage(subject, record.model_dump_json().encode(), expected)
+        message = BatchMessage(subject, record.model_dump_json().encode(), expected, headers)
         try:
             seq = await publish_expected(self._nc, message, timeout=REQUEST_TIMEOUT)
         except RevisionConflict:

@@ -1,24 +1,36 @@
-"""The skill queue on NATS: stream ``<PREFIX>_SKILLQ`` and the appliers' leases.
+"""The skill queue on NATS: the Oracle's own stream, read by one durable consumer.
 
-- **The stream**: subjects ``<prefix>.skillq.<shard>``, file storage, work-queue
-  retention (an evidence acked by its applier is removed, so the stream holds exactly the
-  evidence not applied yet), bounded by ``max_msgs`` and ``max_bytes`` with ``discard:
-  new`` (a full queue refuses the publish: ``SkillQueueFull``), each message's
-  ``Nats-Msg-Id`` the SHA-256 token of the evidence's key (a re-publish within the
-  duplicate window, two minutes, is dropped by the server).
-- **A durable pull consumer per shard** (``applier_<shard>``, explicit acks, an ack
-  overdue after the shard's lease time is delivered again).
+A judgment's award is the queue entry: its event message on ``<prefix>.oracle.event.<agent>``
+(``store/nats/oracle.py``) carries the judgment's skill evidence in the header
+``Agentladder-Skill`` (its JSON), written by the same publish that stores the award. So
+the request path writes nothing more than the award, and evidence and award are stored
+together or not at all: no evidence without its award, no award without its evidence.
+
+- **The consumer** ``skill_applier`` on ``<PREFIX>_ORACLE``, filtered to the event
+  subjects: durable, pull, explicit acks (an ack overdue after the lease time is delivered
+  again), created to start after the stream's last message when the first instance with
+  ``skill_queue=on`` opens (the events before were applied on their request path). It
+  delivers every Oracle event in the order stored; those without the header (other
+  events, or awards written by an instance without the queue, whose evidence was applied
+  inline) are acked and left alone.
+- **The bound**: the consumer's pending events (not yet delivered, or delivered and not
+  acked) are the queue's depth; a judgment is refused (``SkillQueueFull``) before anything
+  is stored while the depth last looked at (at most ``ADMIT_FOR_S`` before) holds
+  ``skill_queue_max_msgs``.
+- **One shard**: a consumer cannot split the agents' subjects by a hash, so one applier
+  holds the queue at a time (its lease ``shard.0``).
 - **Leases**: KV bucket ``<prefix>_appliers``: ``shard.<n>`` holds ``{"holder", "until"}``,
   taken by compare-and-set on its revision (created when absent, replaced when ended or
   held by the same holder); ``present.<holder>`` holds the time until which an instance
-  runs appliers (how many instances share the shards); one that ended more than an hour
-  before is purged by the next instance to count them.
+  runs appliers; one that ended more than an hour before is purged by the next instance to
+  count them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -27,57 +39,56 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import (
-    AckPolicy,
-    ConsumerConfig,
-    DeliverPolicy,
-    DiscardPolicy,
-    RetentionPolicy,
-    StorageType,
-    StreamConfig,
-)
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.kv import KeyValue
 
 from agentladder.errors import SkillQueueFull, StoreError
-from agentladder.store.base import LEASE_KEPT_S
-from agentladder.store.nats.config import NatsOptions, QueueOptions, claim_token, nats_errors
-from agentladder.store.nats.io import REQUEST_TIMEOUT, STREAM_NAME_IN_USE
-from agentladder.store.skillqueue import Queued, QueueState, shard_of
+from agentladder.store.base import LEASE_KEPT_S, OracleApplied, OracleFold
+from agentladder.store.nats.config import NatsOptions, QueueOptions, nats_errors
+from agentladder.store.nats.io import REQUEST_TIMEOUT, next_msg
+from agentladder.store.skillqueue import Pulled, Queued, QueueState
 
-__all__ = ["NatsSkillQueue", "ensure_queue_stream"]
+__all__ = ["APPLIER", "EVIDENCE_HEADER", "Award", "NatsSkillQueue", "ensure_applier"]
 
-_FULL = ("maximum messages exceeded", "maximum bytes exceeded")
-"""How nats-server words a publish refused by ``discard: new`` at the stream's bound."""
-DUPLICATE_WINDOW_S = 120.0
+APPLIER = "skill_applier"
+"""The durable consumer's name."""
+EVIDENCE_HEADER = "Agentladder-Skill"
+"""The header of an award's event message that holds its skill evidence's JSON."""
 RETRY_AFTER_S = 2.0
 """The ``Retry-After`` of a judgment refused because the queue is full."""
+ADMIT_FOR_S = 0.25
+"""How long one look at the depth decides admissions (a look is one request)."""
+
+Award = Callable[[str, str, OracleFold, bytes], Awaitable["OracleApplied | None"]]
+"""The store's award carrying its evidence (``NatsStore.award``)."""
 
 
-async def ensure_queue_stream(js: JetStreamContext, options: NatsOptions) -> None:
-    """Create the queue's stream, or bind to it and bring its bounds to the options'."""
+def _consumer(options: NatsOptions, *, start: DeliverPolicy) -> ConsumerConfig:
     queue = options.skill_queue
     assert queue is not None
-    config = StreamConfig(
-        name=options.skill_queue_stream,
-        description="agentladder skill evidence awaiting its shard's applier",
-        subjects=[f"{options.prefix}.skillq.*"],
-        retention=RetentionPolicy.WORK_QUEUE,
-        storage=StorageType.FILE,
-        num_replicas=options.replicas,
-        max_msgs=queue.max_msgs,
-        max_bytes=queue.max_bytes,
-        discard=DiscardPolicy.NEW,
-        duplicate_window=DUPLICATE_WINDOW_S,
+    return ConsumerConfig(
+        durable_name=APPLIER,
+        description="agentladder: skill evidence the awards carry, for the leased applier",
+        ack_policy=AckPolicy.EXPLICIT,
+        deliver_policy=start,
+        ack_wait=queue.lease_s,
+        max_ack_pending=10_000,
+        filter_subject=f"{options.event_prefix}>",
     )
+
+
+async def ensure_applier(js: JetStreamContext, options: NatsOptions) -> None:
+    """Create the applier's consumer, starting after the stream's last message (every
+    event before it was applied on its request path), or bring its ack wait to the
+    options' lease time."""
     try:
-        await js.add_stream(config)
+        info = await js.consumer_info(options.oracle_stream, APPLIER)
+    except nats.js.errors.NotFoundError:
+        await js.add_consumer(options.oracle_stream, _consumer(options, start=DeliverPolicy.NEW))
         return
-    except nats.js.errors.APIError as error:
-        if error.err_code != STREAM_NAME_IN_USE:
-            raise
-    info = await js.stream_info(config.name or "")
-    if info.config.max_msgs != queue.max_msgs or info.config.max_bytes != queue.max_bytes:
-        await js.update_stream(config)
+    want = _consumer(options, start=info.config.deliver_policy or DeliverPolicy.NEW)
+    if info.config.ack_wait != want.ack_wait:
+        await js.add_consumer(options.oracle_stream, want)
 
 
 def _parse_ts(text: str) -> float | None:
@@ -90,10 +101,15 @@ def _parse_ts(text: str) -> float | None:
 
 
 class NatsSkillQueue:
-    """``SkillQueue`` (``store/skillqueue.py``) on one stream and one KV bucket."""
+    """``SkillQueue`` (``store/skillqueue.py``) on the Oracle's stream and one KV bucket."""
 
     def __init__(
-        self, nc: Client, js: JetStreamContext, options: NatsOptions, leases: KeyValue
+        self,
+        nc: Client,
+        js: JetStreamContext,
+        options: NatsOptions,
+        leases: KeyValue,
+        award: Award,
     ) -> None:
         assert options.skill_queue is not None
         self._nc = nc
@@ -101,69 +117,81 @@ class NatsSkillQueue:
         self._options = options
         self._queue: QueueOptions = options.skill_queue
         self._leases = leases
-        self._stream = options.skill_queue_stream
-        self._pulls: dict[int, JetStreamContext.PullSubscription] = {}
+        self._award = award
+        self._stream = options.oracle_stream
+        self._filter = f"{options.event_prefix}>"
+        self._pull: JetStreamContext.PullSubscription | None = None
         self._refused = 0
+        self._looked: tuple[float, int] | None = None  # when, the depth then + admitted since
 
     @property
     def shards(self) -> int:
-        """How many shards."""
-        return self._queue.shards
+        """One: a consumer cannot split the agents' subjects by a hash."""
+        return 1
 
     @property
     def lease_s(self) -> float:
-        """A shard's lease time (also its consumer's ack wait)."""
+        """The lease time (also the consumer's ack wait)."""
         return self._queue.lease_s
 
     @property
     def refused(self) -> int:
-        """Publishes refused because the stream was full."""
+        """Judgments refused because the queue was full."""
         return self._refused
 
-    async def enqueue(self, key: str, agent_id: str, data: bytes) -> int:
-        """One publish, acked by the server once stored (on every replica's quorum); 0 for
-        a publish the server dropped as a duplicate (its ack names the first one's place,
-        which must not be withdrawn)."""
-        with nats_errors("skill queue enqueue", self._nc):
-            subject = self._options.skill_queue_subject(shard_of(agent_id, self.shards))
-            try:
-                ack = await self._js.publish(
-                    subject,
-                    data,
-                    timeout=REQUEST_TIMEOUT,
-                    headers={"Nats-Msg-Id": claim_token(key)},
-                )
-            except nats.js.errors.APIError as error:
-                if any(text in (error.description or "") for text in _FULL):
-                    self._refused += 1
-                    raise SkillQueueFull(
-                        "the skill queue is full: the judgment was not stored; retry later",
-                        RETRY_AFTER_S,
-                    ) from error
-                raise
-            return 0 if ack.duplicate else int(ack.seq)
+    @property
+    def in_serve(self) -> bool:
+        """``skill_queue_applier=serve`` (the default)."""
+        return self._queue.in_serve
 
-    async def withdraw(self, position: int) -> None:
-        """Delete the message (already applied and acked: nothing to do)."""
-        with (
-            nats_errors("skill queue withdraw", self._nc),
-            contextlib.suppress(nats.js.errors.NotFoundError, nats.js.errors.APIError),
-        ):
-            await self._js.delete_msg(self._stream, position)
+    async def admit(self) -> None:
+        """Refuse while the depth holds the bound: the depth last looked at plus the
+        judgments this process admitted since; looked at again (one request) when that
+        reaches the bound or the look is ``ADMIT_FOR_S`` old."""
+        now = time.monotonic()
+        looked = self._looked
+        bound = self._queue.max_msgs
+        if looked is None or now - looked[0] >= ADMIT_FOR_S or looked[1] >= bound:
+            looked = (now, (await self._info())[0])
+        if looked[1] < bound:
+            self._looked = (looked[0], looked[1] + 1)  # this one, until the next look
+        else:
+            self._looked = looked
+            self._refused += 1
+            raise SkillQueueFull(
+                "the skill queue is full: the judgment was not stored; retry later",
+                RETRY_AFTER_S,
+            )
 
-    async def state(self) -> QueueState:
-        """One request: the stream's info (its message count and first message's time)."""
+    async def award(
+        self, agent_id: str, key: str, fold: OracleFold, evidence: bytes
+    ) -> OracleApplied | None:
+        """The store's award, its event carrying ``evidence``."""
+        return await self._award(agent_id, key, fold, evidence)
+
+    async def _info(self) -> tuple[int, int]:
+        """The consumer's depth (events pending: not delivered yet, or not acked) and ack
+        floor (the stream sequence up to which every event is acked): one request."""
         with nats_errors("skill queue state", self._nc):
             reply = await self._nc.request(
-                f"$JS.API.STREAM.INFO.{self._stream}", b"", timeout=REQUEST_TIMEOUT
+                f"$JS.API.CONSUMER.INFO.{self._stream}.{APPLIER}", b"", timeout=REQUEST_TIMEOUT
             )
-            body = json.loads(reply.data)
-            if "error" in body:
-                error = body["error"]
-                raise StoreError(f"NATS skill queue: JetStream error {error.get('err_code')}")
-            state = body.get("state", {})
-            depth = int(state.get("messages", 0))
-            oldest = _parse_ts(str(state.get("first_ts", "0001-"))) if depth else None
+        body = json.loads(reply.data)
+        if "error" in body:
+            error = body["error"]
+            raise StoreError(f"NATS skill queue: JetStream error {error.get('err_code')}")
+        depth = int(body.get("num_pending", 0)) + int(body.get("num_ack_pending", 0))
+        return depth, int(body.get("ack_floor", {}).get("stream_seq", 0))
+
+    async def state(self) -> QueueState:
+        """The consumer's depth (one request), and when the first event not acked was
+        stored (a second, when any wait)."""
+        depth, floor = await self._info()
+        if not depth:
+            return QueueState(0, None)
+        with nats_errors("skill queue state", self._nc):
+            first = await next_msg(self._js, self._stream, self._filter, floor + 1)
+            oldest = None if first is None or first.time is None else first.time.timestamp()
             return QueueState(depth, oldest)
 
     async def _lease(self, key: str) -> tuple[dict[str, object] | None, int]:
@@ -249,44 +277,37 @@ class NatsSkillQueue:
                     found[shard] = str(value.get("holder"))
             return found
 
-    async def _subscription(self, shard: int) -> JetStreamContext.PullSubscription:
-        found = self._pulls.get(shard)
-        if found is None:
-            subject = self._options.skill_queue_subject(shard)
-            config = ConsumerConfig(
-                durable_name=f"applier_{shard}",
-                ack_policy=AckPolicy.EXPLICIT,
-                deliver_policy=DeliverPolicy.ALL,
-                ack_wait=self.lease_s,
-                max_ack_pending=10_000,
-                filter_subject=subject,
-            )
-            found = await self._js.pull_subscribe(
-                subject, durable=f"applier_{shard}", stream=self._stream, config=config
-            )
-            self._pulls[shard] = found
-        return found
+    async def _subscription(self) -> JetStreamContext.PullSubscription:
+        if self._pull is None:
+            self._pull = await self._js.pull_subscribe_bind(APPLIER, stream=self._stream)
+        return self._pull
 
-    async def pull(self, shard: int, limit: int, wait_s: float) -> list[Queued]:
-        """A fetch of the shard's durable consumer (none within ``wait_s``: empty)."""
+    async def pull(self, shard: int, limit: int, wait_s: float) -> Pulled | None:
+        """A fetch of the durable consumer (none within ``wait_s``: None)."""
         with nats_errors("skill queue pull", self._nc):
-            subscription = await self._subscription(shard)
+            subscription = await self._subscription()
             try:
                 messages = await subscription.fetch(limit, timeout=wait_s)
             except TimeoutError:  # nats-py's and asyncio's alike
-                return []
-            return [Queued(m.data, m.metadata.timestamp.timestamp(), _acker(m)) for m in messages]
+                return None
+            evidence = [
+                Queued(data.encode(), m.metadata.timestamp.timestamp())
+                for m in messages
+                if (data := (m.headers or {}).get(EVIDENCE_HEADER))
+            ]
+            return Pulled(evidence, len(messages), _acker(messages))
 
     async def close(self) -> None:
-        """Unsubscribe the pulls (the durable consumers stay)."""
-        for subscription in self._pulls.values():
+        """Unsubscribe the pull (the durable consumer stays)."""
+        if self._pull is not None:
             with contextlib.suppress(Exception):
-                await subscription.unsubscribe()
-        self._pulls.clear()
+                await self._pull.unsubscribe()
+        self._pull = None
 
 
-def _acker(message: Msg) -> Callable[[], Awaitable[None]]:
+def _acker(messages: list[Msg]) -> Callable[[], Awaitable[None]]:
     async def ack() -> None:
-        await message.ack()
+        for message in messages:
+            await message.ack()
 
     return ack

@@ -28,6 +28,7 @@ from typing import TypeVar
 import nats.errors
 from nats.aio.client import Client
 from nats.js import JetStreamContext
+from nats.js.kv import KeyValue
 
 from agentladder.domain.agents import validate_agent_name
 from agentladder.domain.profile import AgentProfile
@@ -72,7 +73,7 @@ from agentladder.store.nats.ranks import RankStats
 from agentladder.store.nats.records import KvDocuments
 from agentladder.store.nats.served import KvServed
 from agentladder.store.nats.skillfit import commit_fit
-from agentladder.store.nats.skillqueue import NatsSkillQueue, ensure_queue_stream
+from agentladder.store.nats.skillqueue import EVIDENCE_HEADER, NatsSkillQueue, ensure_applier
 from agentladder.store.nats.skills import SkillKv, chunks
 from agentladder.store.nats.spend import KvSpend
 from agentladder.store.records import (
@@ -120,11 +121,10 @@ async def open_nats_store(url: str) -> NatsStore:
             skill_kv = SkillKv(nc, js, skills, options.skills_bucket)
             await skill_kv.fence()
             await ensure_oracle_stream(js, options)
-            queue = None
+            appliers = None
             if options.skill_queue is not None:
-                await ensure_queue_stream(js, options)
+                await ensure_applier(js, options)
                 appliers = await ensure_kv(js, options.appliers_bucket, replicas)
-                queue = NatsSkillQueue(nc, js, options, appliers)
             index = LeaderboardIndex(js, options.oracle_stream, options.event_prefix)
             await index.start()
             mirrors = (
@@ -148,7 +148,7 @@ async def open_nats_store(url: str) -> NatsStore:
     return NatsStore(
         nc, js, options, RankStats(nc, js, ranks, options), oracle, docs, index,
         KvLeases(js, leases, options.leases_bucket),
-        skill_kv, mirrors, queue,
+        skill_kv, mirrors, appliers,
     )  # fmt: skip
 
 
@@ -167,7 +167,7 @@ class NatsStore:
         leases: KvLeases,
         skills: SkillKv,
         mirrors: tuple[KvMirror, KvMirror],
-        queue: NatsSkillQueue | None = None,
+        appliers: KeyValue | None = None,
     ) -> None:
         self._nc = nc
         self._js = js
@@ -187,7 +187,9 @@ class NatsStore:
         self._feed: ChangeFeed | None = None
         self._served = KvServed(js, options)
         self._checks = KvChecks(js, options.checks_bucket, options.replicas)
-        self._queue = queue
+        self._queue = None
+        if appliers is not None:  # skill_queue=on
+            self._queue = NatsSkillQueue(nc, js, options, appliers, self.award)
 
     async def follow(
         self,
@@ -355,6 +357,20 @@ class NatsStore:
     def skill_queue(self) -> SkillQueue | None:
         """The skill queue with ``skill_queue=on`` (``store/nats/skillqueue.py``), else None."""
         return self._queue
+
+    async def award(
+        self, agent_id: str, key: str, fold: OracleFold, evidence: bytes
+    ) -> OracleApplied | None:
+        """``apply_oracle``, a created event's message carrying the skill evidence
+        ``evidence`` for the applier (``store/nats/skillqueue.py``)."""
+        validate_agent_name(agent_id, "agent_id")
+        headers = {EVIDENCE_HEADER: evidence.decode()}
+
+        async def attempt() -> OracleApplied | None:
+            with self._guard("apply_oracle"):
+                return await self._oracle.apply(agent_id, key, fold, headers)
+
+        return await retry_on_conflict(attempt, op="oracle", tally=self.conflicts)
 
     async def apply_oracle_then_skill(
         self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
