@@ -13,7 +13,9 @@ from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
+from nats.js.api import DeliverPolicy
 
+import nats
 from agentladder.domain.rules import OracleRules
 from agentladder.domain.skill import SkillRules
 from agentladder.errors import InvalidInput, SkillQueueFull
@@ -25,6 +27,7 @@ from agentladder.services.skill.replay import verify_skills
 from agentladder.services.skill.service import SkillService
 from agentladder.store.base import Store
 from agentladder.store.nats.config import parse_nats_url
+from agentladder.store.nats.skillqueue import APPLIER
 from agentladder.store.skillqueue import QueueState, SkillQueue
 from agentladder.store.url import open_store
 
@@ -298,3 +301,26 @@ def test_a_separate_apply_process_applies_what_serve_leaves(nats_store_url: str)
             process.communicate()
     assert process.returncode == 0, err
     assert "skill applier stopped: 20 evidences applied" in out
+
+
+def test_a_new_lease_time_updates_the_consumers_ack_wait(nats_store_url: str) -> None:
+    """The consumer ``skill_applier`` is made at the first opening, starting after the
+    stream's last event; opened again with another lease time, its ack wait follows."""
+
+    async def ack_wait(url: str) -> float:
+        store = await open_store(url)
+        try:
+            nc = await nats.connect(url.partition("?")[0])
+            try:
+                options = parse_nats_url(url)
+                info = await nc.jetstream().consumer_info(options.oracle_stream, APPLIER)
+                assert info.config.deliver_policy == DeliverPolicy.NEW
+                return float(info.config.ack_wait or 0)
+            finally:
+                await nc.close()
+        finally:
+            await store.close()
+
+    base = nats_store_url + "&skill_queue=on"
+    assert asyncio.run(ack_wait(base + "&skill_queue_lease_s=5")) == 5.0
+    assert asyncio.run(ack_wait(base + "&skill_queue_lease_s=7")) == 7.0
