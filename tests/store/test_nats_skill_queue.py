@@ -80,6 +80,7 @@ def test_a_full_queue_refuses_and_a_repeat_is_dropped(nats_store_url: str) -> No
             skill = SkillService(store)
             queue = _queue(skill)
             assert (await queue.state()) == QueueState(0, None)
+            before = time.time()
             positions = [await skill.enqueue(_evidence("a", f"c{n}")) for n in range(3)]
             assert all(positions)
             assert positions == sorted(positions)
@@ -87,7 +88,8 @@ def test_a_full_queue_refuses_and_a_repeat_is_dropped(nats_store_url: str) -> No
             state = await queue.state()
             assert state.depth == 3
             assert state.oldest_at is not None
-            assert 0 <= state.lag_s(time.time()) < 30
+            checked = time.time()  # the oldest was made after ``before``: its age at most this
+            assert 0 <= state.lag_s(checked) <= checked - before
             with pytest.raises(SkillQueueFull):
                 await skill.enqueue(_evidence("b", "c9"))
             assert queue.refused == 1
