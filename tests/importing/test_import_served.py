@@ -8,7 +8,6 @@ agent left out and why, never an agent whose whole interval lies below the floor
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -141,13 +140,10 @@ def test_a_running_server_routes_with_an_import_from_its_next_request(tmp_path: 
             encoding="utf-8",
         )  # fmt: skip
         imported = CliRunner().invoke(app, ["import", str(better), "--db", str(db)])
-        done = time.monotonic()
-        after = route(served, count=2)
-        seconds = time.monotonic() - done
+        after = route(served, count=2)  # the very next request, at once
     finally:
         served.stop()
     assert imported.exit_code == 0, imported.output
     assert FITTED in imported.stdout.splitlines()
     assert after.status_code == 200, after.text
     assert [p["agent_id"] for p in after.json()["agents"]] == ["model-z", "model-a"]
-    assert seconds < 10.0

@@ -87,8 +87,9 @@ def test_one_runs_one_waits_the_next_is_busy(with_store: Any) -> None:
 
 def test_a_deliberation_past_its_deadline_fails_and_ranks_no_one(with_store: Any) -> None:
     """Calls of 200 ms, 2 rounds (about 0.8 s), a 0.5 s deadline: failed in round 2 with a
-    deadline error, in about 0.5 s; nobody promoted or judged: the calls of round 1 are
-    counted in the stats (no deliberation is), the judgments abandoned with the reason."""
+    deadline error, after at least 0.5 s, its calls of round 2 cut (never counted); nobody
+    promoted or judged: the calls of round 1 are counted in the stats (no deliberation
+    is), the judgments abandoned with the reason."""
 
     async def body(store: Store) -> None:
         settings = OrchestratorSettings(deliberation_timeout_s=0.5)
@@ -104,7 +105,7 @@ def test_a_deliberation_past_its_deadline_fails_and_ranks_no_one(with_store: Any
         assert record.error.startswith("deadline: the deliberation ran longer than 0.5 s")
         assert "in round 2" in record.error
         assert len(record.rounds) == 1
-        assert 0.45 <= elapsed < 2.0
+        assert elapsed >= 0.45  # not ended early; that it was cut: round 2's calls uncounted
         stored = await orchestrator.get(record.id)
         assert stored.status is DeliberationStatus.FAILED
         assert stored.ranking.state is SideEffectState.APPLIED
@@ -115,7 +116,7 @@ def test_a_deliberation_past_its_deadline_fails_and_ranks_no_one(with_store: Any
         stats = await store.get_stats("a")
         assert stats is not None
         assert (stats.value.rank, stats.value.deliberations_completed) == (0, 0)
-        assert stats.value.tasks_completed == 2  # its proposal and evaluation of round 1
+        assert stats.value.tasks_completed == 2  # its proposal and evaluation of round 1 only
         assert stored.total_cost > 0  # the calls that answered were paid
 
     with_store(body)

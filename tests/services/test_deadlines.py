@@ -1,9 +1,13 @@
-"""Per-call time limits on one timer: each call's own, cancelled once, as ``asyncio.timeout``."""
+"""Per-call time limits on one timer: each call's own, cancelled once, as ``asyncio.timeout``.
+
+The calls run on virtual time (``tests/virtual_time.py``): a deadline passes at an exact
+loop time, so "the late call ends on its own deadline" is a check of ``loop.time()``, and a
+call due 0.02 s before its deadline is in time however loaded the machine is.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable
 
 import pytest
@@ -15,23 +19,27 @@ from agentladder.providers.base import EvaluateRequest, Evaluation, Proposal, Pr
 from agentladder.services.deliberations.deadlines import Deadlines
 from agentladder.services.deliberations.rounds import Participant, RoundRunner
 from tests.services.world import simulated
+from tests.virtual_time import now, run_virtual
 
 LIMIT = 0.1
 
 
 class Call:
-    """A call that takes ``seconds``, counting the cancellations delivered to it."""
+    """A call that takes ``seconds``, counting the cancellations delivered to it (and the
+    loop time of the last)."""
 
     def __init__(self, seconds: float, *, swallow: bool = False) -> None:
         self.seconds = seconds
         self.swallow = swallow  # answer anyway once cancelled
         self.cancellations = 0
+        self.cancelled_at: float | None = None
 
     async def __call__(self) -> str:
         try:
             await asyncio.sleep(self.seconds)
         except asyncio.CancelledError:
             self.cancellations += 1
+            self.cancelled_at = now()
             if not self.swallow:
                 raise
         return "answer"
@@ -60,18 +68,18 @@ def test_each_call_is_limited_from_its_own_start_and_cancelled_once() -> None:
             await asyncio.sleep(0.05)  # starts when the first call is half way
             return await watched(deadlines, call())
 
-        began = time.monotonic()
         outcomes = await asyncio.gather(
             watched(deadlines, slow()), later(late_ok), later(late_slow), return_exceptions=True
         )
-        took = time.monotonic() - began
         assert isinstance(outcomes[0], TimeoutError)
         assert outcomes[1] == "answer"  # ends after the first call's deadline: still in time
         assert isinstance(outcomes[2], TimeoutError)
-        assert took >= 0.05 + LIMIT  # the late call timed out on its own deadline
         assert (slow.cancellations, late_ok.cancellations, late_slow.cancellations) == (1, 0, 1)
+        assert slow.cancelled_at == pytest.approx(LIMIT, abs=1e-6)
+        assert late_slow.cancelled_at == pytest.approx(0.05 + LIMIT, abs=1e-6)  # its own
+        assert now() == pytest.approx(0.05 + LIMIT, abs=1e-6)
 
-    asyncio.run(main())
+    run_virtual(main())
 
 
 def test_a_finished_call_leaves_its_task_alone_after_the_deadline() -> None:
@@ -84,7 +92,7 @@ def test_a_finished_call_leaves_its_task_alone_after_the_deadline() -> None:
         assert task is not None
         assert task.cancelling() == 0
 
-    asyncio.run(main())
+    run_virtual(main())
 
 
 def test_another_cancellation_is_not_a_timeout() -> None:
@@ -97,9 +105,10 @@ def test_another_cancellation_is_not_a_timeout() -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
         assert call.cancellations == 1
+        assert call.cancelled_at == pytest.approx(0.02, abs=1e-6)  # by the cancel, not the timer
         await asyncio.sleep(LIMIT)  # its deadline passes: nothing left to cancel
 
-    asyncio.run(main())
+    run_virtual(main())
 
 
 def test_a_call_answering_despite_its_deadline_keeps_its_answer() -> None:
@@ -110,11 +119,12 @@ def test_a_call_answering_despite_its_deadline_keeps_its_answer() -> None:
         call = Call(10, swallow=True)
         assert await watched(deadlines, call()) == "answer"
         assert call.cancellations == 1
+        assert call.cancelled_at == pytest.approx(LIMIT, abs=1e-6)
         task = asyncio.current_task()
         assert task is not None
         assert task.cancelling() == 0
 
-    asyncio.run(main())
+    run_virtual(main())
 
 
 class Slow:
@@ -163,21 +173,20 @@ def test_a_timed_out_call_is_not_retried_past_its_deadline() -> None:
         ]
         runner = RoundRunner(timeout_s=0.05)
         base = ProposeRequest(deliberation_id="d", round=1, user_query="q")
-        began = time.monotonic()
         round_ = await runner.run_round(1, participants, base, None)
-        took = time.monotonic() - began
+        took = now()
         x = round_.proposals[0]
         assert x.error == "timeout: no answer within 0.05 s"
         assert x.attempts == 1
-        assert x.latency_ms >= 50
+        assert x.latency_ms == pytest.approx(50, abs=1e-3)
         assert slow.cancellations == 1 + 2  # its proposal, its 2 evaluations: one try each
-        assert 2 * 0.05 <= took < 2 * 3 * 0.05  # proposing, then evaluating: one deadline each
-        failed = [s for s in runner.submissions if s.agent_id == "x"]
+        assert took == pytest.approx(2 * 0.05, abs=1e-6)  # proposing, then evaluating: one
+        failed = [s for s in runner.submissions if s.agent_id == "x"]  # deadline each
         assert len(failed) == 3
         assert not any(s.ok for s in failed)
-        assert all(s.latency_ms >= 50 for s in failed)
+        assert [s.latency_ms for s in failed] == pytest.approx([50] * 3, abs=1e-3)
 
-    asyncio.run(main())
+    run_virtual(main())
 
 
 class OwnTimeout(Slow):

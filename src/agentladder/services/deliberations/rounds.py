@@ -21,6 +21,10 @@ longer one ends the call at once: "not asked" (or "not retried") with the reason
 submission for the attempt not made. The agent's health has cooled it down meanwhile
 (the Retry-After opened its breaker, ``services/routing/health.py``).
 
+The runner reads the time from its event loop only (``loop.time()``, the clock of the
+deadlines): a Retry-After's end, the calls' latencies and what ``in_flight`` shows are on
+that one clock, so a test running the loop on virtual time sees them all consistently.
+
 While a round runs, ``in_flight`` tells what each call is doing: under way (for how long
 so far) or waiting (for how long more, and why): the deliberation page shows it.
 
@@ -87,9 +91,18 @@ def _cost(config: AgentConfig, usage: Usage) -> float:
     return (usage.input_tokens * price_in + usage.output_tokens * price_out) / 1_000_000
 
 
+def _now() -> float:
+    """The running event loop's clock, which the deadlines use (``time.monotonic()`` when no
+    loop runs: no call is under way then)."""
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:
+        return time.monotonic()
+
+
 @dataclass
 class _Flight:
-    """A call under way or waiting: its agent, what, since when or until when (monotonic)."""
+    """A call under way or waiting: its agent, what, since when or until when (loop time)."""
 
     agent_id: str
     call: str
@@ -126,12 +139,12 @@ class RoundRunner:
         self.submissions: list[Submission] = []
         self.calls = calls if calls is not None else ProviderCalls()  # for /metrics
         self.spent: dict[str, float] = {}  # what each agent's answered calls cost so far
-        self._not_before: dict[str, float] = {}  # a Retry-After: no call before (monotonic)
+        self._not_before: dict[str, float] = {}  # a Retry-After: no call before (loop time)
         self._flights: dict[int, _Flight] = {}  # the calls under way or waiting, by id
 
     def in_flight(self) -> list[CallInFlight]:
         """Each call under way or waiting now, by agent."""
-        now = time.monotonic()
+        now = _now()
         out = []
         for f in self._flights.values():
             waiting = f.until is not None and f.until > now
@@ -146,7 +159,7 @@ class RoundRunner:
 
     def _retry_wait_s(self, agent_id: str) -> float:
         """How long the agent's provider asked not to be called any more (0: not at all)."""
-        local = self._not_before.get(agent_id, 0.0) - time.monotonic()
+        local = self._not_before.get(agent_id, 0.0) - _now()
         shared = 0.0 if self.health is None else self.health.retry_wait_s(agent_id)
         return max(0.0, local, shared)
 
@@ -160,7 +173,7 @@ class RoundRunner:
         loop = asyncio.get_running_loop()
         if deadline is None:
             deadline = loop.time() + self.timeout_s
-        flight = _Flight(agent_id, what, of, since=time.monotonic())
+        flight = _Flight(agent_id, what, of, since=loop.time())
         key = id(flight)
         self._flights[key] = flight
         try:
@@ -206,18 +219,18 @@ class RoundRunner:
                 error = said if error is None else f"{error} (not retried: {refused})"
                 return _Outcome(None, error, total, made)
             if wait > 0:
-                flight.until = time.monotonic() + wait
+                flight.until = loop.time() + wait
                 flight.reason = f"its provider asked to retry in {math.ceil(wait)} s (Retry-After)"
                 await asyncio.sleep(wait)
             flight.attempt, flight.since, flight.until, flight.reason = (
                 attempt,
-                time.monotonic(),
+                loop.time(),
                 None,
                 "",
             )
             retry_after: float | None = None
             retryable = True
-            start = time.perf_counter()
+            start = loop.time()
             task = self.deadlines.start(deadline)
             try:
                 try:
@@ -236,12 +249,12 @@ class RoundRunner:
             else:
                 error, kind = None, None
             made = attempt
-            latency = (time.perf_counter() - start) * 1000
+            latency = (loop.time() - start) * 1000
             self.calls.observe(agent_id, what, latency / 1000, kind)
             total += latency
             if retry_after is not None and retry_after > 0:
                 self._not_before[agent_id] = max(
-                    self._not_before.get(agent_id, 0.0), time.monotonic() + retry_after
+                    self._not_before.get(agent_id, 0.0), loop.time() + retry_after
                 )
             if self.health is not None:
                 self.health.record(
