@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -24,8 +23,10 @@ from agentladder.store.records import (
     DeliberationDoc,
     DirectoryQuery,
     LeaderboardRow,
+    OracleApplied,
     OracleCommit,
     OracleEvent,
+    OracleFold,
     Registration,
     Versioned,
 )
@@ -37,6 +38,8 @@ from agentladder.store.spend import SpendStore
 __all__ = [
     "LEASE_KEPT_S",
     "LedgerEntry",
+    "OracleApplied",
+    "OracleFold",
     "OracleItem",
     "SkillItem",
     "StatsUpdate",
@@ -52,25 +55,11 @@ StatsUpdate = tuple[AgentPerformanceStats, int]
 """New stats and the revision they were computed from (0: the agent has none yet)."""
 
 
-OracleFold = Callable[[AgentProfile | None], OracleCommit | None]
-"""Builds the commit of one Oracle event from the agent's current profile (None: new
-agent), or returns None when there is nothing to write. Pure: it may run more than once."""
-
-
 OracleItem = tuple[str, str, OracleFold]
 """One event of ``apply_oracle_many``: the agent, the idempotency key and the fold."""
 
 SkillItem = tuple[str, Sequence[str], SkillFold]
 """One event of ``apply_skill_many``: the key, the agents it touches and the fold."""
-
-
-@dataclass(frozen=True, slots=True)
-class OracleApplied:
-    """The event stored under a key, the agent's profile after it, and whether it is new."""
-
-    event: OracleEvent
-    profile: AgentProfile
-    created: bool
 
 
 class LedgerEntry(BaseModel):

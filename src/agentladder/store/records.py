@@ -6,6 +6,7 @@ the results to the store, which keeps them atomically and returns them as they w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Generic, Literal, TypeVar
@@ -22,9 +23,11 @@ __all__ = [
     "DirectoryQuery",
     "DirectorySort",
     "LeaderboardRow",
+    "OracleApplied",
     "OracleCommit",
     "OracleEvent",
     "OracleEventKind",
+    "OracleFold",
     "Registration",
     "Versioned",
     "took_part",
@@ -80,6 +83,20 @@ class OracleCommit(BaseModel):
 
     event: OracleEvent
     profile: AgentProfile
+
+
+OracleFold = Callable[[AgentProfile | None], OracleCommit | None]
+"""Builds the commit of one Oracle event from the agent's current profile (None: new
+agent), or returns None when there is nothing to write. Pure: it may run more than once."""
+
+
+@dataclass(frozen=True, slots=True)
+class OracleApplied:
+    """The event stored under a key, the agent's profile after it, and whether it is new."""
+
+    event: OracleEvent
+    profile: AgentProfile
+    created: bool
 
 
 class LeaderboardRow(BaseModel):

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:  # base.py imports this module
-    from agentladder.store.base import OracleApplied, OracleFold
+from agentladder.store.records import OracleApplied, OracleFold
 
 __all__ = ["Pulled", "QueueState", "Queued", "SkillQueue"]
 
