@@ -28,6 +28,19 @@ def server(tmp_path: Path) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for a module's tests that need no fresh store (each start costs
+    seconds). In a module, either every test on it only reads (no deliberation, judgment or
+    heartbeat: each sees the fresh store), or none asserts what depends on the store's
+    state before it (each reads only what it added itself, and counts nothing)."""
+    served = start_server(tmp_path_factory.mktemp("dashboard"))
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
     """Headless Debian Chromium with a new empty profile, closed after its module.
 
