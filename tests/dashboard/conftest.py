@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import BrowserContext, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import BrowserContext, ConsoleMessage, Page, Request, sync_playwright
 
 from tests.dashboard.served import CHROMIUM, CHROMIUM_ARGS, Server, start_server
 
@@ -21,6 +21,19 @@ from tests.dashboard.served import CHROMIUM, CHROMIUM_ARGS, Server, start_server
 def server(tmp_path: Path) -> Iterator[Server]:
     """`agentladder serve` on a free port over a fresh SQLite store, stopped by its pid."""
     served = start_server(tmp_path)
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for a module's tests that need no fresh store (each start costs
+    seconds). In a module, either every test on it only reads (no deliberation, judgment or
+    heartbeat: each sees the fresh store), or none asserts what depends on the store's
+    state before it (each reads only what it added itself, and counts nothing)."""
+    served = start_server(tmp_path_factory.mktemp("dashboard"))
     try:
         yield served
     finally:
@@ -68,7 +81,20 @@ def page(browser: BrowserContext, problems: list[str]) -> Iterator[Page]:
         "response",
         lambda r: problems.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None,
     )
-    tab.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+    tab.on(
+        "requestfailed", lambda r: None if left(r) else problems.append(f"request failed: {r.url}")
+    )
     yield tab
     tab.close()
     assert problems == []
+
+
+def left(request: Request) -> bool:
+    """A live refresh the browser itself cancelled as the test left the page: a page polls
+    its own URL every 2 s (``static/dashboard.js``), and a click on a link while one is in
+    flight aborts it (``net::ERR_ABORTED``); a refresh the server failed fails otherwise."""
+    return (
+        request.resource_type == "fetch"
+        and request.failure == "net::ERR_ABORTED"
+        and request.headers.get("accept") == "text/html"
+    )

@@ -22,9 +22,9 @@ def visible_agents(page: Page, table: str) -> list[str]:
     return [rows.nth(i).get_attribute("data-agent") or "" for i in range(rows.count())]
 
 
-def test_table_shows_every_agent_with_its_columns(server: Server, page: Page) -> None:
+def test_table_shows_every_agent_with_its_columns(shared_server: Server, page: Page) -> None:
     """Each configured agent has a row with provider, model, tags, status, rank, level, cost."""
-    page.goto(server.url("/dashboard"))
+    page.goto(shared_server.url("/dashboard"))
     expect(page.locator("#agent-rows tr[data-agent]")).to_have_count(4)
     assert visible_agents(page, "#agent-table") == ["sim_a", "sim_b", "sim_c", "sim_d"]
     expected = {"provider": "simco", "model": "sim-9", "tags": "auditcode", "status": "online",
@@ -36,9 +36,9 @@ def test_table_shows_every_agent_with_its_columns(server: Server, page: Page) ->
     screenshot(page, "agents-empty")
 
 
-def test_table_sorts_and_filters_in_the_browser(server: Server, page: Page) -> None:
+def test_table_sorts_and_filters_in_the_browser(shared_server: Server, page: Page) -> None:
     """Headers sort (numbers highest first, again to reverse); tag, status, search filter."""
-    page.goto(server.url("/dashboard"))
+    page.goto(shared_server.url("/dashboard"))
     page.click('th button[data-sort="cost"]')
     assert visible_agents(page, "#agent-table") == ["sim_b", "sim_a", "sim_d", "sim_c"]
     page.click('th button[data-sort="cost"]')
@@ -155,10 +155,10 @@ def test_picker_starts_a_deliberation_and_follows_it(server: Server, page: Page)
 
 
 def test_picker_shows_why_a_deliberation_is_refused(
-    server: Server, page: Page, problems: list[str]
+    shared_server: Server, page: Page, problems: list[str]
 ) -> None:
     """Fewer than two qualified agents: the API's 400 and the excluded agents are shown."""
-    page.goto(server.url("/dashboard/deliberations/new"))
+    page.goto(shared_server.url("/dashboard/deliberations/new"))
     page.check("#pick-sim_a")
     page.check("#pick-sim_b")
     page.fill("#min-rank", "1")
@@ -167,7 +167,7 @@ def test_picker_shows_why_a_deliberation_is_refused(
     expect(page.locator("#picker-error")).to_contain_text("HTTP 400")
     expect(page.locator("#picker-error")).to_contain_text("sim_a (rank 0, below_min_rank)")
     expect(page.locator("#follow")).to_be_hidden()
-    assert problems == [f"HTTP 400 {server.url('/deliberation')}"]
+    assert problems == [f"HTTP 400 {shared_server.url('/deliberation')}"]
     problems.clear()
 
 
@@ -258,10 +258,12 @@ def test_the_skill_plot_shows_provisional_agents_apart_and_the_overall_it_averag
     expect(page.locator("#overall-note")).to_contain_text("the mean of its skill")
 
 
-def test_picker_auto_selects_with_a_strategy_and_shows_why(server: Server, page: Page) -> None:
+def test_picker_auto_selects_with_a_strategy_and_shows_why(
+    shared_server: Server, page: Page
+) -> None:
     """Auto-select, best, 2 agents tagged audit: routing's picks are checked and listed
     with their reasons, the agents left out with theirs; nothing is started."""
-    page.goto(server.url("/dashboard/deliberations/new"))
+    page.goto(shared_server.url("/dashboard/deliberations/new"))
     page.select_option("#picker-tag", "audit")
     page.fill("#route-count", "2")
     page.select_option("#route-strategy", "best")
@@ -281,10 +283,10 @@ def test_picker_auto_selects_with_a_strategy_and_shows_why(server: Server, page:
     screenshot(page, "picker-auto-select")
 
 
-def test_picker_takes_a_floor_as_a_share_of_the_best(server: Server, page: Page) -> None:
+def test_picker_takes_a_floor_as_a_share_of_the_best(shared_server: Server, page: Page) -> None:
     """cheapest_above with a floor share and a confidence: the summary names the floor the
     server computed from the best available agent, and each pick its probability."""
-    page.goto(server.url("/dashboard/deliberations/new"))
+    page.goto(shared_server.url("/dashboard/deliberations/new"))
     page.fill("#route-count", "2")
     page.select_option("#route-strategy", "cheapest_above")
     page.fill("#route-floor-share", "0.5")

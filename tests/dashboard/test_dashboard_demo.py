@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -17,10 +16,13 @@ from tests.served import Server, start_serve
 LIVE_MS = 15000  # two polls of 2 s plus a standard deliberation of three agents, with room
 
 
-@pytest.fixture
-def demo_server(tmp_path: Path) -> Iterator[Server]:
+@pytest.fixture(scope="module")
+def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """`agentladder demo` (four deliberations), then `serve --demo --db` on its file,
-    stopped by its pid (processes: Playwright's sync API holds this thread's event loop)."""
+    stopped by its pid (processes: Playwright's sync API holds this thread's event loop).
+    One for the module: neither test depends on what the other did (the index's note is
+    read against the table it stands over)."""
+    tmp_path = tmp_path_factory.mktemp("demo")
     db = tmp_path / "agentladder-demo.db"
     demo = [sys.executable, "-m", "agentladder.cli", "demo", "--db", str(db)]
     demo += ["--deliberations", "4"]

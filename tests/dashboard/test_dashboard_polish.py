@@ -56,14 +56,14 @@ def settle_some(server: Server, count: int = 3) -> dict[str, object]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_forest_plots_are_fitted_readable_and_have_a_legend(
-    server: Server, page: Page, width: int
+    shared_server: Server, page: Page, width: int
 ) -> None:
     """Each forest plot's axis spans its intervals with at most a point and a quarter to
     spare (or three points), not 0-10; every label is drawn at 11 px or more; a legend
     names the tiers and the provisional mark in the plots' own colours."""
-    settle_some(server)
+    settle_some(shared_server)
     page.set_viewport_size({"width": width, "height": 900})
-    page.goto(server.url("/dashboard"))
+    page.goto(shared_server.url("/dashboard"))
     for board in ("overall", "deliberation"):
         found = page.evaluate(FOREST_JS, board)
         low, high = min(found["lows"]), max(found["highs"])
@@ -85,22 +85,22 @@ def test_forest_plots_are_fitted_readable_and_have_a_legend(
 
 
 def test_a_phone_shows_rounds_without_tall_empty_rows_and_cues_wide_tables(
-    server: Server, page: Page
+    shared_server: Server, page: Page
 ) -> None:
     """At 390 px no cell of a deliberation's rounds stands more than 24 px taller than its
     content; the agent table, wider than the screen, says it scrolls (and, scrolled to its
     end, that the first columns are back to the left) and keeps the agent's name in view;
     at 1280 px a table that fits carries no cue."""
-    record = settle_some(server, 1)
+    record = settle_some(shared_server, 1)
     page.set_viewport_size({"width": 390, "height": 844})
-    page.goto(server.url(f"/dashboard/deliberations/{record['id']}"))
+    page.goto(shared_server.url(f"/dashboard/deliberations/{record['id']}"))
     cells = page.evaluate(EMPTY_CELLS_JS)
     assert cells
     tall = [c for c in cells if c["cell"] - c["content"] > MAX_EMPTY_PX]
     assert tall == [], tall
     screenshot(page, "phone-rounds")
 
-    page.goto(server.url("/dashboard"))
+    page.goto(shared_server.url("/dashboard"))
     box = page.locator("#agent-table").locator("xpath=..")
     cue = box.locator("xpath=preceding-sibling::p[1]")
     expect(cue).to_be_visible()
@@ -114,19 +114,19 @@ def test_a_phone_shows_rounds_without_tall_empty_rows_and_cues_wide_tables(
     assert abs(name_box["x"] - box_left) <= 2, (name_box, box_left)
 
     page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(server.url(f"/dashboard/deliberations/{record['id']}"))
+    page.goto(shared_server.url(f"/dashboard/deliberations/{record['id']}"))
     scores = page.locator("#scores").locator("xpath=..")
     expect(scores.locator("xpath=preceding-sibling::p[1]")).to_be_hidden()
 
 
-def test_every_time_is_utc_and_says_so(server: Server, page: Page) -> None:
+def test_every_time_is_utc_and_says_so(shared_server: Server, page: Page) -> None:
     """In a browser set to Kathmandu (UTC+5:45), the lists' times, the live status and
     the XP chart's time (its legend under the cursor) are UTC and labelled UTC."""
-    record = settle_some(server, 1)
+    record = settle_some(shared_server, 1)
     cdp = page.context.new_cdp_session(page)
     cdp.send("Emulation.setTimezoneOverride", {"timezoneId": "Asia/Kathmandu"})
     page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(server.url("/dashboard/deliberations"))
+    page.goto(shared_server.url("/dashboard/deliberations"))
     created = page.locator(f'tr[data-deliberation="{record["id"]}"] td').first
     at = datetime.fromtimestamp(float(str(record["created_at"])), UTC)
     expect(created).to_have_text(f"{at:%Y-%m-%d %H:%M:%S} UTC")
@@ -137,7 +137,7 @@ def test_every_time_is_utc_and_says_so(server: Server, page: Page) -> None:
     shown = page.locator("#live-status").inner_text()[-12:-4]
     assert abs(int(shown[:2]) - now.hour) in (0, 1, 23), (shown, now)  # not 5:45 ahead
 
-    page.goto(server.url("/dashboard/agents/sim_b"))
+    page.goto(shared_server.url("/dashboard/agents/sim_b"))
     times = json.loads(page.locator("#xp-data").text_content() or "[[]]")[0]
     stamps = {f"{datetime.fromtimestamp(t, UTC):%Y-%m-%d %H:%M:%S} UTC" for t in times}
     chart = page.locator("#xp-chart .u-over")

@@ -9,10 +9,10 @@ from playwright.sync_api import BrowserContext, Page, Route, expect
 from tests.dashboard.served import Server, screenshot
 
 
-def test_swagger_ui_renders_the_api_without_the_internet(server: Server, page: Page) -> None:
+def test_swagger_ui_renders_the_api_without_the_internet(shared_server: Server, page: Page) -> None:
     """Any request to a host other than the server is aborted (and fails the test); the
     Swagger UI still shows the API's operations."""
-    here = urlsplit(server.url("/")).netloc
+    here = urlsplit(shared_server.url("/")).netloc
     outside: list[str] = []
 
     def gate(route: Route) -> None:
@@ -23,7 +23,7 @@ def test_swagger_ui_renders_the_api_without_the_internet(server: Server, page: P
             route.abort()
 
     page.route("**/*", gate)
-    page.goto(server.url("/docs"))
+    page.goto(shared_server.url("/docs"))
     expect(page.locator(".opblock").first).to_be_visible(timeout=10_000)
     expect(
         page.locator(".opblock-summary-path", has_text="/deliberation/{deliberation_id}")
@@ -36,13 +36,13 @@ LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
 
 
 def test_redoc_renders_under_its_policy_and_loads_nothing_from_outside(
-    server: Server, browser: BrowserContext
+    shared_server: Server, browser: BrowserContext
 ) -> None:
     """``/redoc`` shows the API's operations with its Content-Security-Policy in force; the
     one thing the policy refuses is ReDoc's own logo from cdn.redoc.ly (before the policy,
     the page fetched it from the internet), so no request leaves this machine and no other
     error is logged."""
-    here = urlsplit(server.url("/")).netloc
+    here = urlsplit(shared_server.url("/")).netloc
     outside: list[str] = []
     errors: list[str] = []
     tab = browser.new_page()
@@ -59,7 +59,7 @@ def test_redoc_renders_under_its_policy_and_loads_nothing_from_outside(
 
     tab.route("**/*", gate)
     try:
-        answer = tab.goto(server.url("/redoc"))
+        answer = tab.goto(shared_server.url("/redoc"))
         assert answer is not None
         assert "content-security-policy" in answer.headers
         expect(tab.get_by_text("/deliberation/{deliberation_id}").first).to_be_attached(

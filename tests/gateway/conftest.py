@@ -67,17 +67,37 @@ def providers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Providers]:
         started.stop()
 
 
-@pytest.fixture
-def gateway(
-    tmp_path: Path, providers: Providers, monkeypatch: pytest.MonkeyPatch
+def _served(
+    folder: Path, providers: Providers, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Server]:
-    """`agentladder serve` with the agents' keys set and the judgments that order them."""
+    """`agentladder serve` with the agents' keys set and the judgments that order them,
+    stopped by its pid at the end."""
     for name, key in KEYS.items():
         monkeypatch.setenv(f"GW_KEY_{name.upper()}", key)
-    server = start_server(tmp_path, config(providers.base_url))
+    server = start_server(folder, config(providers.base_url))
     try:
         seed_scores(server, ORDER, ORCH)
         yield server
     finally:
         server.stop()
     assert os.environ.get("GW_KEY_ALPHA") == KEYS["alpha"]
+
+
+@pytest.fixture
+def gateway(
+    tmp_path: Path, providers: Providers, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Server]:
+    """A fresh gateway for this test alone: for a test that counts what the server
+    recorded (metrics, health, budgets) or makes agents down."""
+    yield from _served(tmp_path, providers, monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def shared_gateway(
+    tmp_path_factory: pytest.TempPathFactory, providers: Providers
+) -> Iterator[Server]:
+    """One gateway for the module's tests that only ask and read what they asked (each
+    start costs seconds): such a test must not depend on what another one did, nor change
+    what another one reads (no agent made down, no count asserted)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield from _served(tmp_path_factory.mktemp("gateway"), providers, monkeypatch)

@@ -18,9 +18,11 @@ LONG = "A clause of the contract under review, quoted whole. " * 60_000
 """About 3.2 MB: a long document pasted into one message, three times api.max_body_bytes."""
 
 
-def test_a_context_over_a_mebibyte_reaches_the_agent(gateway: Server, providers: Providers) -> None:
+def test_a_context_over_a_mebibyte_reaches_the_agent(
+    shared_gateway: Server, providers: Providers
+) -> None:
     """A 3 MB message goes through to the agent (the API's own 1 MiB bound answered 413)."""
-    with openai.OpenAI(base_url=gateway.url("/v1"), api_key=CLIENT, max_retries=0) as client:
+    with openai.OpenAI(base_url=shared_gateway.url("/v1"), api_key=CLIENT, max_retries=0) as client:
         answer = client.chat.completions.create(
             model="alpha", messages=[{"role": "user", "content": LONG}]
         )
@@ -29,11 +31,11 @@ def test_a_context_over_a_mebibyte_reaches_the_agent(gateway: Server, providers:
     assert received == [{"role": "user", "content": LONG}]
 
 
-def test_the_other_routes_keep_the_api_bound(gateway: Server) -> None:
+def test_the_other_routes_keep_the_api_bound(shared_gateway: Server) -> None:
     """A body of the same size to agentladder's own routes is still 413."""
     body = {"agent_id": "alpha", "contract_id": "long", "score": 8.0, "notes": LONG}
     answer = httpx.post(
-        gateway.url("/oracle/judgments"), json=body,
+        shared_gateway.url("/oracle/judgments"), json=body,
         headers={"Authorization": f"Bearer {ORCH}"}, timeout=30,
     )  # fmt: skip
     assert answer.status_code == 413

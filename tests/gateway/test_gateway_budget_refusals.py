@@ -24,14 +24,29 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GW_KEY_BUDGET", "sk-budget-secret")
 
 
-@pytest.fixture
-def served(tmp_path: Path, providers: Providers) -> Iterator[Server]:
+def _served(folder: Path, providers: Providers) -> Iterator[Server]:
     """One instance on SQLite, stopped by pid."""
-    server = start_server(tmp_path, config(providers.base_url))
+    server = start_server(folder, config(providers.base_url))
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def served(tmp_path: Path, providers: Providers) -> Iterator[Server]:
+    """An instance for this test alone: for one that spends team-a's budget or reads
+    what it has left."""
+    yield from _served(tmp_path, providers)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, providers: Providers) -> Iterator[Server]:
+    """One instance for the tests that spend nothing and read no budget: a start costs
+    seconds."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("GW_KEY_BUDGET", "sk-budget-secret")
+        yield from _served(tmp_path_factory.mktemp("refusals"), providers)
 
 
 def counted(requests: list[httpx2.Request]) -> httpx2.Client:
@@ -102,14 +117,14 @@ def test_a_hold_that_does_not_fit_is_refused_with_its_figures(
 
 
 def test_openais_client_raises_the_quota_error_without_retrying(
-    served: Server, providers: Providers
+    shared: Server, providers: Providers
 ) -> None:
     """OpenAI's own client, with its default two retries, sends a refused request once
     and raises RateLimitError whose code is ``insufficient_quota``; the agent is not
     asked."""
     requests: list[httpx2.Request] = []
     with counted(requests) as http:
-        client = openai.OpenAI(base_url=served.url("/v1"), api_key=TEAM_A, http_client=http)
+        client = openai.OpenAI(base_url=shared.url("/v1"), api_key=TEAM_A, http_client=http)
         assert client.max_retries == 2
         before = len(providers.seen())
         with pytest.raises(openai.RateLimitError) as raised:
@@ -120,18 +135,18 @@ def test_openais_client_raises_the_quota_error_without_retrying(
     assert len(providers.seen()) == before
 
 
-def test_the_503_says_when_an_agent_may_be_asked_again(served: Server) -> None:
+def test_the_503_says_when_an_agent_may_be_asked_again(shared: Server) -> None:
     """delta answers 429 with Retry-After: 30, so the 503 ``agents_failed`` says 30 s;
     asked again, delta is not asked and the 503 says what is left of the 30 s; bad
     (one 500, not down) may be asked at once: 1 s, the least."""
-    first = ask(served, "delta", 10)
+    first = ask(shared, "delta", 10)
     assert first.status_code == 503
     assert first.json()["error"]["code"] == "agents_failed"
     assert 29 <= int(first.headers["retry-after"]) <= 30
-    again = ask(served, "delta", 10)
+    again = ask(shared, "delta", 10)
     assert again.status_code == 503
     assert "not asked" in again.json()["error"]["message"]
     assert 1 <= int(again.headers["retry-after"]) <= int(first.headers["retry-after"])
-    failed = ask(served, "bad", 10)
+    failed = ask(shared, "bad", 10)
     assert failed.status_code == 503
     assert failed.headers["retry-after"] == "1"

@@ -18,13 +18,13 @@ from tests.test_docs_client import python_blocks
 DOC = Path(__file__).resolve().parent.parent.parent / "docs" / "gateway.md"
 
 
-def test_the_three_lines_get_an_answer(gateway: Server) -> None:
+def test_the_three_lines_get_an_answer(shared_gateway: Server) -> None:
     """The block is three lines and, run against `agentladder serve` with the URL and the
     token of the test, prints the routed agent's answer (after the fallbacks)."""
     block = python_blocks(DOC)[0]
     assert len(block.strip().splitlines()) == 3
     assert "http://127.0.0.1:8000/v1" in block
-    script = block.replace("http://127.0.0.1:8000", gateway.base).replace(
+    script = block.replace("http://127.0.0.1:8000", shared_gateway.base).replace(
         "client-token-0123456789", CLIENT
     )
     ran = subprocess.run(
@@ -51,13 +51,13 @@ def test_the_configuration_examples_are_valid() -> None:
     assert typed.gateway.classify.rules[1].matches("SELECT a FROM b")
 
 
-def test_the_responses_example_gets_an_answer(gateway: Server) -> None:
+def test_the_responses_example_gets_an_answer(shared_gateway: Server) -> None:
     """The Responses API's example (section "The Responses API"), run with OpenAI's client
     on the served gateway, prints an agent's answer."""
     [block] = [b for b in python_blocks(DOC) if "client.responses.create" in b]
     opening = (
         "import openai\n"
-        f"client = openai.OpenAI(base_url={gateway.url('/v1')!r}, api_key={CLIENT!r})\n"
+        f"client = openai.OpenAI(base_url={shared_gateway.url('/v1')!r}, api_key={CLIENT!r})\n"
     )
     ran = subprocess.run(
         [sys.executable, "-c", opening + block], capture_output=True, text=True, timeout=60,

@@ -26,12 +26,12 @@ WEATHER: FunctionToolParam = {
 
 
 def test_a_text_answer_is_a_response_with_the_gateway_headers(
-    gateway: Server, providers: Providers
+    shared_gateway: Server, providers: Providers
 ) -> None:
     """A string ``input`` is one user message to alpha; its answer is a completed Response
     (one message item, its text, the usage) with the chat route's headers."""
     before = len(providers.seen())
-    raw = client(gateway).responses.with_raw_response.create(model="alpha", input="Hello?")
+    raw = client(shared_gateway).responses.with_raw_response.create(model="alpha", input="Hello?")
     answer = raw.parse()
     assert answer.id.startswith("resp_")
     assert answer.object == "response"
@@ -50,14 +50,16 @@ def test_a_text_answer_is_a_response_with_the_gateway_headers(
     assert [s["messages"] for s in sent] == [[{"role": "user", "content": "Hello?"}]]
 
 
-def test_instructions_are_a_system_message_first(gateway: Server, providers: Providers) -> None:
+def test_instructions_are_a_system_message_first(
+    shared_gateway: Server, providers: Providers
+) -> None:
     """``instructions`` goes first as a system message; a list ``input`` with
     ``input_text`` parts is the user message."""
     before = len(providers.seen())
     given: ResponseInputParam = [
         {"role": "user", "content": [{"type": "input_text", "text": "Which controls?"}]}
     ]
-    answer = client(gateway).responses.create(
+    answer = client(shared_gateway).responses.create(
         model="alpha", instructions="Be brief.", input=given, temperature=0.2,
         max_output_tokens=50,
     )  # fmt: skip
@@ -70,10 +72,10 @@ def test_instructions_are_a_system_message_first(gateway: Server, providers: Pro
     ]
 
 
-def test_a_function_call_round_trip(gateway: Server, providers: Providers) -> None:
+def test_a_function_call_round_trip(shared_gateway: Server, providers: Providers) -> None:
     """alpha calls the function tool; its output sent back in ``input`` (with the call)
     is answered, as OpenAI's Responses API would."""
-    openai_client = client(gateway)
+    openai_client = client(shared_gateway)
     asked: ResponseInputParam = [{"role": "user", "content": "Weather in Paris?"}]
     first = openai_client.responses.create(model="alpha", input=asked, tools=[WEATHER])
     calls = [item for item in first.output if item.type == "function_call"]
@@ -101,10 +103,10 @@ def test_a_function_call_round_trip(gateway: Server, providers: Providers) -> No
     assert sent[2] == {"role": "tool", "tool_call_id": "call_alpha", "content": "sunny, 21 C"}
 
 
-def test_a_stream_is_the_responses_events(gateway: Server) -> None:
+def test_a_stream_is_the_responses_events(shared_gateway: Server) -> None:
     """``stream: true``: the client's stream helper reads the text deltas in order and the
     final Response, with its usage; the events come in the Responses API's order."""
-    openai_client = client(gateway)
+    openai_client = client(shared_gateway)
     with openai_client.responses.stream(model="alpha", input="Hello?") as stream:
         kinds = []
         deltas = []
@@ -124,9 +126,9 @@ def test_a_stream_is_the_responses_events(gateway: Server) -> None:
                           "response.output_item.done", "response.completed"]  # fmt: skip
 
 
-def test_a_streamed_function_call(gateway: Server) -> None:
+def test_a_streamed_function_call(shared_gateway: Server) -> None:
     """A streamed tool call is a function_call item whose arguments come as deltas."""
-    created = client(gateway).responses.create(
+    created = client(shared_gateway).responses.create(
         model="alpha", input="Weather?", tools=[WEATHER], stream=True
     )
     events = list(created)
@@ -142,10 +144,10 @@ def test_a_streamed_function_call(gateway: Server) -> None:
     assert [e.sequence_number for e in events] == list(range(len(events)))
 
 
-def test_a_routed_request_falls_back_and_says_how(gateway: Server) -> None:
+def test_a_routed_request_falls_back_and_says_how(shared_gateway: Server) -> None:
     """``route:audit`` takes the chat route's path: beta fails, gamma times out, alpha
     answers; the routing headers say so."""
-    raw = client(gateway).responses.with_raw_response.create(model="route:audit", input="Hi")
+    raw = client(shared_gateway).responses.with_raw_response.create(model="route:audit", input="Hi")
     assert raw.parse().output_text == "answer from alpha"
     assert raw.headers["x-agentladder-agent"] == "alpha"
     assert raw.headers["x-agentladder-task-type"] == "audit"
@@ -153,7 +155,8 @@ def test_a_routed_request_falls_back_and_says_how(gateway: Server) -> None:
 
 def test_the_client_budget_is_charged(gateway: Server) -> None:
     """team-a's budget is charged for a Response as for a chat completion: 11 input
-    tokens at $1/Mtok and 7 output tokens at $2/Mtok."""
+    tokens at $1/Mtok and 7 output tokens at $2/Mtok (a fresh gateway: nothing spent
+    before)."""
     openai_client = client(gateway)
     first = openai_client.responses.with_raw_response.create(model="alpha", input="Hi")
     assert first.headers["x-agentladder-budget-spent"] == "0.000000"
@@ -162,10 +165,10 @@ def test_the_client_budget_is_charged(gateway: Server) -> None:
     assert second.headers["x-agentladder-budget-limit"] == "5.000000"
 
 
-def test_previous_response_id_is_refused(gateway: Server) -> None:
+def test_previous_response_id_is_refused(shared_gateway: Server) -> None:
     """The gateway keeps no response: ``previous_response_id`` is a 400 naming it."""
     with pytest.raises(openai.BadRequestError) as refused:
-        client(gateway).responses.create(
+        client(shared_gateway).responses.create(
             model="alpha", input="Again", previous_response_id="resp_123"
         )
     error = refused.value.body
@@ -175,11 +178,11 @@ def test_previous_response_id_is_refused(gateway: Server) -> None:
     assert "send the conversation in input" in error["message"]
 
 
-def test_an_unsupported_tool_type_is_refused(gateway: Server, providers: Providers) -> None:
+def test_an_unsupported_tool_type_is_refused(shared_gateway: Server, providers: Providers) -> None:
     """A tool other than a function is a 400 naming its type; nothing is forwarded."""
     before = len(providers.seen())
     with pytest.raises(openai.BadRequestError) as refused:
-        client(gateway).responses.create(
+        client(shared_gateway).responses.create(
             model="alpha", input="Search", tools=[{"type": "web_search"}]
         )
     error = refused.value.body
@@ -189,20 +192,20 @@ def test_an_unsupported_tool_type_is_refused(gateway: Server, providers: Provide
     assert len(providers.seen()) == before
 
 
-def test_an_unknown_model_and_no_token_are_the_chat_routes_errors(gateway: Server) -> None:
+def test_an_unknown_model_and_no_token_are_the_chat_routes_errors(shared_gateway: Server) -> None:
     """404 ``model_not_found`` and 401 as on the chat route."""
     with pytest.raises(openai.NotFoundError) as unknown:
-        client(gateway).responses.create(model="nobody-at-all", input="Hi")
+        client(shared_gateway).responses.create(model="nobody-at-all", input="Hi")
     assert isinstance(unknown.value.body, dict)
     assert unknown.value.body["code"] == "model_not_found"
     with pytest.raises(openai.AuthenticationError):
-        client(gateway, token="wrong-" + CLIENT).responses.create(model="alpha", input="Hi")
+        client(shared_gateway, token="wrong-" + CLIENT).responses.create(model="alpha", input="Hi")
 
 
-def test_a_broken_stream_ends_in_response_failed(gateway: Server) -> None:
+def test_a_broken_stream_ends_in_response_failed(shared_gateway: Server) -> None:
     """epsilon's stream breaks after one piece: the events end with ``error`` and
     ``response.failed``, its text so far kept."""
-    events = list(client(gateway).responses.create(model="epsilon", input="Hi", stream=True))
+    events = list(client(shared_gateway).responses.create(model="epsilon", input="Hi", stream=True))
     assert [e.type for e in events[-2:]] == ["error", "response.failed"]
     failed = events[-1]
     assert failed.type == "response.failed"
@@ -213,12 +216,12 @@ def test_a_broken_stream_ends_in_response_failed(gateway: Server) -> None:
     assert [part.text for part in item.content if part.type == "output_text"] == ["answer "]
 
 
-def test_feedback_on_a_response_is_about_its_agent(gateway: Server) -> None:
+def test_feedback_on_a_response_is_about_its_agent(shared_gateway: Server) -> None:
     """A Response's contract id takes feedback as a chat completion's does: a judgment of
     the agent that answered, by ``feedback:team-a``."""
-    raw = client(gateway).responses.with_raw_response.create(model="alpha", input="Hi")
+    raw = client(shared_gateway).responses.with_raw_response.create(model="alpha", input="Hi")
     given = httpx.post(
-        gateway.url("/v1/feedback"), headers={"Authorization": f"Bearer {CLIENT}"},
+        shared_gateway.url("/v1/feedback"), headers={"Authorization": f"Bearer {CLIENT}"},
         json={"contract_id": raw.headers["x-agentladder-contract"], "score": 9}, timeout=10,
     )  # fmt: skip
     assert given.status_code == 200, given.text

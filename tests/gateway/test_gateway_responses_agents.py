@@ -38,21 +38,21 @@ async def _run(server: Server, streamed: bool = False) -> str:
 
 
 def test_an_agents_sdk_agent_runs_a_tool_through_the_gateway(
-    gateway: Server, providers: Providers
+    shared_gateway: Server, providers: Providers
 ) -> None:
     """The agent asks alpha, which calls ``weather``; the SDK runs it and sends its output
     back; alpha's answer after it is the run's final output."""
     set_tracing_disabled(True)
     before = len(providers.seen())
-    assert asyncio.run(_run(gateway)) == "answer from alpha: sunny in Paris"
+    assert asyncio.run(_run(shared_gateway)) == "answer from alpha: sunny in Paris"
     sent = providers.seen()[before:]
     assert [s["model"] for s in sent] == ["good:alpha", "good:alpha"]
     assert sent[0]["messages"][0] == {"role": "system", "content": "Answer briefly."}
     assert sent[1]["messages"][-1]["role"] == "tool"
 
 
-def test_an_agents_sdk_agent_streams_through_the_gateway(gateway: Server) -> None:
+def test_an_agents_sdk_agent_streams_through_the_gateway(shared_gateway: Server) -> None:
     """``Runner.run_streamed`` reads the gateway's Responses events: the tool call, then
     the answer after its output."""
     set_tracing_disabled(True)
-    assert asyncio.run(_run(gateway, streamed=True)) == "answer from alpha: sunny in Paris"
+    assert asyncio.run(_run(shared_gateway, streamed=True)) == "answer from alpha: sunny in Paris"

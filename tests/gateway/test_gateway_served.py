@@ -56,13 +56,13 @@ def agent(server: Server, name: str) -> dict[str, Any]:
 
 
 def test_a_direct_agent_answers_unchanged_with_the_gateway_headers(
-    gateway: Server, providers: Providers
+    shared_gateway: Server, providers: Providers
 ) -> None:
     """``model: alpha`` is forwarded to alpha's provider with alpha's model name and key;
     the answer comes back as the provider sent it, with the agent, a contract id and the
     check header."""
     before = len(providers.seen())
-    raw = client(gateway).chat.completions.with_raw_response.create(
+    raw = client(shared_gateway).chat.completions.with_raw_response.create(
         model="alpha",
         messages=ASK,
         user="u-1",
@@ -83,10 +83,10 @@ def test_a_direct_agent_answers_unchanged_with_the_gateway_headers(
     assert sent[0]["extra"] == "u-1"  # fields the gateway does not read pass unchanged
 
 
-def test_a_direct_agent_streams_as_openai_clients_read_it(gateway: Server) -> None:
+def test_a_direct_agent_streams_as_openai_clients_read_it(shared_gateway: Server) -> None:
     """``stream: true``: the client reads the deltas and the usage chunk it asked for."""
     pieces, usage = [], None
-    stream = client(gateway).chat.completions.create(
+    stream = client(shared_gateway).chat.completions.create(
         model="alpha", messages=ASK, stream=True,
         stream_options={"include_usage": True},
     )  # fmt: skip
@@ -99,7 +99,7 @@ def test_a_direct_agent_streams_as_openai_clients_read_it(gateway: Server) -> No
     assert usage is not None
     assert usage.completion_tokens == COMPLETION_TOKENS
     raw = httpx.post(
-        gateway.url("/v1/chat/completions"), headers={"Authorization": f"Bearer {CLIENT}"},
+        shared_gateway.url("/v1/chat/completions"), headers={"Authorization": f"Bearer {CLIENT}"},
         json={"model": "alpha", "messages": ASK, "stream": True}, timeout=30,
     )  # fmt: skip
     assert raw.headers["content-type"].startswith("text/event-stream")
@@ -190,12 +190,12 @@ def test_an_agent_whose_calls_keep_failing_is_down_and_left_out(gateway: Server)
 
 
 def test_an_alias_and_a_tag_header_route_to_the_agent_that_qualifies(
-    gateway: Server, providers: Providers
+    shared_gateway: Server, providers: Providers
 ) -> None:
     """``smart`` is ``route:audit``; with ``x-agentladder-tags: sql`` only alpha qualifies,
     and it is asked first (nobody failing is asked)."""
     before = len(providers.seen())
-    raw = client(gateway).chat.completions.with_raw_response.create(
+    raw = client(shared_gateway).chat.completions.with_raw_response.create(
         model="smart", messages=ASK,
         extra_headers={"x-agentladder-tags": "sql"},
     )  # fmt: skip
@@ -219,7 +219,7 @@ def test_when_every_agent_tried_fails_the_answer_is_503_naming_them(gateway: Ser
     assert metric(gateway, 'agentladder_gateway_unavailable_total{task_type="audit"}') == 1
 
 
-def test_an_unknown_model_is_404_model_not_found(gateway: Server) -> None:
+def test_an_unknown_model_is_404_model_not_found(shared_gateway: Server) -> None:
     """An unknown model, a simulated agent and an unknown strategy: 404 naming the value."""
     for model, says in (
         ("nope", "names no agent"),
@@ -227,7 +227,7 @@ def test_an_unknown_model_is_404_model_not_found(gateway: Server) -> None:
         ("route:audit:fastest", "unknown strategy 'fastest'"),
     ):
         with pytest.raises(openai.NotFoundError) as raised:
-            client(gateway).chat.completions.create(model=model, messages=ASK)
+            client(shared_gateway).chat.completions.create(model=model, messages=ASK)
         error = raised.value.body
         assert isinstance(error, dict)
         assert error["code"] == "model_not_found"
@@ -236,10 +236,10 @@ def test_an_unknown_model_is_404_model_not_found(gateway: Server) -> None:
         assert repr(model) in error["message"]
 
 
-def test_nobody_qualifying_is_400_with_every_reason(gateway: Server) -> None:
+def test_nobody_qualifying_is_400_with_every_reason(shared_gateway: Server) -> None:
     """A tag no agent declares: 400 ``no_agent_qualifies`` with each agent's reason."""
     with pytest.raises(openai.BadRequestError) as raised:
-        client(gateway).chat.completions.create(
+        client(shared_gateway).chat.completions.create(
             model="route:audit", messages=ASK,
             extra_headers={"x-agentladder-tags": "cobol"},
         )  # fmt: skip
@@ -250,10 +250,10 @@ def test_nobody_qualifying_is_400_with_every_reason(gateway: Server) -> None:
     assert "beta (tags)" in error["message"]
 
 
-def test_bad_input_is_400_naming_the_field_or_header(gateway: Server) -> None:
+def test_bad_input_is_400_naming_the_field_or_header(shared_gateway: Server) -> None:
     """No messages, a floor that is not a number, a body that is not JSON: 400 naming it."""
     bearer = {"Authorization": f"Bearer {CLIENT}"}
-    url = gateway.url("/v1/chat/completions")
+    url = shared_gateway.url("/v1/chat/completions")
     missing = httpx.post(url, headers=bearer, json={"model": "alpha"}, timeout=10)
     assert missing.status_code == 400
     assert missing.json()["error"]["param"] == "messages"
@@ -272,25 +272,25 @@ def test_bad_input_is_400_naming_the_field_or_header(gateway: Server) -> None:
     assert set(garbage.json()["error"]) == {"message", "type", "param", "code"}
 
 
-def test_a_client_token_is_required(gateway: Server) -> None:
+def test_a_client_token_is_required(shared_gateway: Server) -> None:
     """No token: 401; an orchestrator token: 403; both in OpenAI's shape."""
     with pytest.raises(openai.AuthenticationError) as unauthenticated:
-        client(gateway, token="not-a-token-at-all").models.list()
+        client(shared_gateway, token="not-a-token-at-all").models.list()
     assert isinstance(unauthenticated.value.body, dict)
     assert unauthenticated.value.body["type"] == "authentication_error"
-    bare = httpx.get(gateway.url("/v1/models"), timeout=10)
+    bare = httpx.get(shared_gateway.url("/v1/models"), timeout=10)
     assert bare.status_code == 401
     assert set(bare.json()["error"]) == {"message", "type", "param", "code"}
     with pytest.raises(openai.PermissionDeniedError) as forbidden:
-        client(gateway, token=ORCH).chat.completions.create(model="alpha", messages=ASK)
+        client(shared_gateway, token=ORCH).chat.completions.create(model="alpha", messages=ASK)
     assert isinstance(forbidden.value.body, dict)
     assert forbidden.value.body["code"] == "forbidden"
 
 
-def test_the_models_are_the_agents_aliases_and_route_forms(gateway: Server) -> None:
+def test_the_models_are_the_agents_aliases_and_route_forms(shared_gateway: Server) -> None:
     """``GET /v1/models``: the agents behind OpenAI-compatible backends, the aliases and
     route:audit (the aliases' task type); not the simulated agent."""
-    ids = {model.id for model in client(gateway).models.list()}
+    ids = {model.id for model in client(shared_gateway).models.list()}
     assert ids == {"alpha", "beta", "gamma", "delta", "epsilon", "smart", "flaky", "route:audit"}
 
 

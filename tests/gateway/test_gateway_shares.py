@@ -22,19 +22,21 @@ from tests.served import Server, start_server
 CLIENT_A = "share-client-a-0123456789"
 CLIENT_B = "share-client-b-0123456789"
 SLOW = "share-client-slow-0123456789"
+SLOW_API = "share-client-slow-api-0123456789"
 JUDGE = "share-judge-token-0123456789"
 MIB = 1024 * 1024
 
 
 def _config(base_url: str) -> str:
-    """Default shares; client A may hold 2 requests in flight, SLOW 1 request each 5 s
-    with a burst of 3."""
+    """Default shares; client A may hold 2 requests in flight, SLOW and SLOW_API 1 request
+    each 5 s with a burst of 3 (each its own: a test apiece)."""
     return f"""
 api:
   tokens:
     - {{role: client, token: {CLIENT_A}, name: team-a, max_in_flight: 2}}
     - {{role: client, token: {CLIENT_B}, name: team-b}}
     - {{role: client, token: {SLOW}, name: team-slow, rate_per_s: 0.2, burst: 3}}
+    - {{role: client, token: {SLOW_API}, name: team-slow-api, rate_per_s: 0.2, burst: 3}}
     - {{role: orchestrator, token: {JUDGE}}}
 gateway:
   models:
@@ -49,14 +51,26 @@ agents:
 """
 
 
-@pytest.fixture
-def served(tmp_path: Path, providers: Providers) -> Iterator[Server]:
+def _served(folder: Path, providers: Providers) -> Iterator[Server]:
     """`agentladder serve` before the providers, stopped by its pid."""
-    server = start_server(tmp_path, _config(providers.base_url))
+    server = start_server(folder, _config(providers.base_url))
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def served(tmp_path: Path, providers: Providers) -> Iterator[Server]:
+    """A server for this test alone: for one that fills the server's whole body buffer."""
+    yield from _served(tmp_path, providers)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, providers: Providers) -> Iterator[Server]:
+    """One server for the tests whose bounds are their own tokens' (each test its own
+    tokens): a start costs seconds."""
+    yield from _served(tmp_path_factory.mktemp("shares"), providers)
 
 
 def _port(server: Server) -> int:
@@ -142,11 +156,11 @@ def test_held_gateway_bodies_leave_room_for_a_judges_writes(served: Server) -> N
 
 
 def test_a_client_past_its_requests_in_flight_is_429_while_another_is_served(
-    served: Server,
+    shared: Server,
 ) -> None:
     """A client past its in-flight bound gets 429 with Retry-After; another is served."""
     chat = {"model": "held", "messages": [{"role": "user", "content": "hi"}], "stream": True}
-    url = served.url("/v1/chat/completions")
+    url = shared.url("/v1/chat/completions")
     with httpx.Client(timeout=20, headers={"Authorization": f"Bearer {CLIENT_A}"}) as a:
         with contextlib.ExitStack() as streams:
             reading = []  # kept: an iterator dropped closes its stream
@@ -161,7 +175,7 @@ def test_a_client_past_its_requests_in_flight_is_429_while_another_is_served(
             assert third.json()["error"]["code"] == "rate_limit_exceeded"
             assert third.json()["error"]["type"] == "rate_limit_error"
             assert "max_in_flight 2" in third.json()["error"]["message"]
-            with openai.OpenAI(base_url=served.url("/v1"), api_key=CLIENT_B, max_retries=0) as b:
+            with openai.OpenAI(base_url=shared.url("/v1"), api_key=CLIENT_B, max_retries=0) as b:
                 answer = b.chat.completions.create(
                     model="good", messages=[{"role": "user", "content": "hi"}]
                 )
@@ -175,12 +189,12 @@ def test_a_client_past_its_requests_in_flight_is_429_while_another_is_served(
         assert statuses[-1].status_code == 200, [s.text for s in statuses]
 
 
-def test_a_client_past_its_rate_gets_openais_rate_limit_error(served: Server) -> None:
+def test_a_client_past_its_rate_gets_openais_rate_limit_error(shared: Server) -> None:
     """Past its rate a client gets 429 and the headers: OpenAI's client raises RateLimitError."""
     messages: list[openai.types.chat.ChatCompletionMessageParam] = [
         {"role": "user", "content": "hi"}
     ]
-    with openai.OpenAI(base_url=served.url("/v1"), api_key=SLOW, max_retries=0) as client:
+    with openai.OpenAI(base_url=shared.url("/v1"), api_key=SLOW, max_retries=0) as client:
         remaining = []
         for _ in range(3):
             raw = client.chat.completions.with_raw_response.create(model="good", messages=messages)
@@ -198,10 +212,10 @@ def test_a_client_past_its_rate_gets_openais_rate_limit_error(served: Server) ->
     assert "rate_per_s" in refused.value.message
 
 
-def test_the_rate_answers_in_the_apis_shape_outside_the_gateway(served: Server) -> None:
+def test_the_rate_answers_in_the_apis_shape_outside_the_gateway(shared: Server) -> None:
     """Past its rate, a client's read of the API is 429 in agentladder's own shape."""
-    with httpx.Client(timeout=10, headers={"Authorization": f"Bearer {SLOW}"}) as client:
-        answers = [client.get(served.url("/agents")) for _ in range(4)]
+    with httpx.Client(timeout=10, headers={"Authorization": f"Bearer {SLOW_API}"}) as client:
+        answers = [client.get(shared.url("/agents")) for _ in range(4)]
     assert [a.status_code for a in answers] == [200, 200, 200, 429]
     assert set(answers[3].json()["error"]) == {"code", "message"}
     assert answers[3].json()["error"]["code"] == "rate_limit_exceeded"

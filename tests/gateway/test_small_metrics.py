@@ -44,14 +44,18 @@ agents:
 """
 
 
-@pytest.fixture
-def locked(
-    tmp_path: Path, providers: Providers, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Server]:
-    """`agentladder serve` with a metrics token; team-a and team-b each had one answer."""
-    monkeypatch.setenv("GW_KEY_ALPHA", "sk-alpha-secret")
-    monkeypatch.setenv("SMALL_METRICS_TOKEN", METRICS)
-    server = start_server(tmp_path, config(providers.base_url))
+@pytest.fixture(scope="module")
+def locked(tmp_path_factory: pytest.TempPathFactory, providers: Providers) -> Iterator[Server]:
+    """`agentladder serve` with a metrics token; team-a and team-b each had one answer.
+    One for the module: its tests only read, and are refused what would change a count."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("GW_KEY_ALPHA", "sk-alpha-secret")
+        monkeypatch.setenv("SMALL_METRICS_TOKEN", METRICS)
+        yield from _locked(tmp_path_factory.mktemp("locked"), providers)
+
+
+def _locked(folder: Path, providers: Providers) -> Iterator[Server]:
+    server = start_server(folder, config(providers.base_url))
     try:
         for token in (TEAM_A, TEAM_B):
             answer = httpx.post(

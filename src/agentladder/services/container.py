@@ -17,10 +17,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
-
-from nats.aio.client import Client
-from nats.aio.subscription import Subscription
+from typing import TYPE_CHECKING, Any, cast
 
 from agentladder.config import Settings
 from agentladder.domain.agents import AgentConfig
@@ -31,7 +28,6 @@ from agentladder.providers.preflight import missing_keys
 from agentladder.redaction import redact_logs, remember
 from agentladder.secret_values import known_secrets, url_secrets
 from agentladder.services.agents.http import HttpAgentProvider, TaskBoard
-from agentladder.services.agents.nats import NatsAgentProvider, serve_heartbeats
 from agentladder.services.agents.registry import Registry
 from agentladder.services.clock import Clock, SystemClock
 from agentladder.services.deliberations.orchestrator import Orchestrator
@@ -53,10 +49,12 @@ from agentladder.services.routing.service import RoutingService
 from agentladder.services.skill.applier import SkillApplier
 from agentladder.services.skill.service import FitReport, SkillService
 from agentladder.store.base import Store
-from agentladder.store.nats.config import parse_nats_url
-from agentladder.store.nats.io import callbacks
 from agentladder.store.url import open_store
 from agentladder.store.watched import Changes, WatchedStore
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client
+    from nats.aio.subscription import Subscription
 
 __all__ = ["Services", "build_services"]
 
@@ -238,6 +236,34 @@ def _where(task: asyncio.Task[Any]) -> str:
     return f"{name}: {' > '.join(chain[-3:])}" if chain else name
 
 
+async def _over_nats(
+    url: str, settings: Settings, registry: Registry, providers: dict[str, Provider]
+) -> tuple[Client, Subscription]:
+    """On a NATS store: a connection that takes heartbeats (its subscription) and asks the
+    ``remote: true`` agents, added to ``providers``. Imported here: only a NATS store needs
+    NATS's client, which loads aiohttp (a large part of a process's start)."""
+    from nats.aio.client import Client  # noqa: PLC0415
+
+    from agentladder.services.agents.nats import NatsAgentProvider, serve_heartbeats  # noqa: PLC0415
+    from agentladder.store.nats.config import parse_nats_url  # noqa: PLC0415
+    from agentladder.store.nats.io import callbacks  # noqa: PLC0415
+
+    options = parse_nats_url(url)
+    nc = Client()
+    await nc.connect(
+        list(options.servers),
+        max_reconnect_attempts=-1,
+        **callbacks(f"{options.url} (agents)", nc),
+    )
+    heartbeats = await serve_heartbeats(nc, registry, options.prefix)
+    for agent in settings.agents:
+        if agent.remote:
+            providers[agent.name] = NatsAgentProvider(
+                nc, options.prefix, agent.name, timeout_s=settings.orchestrator.timeout_s
+            )
+    return nc, heartbeats
+
+
 async def build_services(
     settings: Settings,
     *,
@@ -277,19 +303,8 @@ async def build_services(
     board = TaskBoard()
     over_http = frozenset(a.name for a in settings.agents if a.remote)
     if url.startswith(("nats://", "tls://")):
-        options = parse_nats_url(url)
-        nc = Client()
-        await nc.connect(
-            list(options.servers),
-            max_reconnect_attempts=-1,
-            **callbacks(f"{options.url} (agents)", nc),
-        )
-        subscriptions.append(await serve_heartbeats(nc, registry, options.prefix))
-        for agent in settings.agents:
-            if agent.remote:
-                providers[agent.name] = NatsAgentProvider(
-                    nc, options.prefix, agent.name, timeout_s=settings.orchestrator.timeout_s
-                )
+        nc, heartbeats = await _over_nats(url, settings, registry, providers)
+        subscriptions.append(heartbeats)
         over_http = frozenset()
     for name in over_http:  # without NATS, remote agents poll their tasks over HTTP
         providers[name] = HttpAgentProvider(board, name, timeout_s=settings.orchestrator.timeout_s)
