@@ -17,7 +17,7 @@ from typing import Protocol
 
 from agentladder.store.records import OracleApplied, OracleFold
 
-__all__ = ["Pulled", "QueueState", "Queued", "SkillQueue"]
+__all__ = ["Pulled", "QueueState", "SkillQueue"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,21 +34,12 @@ class QueueState:
 
 
 @dataclass(frozen=True, slots=True)
-class Queued:
-    """One queued evidence as pulled: its JSON and when its award was stored."""
-
-    data: bytes
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
 class Pulled:
-    """One pull: the evidence it holds (the awards' events that carry one, in the order
-    stored), how many events it took in all, and its ack (once every evidence is applied:
-    the queue forgets them all)."""
+    """One pull: the evidence it holds (the JSON of each that the awards' events carry, in
+    the order stored) and its ack (once every evidence is applied: the queue forgets every
+    event it took, those without evidence too)."""
 
-    evidence: list[Queued]
-    size: int
+    evidence: list[bytes]
     ack: Callable[[], Awaitable[None]]
 
 

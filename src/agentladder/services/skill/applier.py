@@ -35,7 +35,7 @@ from agentladder.errors import StoreUnavailable
 from agentladder.services.clock import Clock
 from agentladder.services.passes import QuietPasses, cancelled
 from agentladder.services.skill.service import EVIDENCE, SkillService
-from agentladder.store.skillqueue import Pulled, Queued, SkillQueue
+from agentladder.store.skillqueue import Pulled, SkillQueue
 
 __all__ = ["BATCH", "SkillApplier", "first_shard", "share"]
 
@@ -62,13 +62,13 @@ def first_shard(holder: str, shards: int) -> int:
     return int.from_bytes(hashlib.sha256(holder.encode()).digest()[:4], "big") % shards
 
 
-def decoded(batch: Sequence[Queued]) -> list[Evidence]:
+def decoded(batch: Sequence[bytes]) -> list[Evidence]:
     """The evidences of a batch; one that cannot be read is logged and left out (it is
     acked with the others: applying it can never succeed)."""
     out = []
     for queued in batch:
         try:
-            out.append(EVIDENCE.validate_json(queued.data))
+            out.append(EVIDENCE.validate_json(queued))
         except ValidationError as error:
             log.error("a queued skill evidence cannot be read, dropped: %s", error)
     return out

@@ -46,7 +46,7 @@ from agentladder.errors import SkillQueueFull, StoreError
 from agentladder.store.base import LEASE_KEPT_S, OracleApplied, OracleFold
 from agentladder.store.nats.config import NatsOptions, QueueOptions, nats_errors
 from agentladder.store.nats.io import REQUEST_TIMEOUT, next_msg
-from agentladder.store.skillqueue import Pulled, Queued, QueueState
+from agentladder.store.skillqueue import Pulled, QueueState
 
 __all__ = ["APPLIER", "EVIDENCE_HEADER", "Award", "NatsSkillQueue", "ensure_applier"]
 
@@ -291,11 +291,9 @@ class NatsSkillQueue:
             except TimeoutError:  # nats-py's and asyncio's alike
                 return None
             evidence = [
-                Queued(data.encode(), m.metadata.timestamp.timestamp())
-                for m in messages
-                if (data := (m.headers or {}).get(EVIDENCE_HEADER))
+                data.encode() for m in messages if (data := (m.headers or {}).get(EVIDENCE_HEADER))
             ]
-            return Pulled(evidence, len(messages), _acker(messages))
+            return Pulled(evidence, _acker(messages))
 
     async def close(self) -> None:
         """Unsubscribe the pull (the durable consumer stays)."""
