@@ -346,11 +346,17 @@ class NatsStore:
 
     async def apply_oracle(self, agent_id: str, key: str, fold: OracleFold) -> OracleApplied | None:
         """Read, fold and compare-and-set, retried on conflict."""
+        return await self._apply_oracle(agent_id, key, fold, None)
+
+    async def _apply_oracle(
+        self, agent_id: str, key: str, fold: OracleFold, headers: dict[str, str] | None
+    ) -> OracleApplied | None:
+        """``apply_oracle``, a created event's message carrying ``headers``."""
         validate_agent_name(agent_id, "agent_id")
 
         async def attempt() -> OracleApplied | None:
             with self._guard("apply_oracle"):
-                return await self._oracle.apply(agent_id, key, fold)
+                return await self._oracle.apply(agent_id, key, fold, headers)
 
         return await retry_on_conflict(attempt, op="oracle", tally=self.conflicts)
 
@@ -363,14 +369,7 @@ class NatsStore:
     ) -> OracleApplied | None:
         """``apply_oracle``, a created event's message carrying the skill evidence
         ``evidence`` for the applier (``store/nats/skillqueue.py``)."""
-        validate_agent_name(agent_id, "agent_id")
-        headers = {EVIDENCE_HEADER: evidence.decode()}
-
-        async def attempt() -> OracleApplied | None:
-            with self._guard("apply_oracle"):
-                return await self._oracle.apply(agent_id, key, fold, headers)
-
-        return await retry_on_conflict(attempt, op="oracle", tally=self.conflicts)
+        return await self._apply_oracle(agent_id, key, fold, {EVIDENCE_HEADER: evidence.decode()})
 
     async def apply_oracle_then_skill(
         self, agent_id: str, key: str, fold: OracleFold, skill: SkillItem
