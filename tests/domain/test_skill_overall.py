@@ -28,6 +28,7 @@ from agentladder.domain.skill import (
 from agentladder.domain.skill.evidence import Evidence
 from agentladder.domain.skill.gauss import on_scale
 from agentladder.domain.skill.live import prior_at
+from agentladder.domain.skill.overall import _combined, _parts_arrays, _parts_plain
 from agentladder.domain.skill.state import OVERALL
 
 RULES = SkillRules()
@@ -278,3 +279,26 @@ def test_a_fleet_of_forty_task_types_reads_overall_as_the_mean_of_its_types_show
     states.update(apply_evidence(states, fleet, step, RULES).agents)
     _assert_overall_is_the_mean_shown(states["top"], fleet, now + 1.0)
     assert skill_view(states["top"], fleet, None, now, RULES).skill > 9.0
+
+
+def test_a_few_task_types_in_plain_floats_agree_with_the_arrays() -> None:
+    """Up to 16 task types are combined one at a time in plain floats, more on arrays: the
+    two ways give the same parts within 1e-9 (``gauss.on_scale`` and ``on_scale_many``
+    compute the normal tails each its own way), for estimates anywhere on or off the
+    scale, pressed to an end, all but certain, and unshowable (a variance not a positive
+    finite number, a centre not finite), and so the same overall."""
+    rng = random.Random(11)
+    odd = [(math.nan, 1.0), (5.0, math.nan), (5.0, 0.0), (5.0, -1.0), (math.inf, 1.0),
+           (9.99, 1e-14), (-40.0, 0.01), (60.0, 4.0), (10.0, 1e300)]  # fmt: skip
+    for trial in range(400):
+        count = 1 + trial % 16
+        pairs = [(rng.uniform(-5.0, 15.0), 10 ** rng.uniform(-6.0, 1.5)) for _ in range(count)]
+        if trial % 3 == 0:
+            pairs[rng.randrange(count)] = rng.choice(odd)
+        mean, var = np.array([m for m, _ in pairs]), np.array([v for _, v in pairs])
+        plain, arrays = _parts_plain(mean, var, RULES), _parts_arrays(mean, var, RULES)
+        for one, other in zip(plain, arrays, strict=True):
+            assert np.allclose(one, other, rtol=1e-9, atol=1e-12), (pairs, plain, arrays)
+        total = rng.choice([math.nan, 0.0, rng.uniform(0.01, 4.0)])
+        assert np.allclose(_combined(plain, total, RULES), _combined(arrays, total, RULES),
+                           rtol=1e-9, atol=1e-12)  # fmt: skip

@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from agentladder.domain.skill.chain import DAY_S
 from agentladder.domain.skill.gauss import HIGH, LOW, on_scale
-from agentladder.domain.skill.restricted import Floats, on_scale_many, shown_many
+from agentladder.domain.skill.restricted import Floats, on_scale_many, shown, shown_many
 from agentladder.domain.skill.rules import SkillRules
 from agentladder.domain.skill.state import AgentSkill, Estimate, FleetSkill
 
@@ -55,8 +56,10 @@ Shown = tuple[float, float, float, float]
 """(skill, sd, low, high) of an estimate as shown: on the scale, ``low <= skill <= high``."""
 
 _FEW = 16
-"""Up to this many task types, each is restricted to the scale by ``gauss.on_scale``; more,
-by ``restricted.on_scale_many`` (the same formulas on arrays)."""
+"""Up to this many task types, each is made showable and restricted to the scale one at a
+time, in plain floats (``restricted.shown``, ``gauss.on_scale``); more, by
+``restricted.shown_many`` and ``on_scale_many`` (the same formulas on arrays). The two
+ways agree to rounding (their sums may add in another order)."""
 _MIN_SD = 1e-6
 _MAX_SD = (HIGH - LOW) / 2.0
 """No distribution on the scale has a larger sd (half its mass at each end)."""
@@ -126,24 +129,68 @@ def overall_of(mean: Floats, var: Floats, total_var: float, rules: SkillRules) -
     count = len(mean)
     if count == 0:
         raise ValueError("an overall needs at least one task type")
+    parts = _parts_plain if count <= _FEW else _parts_arrays
+    return _combined(parts(mean, var, rules), total_var, rules)
+
+
+class _Parts(NamedTuple):
+    """What the overall is made of: the number of task types; sums over the types as
+    shown (their skills, sds, and distances from the skill down to the interval's low end
+    and up to its high end); and sums of their latent sds (made showable, before the
+    restriction to the scale) and of those sds' squares."""
+
+    types: int
+    skills: float
+    sds: float
+    below: float
+    above: float
+    latent: float
+    squares: float
+
+
+def _parts_plain(mean: Floats, var: Floats, rules: SkillRules) -> _Parts:
+    """``_Parts`` one task type at a time, in plain floats (numpy's overhead would be most
+    of the time for a few types)."""
+    means, variances = np.asarray(mean, np.float64).tolist(), np.asarray(var, np.float64).tolist()
+    centred = [shown(m, v, rules) for m, v in zip(means, variances, strict=True)]
+    made = [on_scale(c, u, rules.interval_z) for c, u in centred]
+    return _Parts(
+        types=len(made),
+        skills=sum(skill for skill, _, _, _ in made),
+        sds=sum(sd for _, sd, _, _ in made),
+        below=sum(skill - low for skill, _, low, _ in made),
+        above=sum(high - skill for skill, _, _, high in made),
+        latent=sum(u for _, u in centred),
+        squares=sum(u * u for _, u in centred),
+    )
+
+
+def _parts_arrays(mean: Floats, var: Floats, rules: SkillRules) -> _Parts:
+    """``_Parts`` of all task types at once, on arrays."""
     centre, latent = shown_many(np.asarray(mean, np.float64), np.asarray(var, np.float64), rules)
-    if count <= _FEW:  # one call each is quicker than the array operations' overhead
-        made = [
-            on_scale(c, s, rules.interval_z)
-            for c, s in zip(centre.tolist(), latent.tolist(), strict=True)
-        ]
-        skills, sds, lows, highs = (np.array(column) for column in zip(*made, strict=True))
-    else:
-        skills, sds, lows, highs = on_scale_many(centre, latent, rules.interval_z)
+    skills, sds, lows, highs = on_scale_many(centre, latent, rules.interval_z)
+    with np.errstate(over="ignore"):  # inf past the largest float: the sd is bounded
+        squares = float(np.sum(latent * latent))
+    return _Parts(
+        types=len(skills),
+        skills=float(np.sum(skills)),
+        sds=float(np.sum(sds)),
+        below=float(np.sum(skills - lows)),
+        above=float(np.sum(highs - skills)),
+        latent=float(np.sum(latent)),
+        squares=squares,
+    )
+
+
+def _combined(parts: _Parts, total_var: float, rules: SkillRules) -> Shown:
+    """The overall of the task types' ``_Parts`` and of ``total_var`` (``overall_of``)."""
+    count, spread = parts.types, parts.sds
     if not math.isfinite(total_var) or total_var <= 0.0:
-        with np.errstate(over="ignore"):  # inf past the largest float: the sd is bounded
-            total_var = float(np.sum(latent * latent)) / count**2
-    spread = float(np.sum(sds))
-    narrowed = spread / float(np.sum(latent))
-    sd = min(_MAX_SD, max(_MIN_SD, math.sqrt(total_var) * narrowed))
-    skill = float(np.sum(skills)) / count
+        total_var = parts.squares / count**2
+    sd = min(_MAX_SD, max(_MIN_SD, math.sqrt(total_var) * spread / parts.latent))
+    skill = parts.skills / count
     kept = min(1.0, count * sd / spread)  # how much of the types' skew their mean keeps
     z = rules.interval_z
-    below = z + kept * (float(np.sum(skills - lows)) / spread - z)
-    above = z + kept * (float(np.sum(highs - skills)) / spread - z)
+    below = z + kept * (parts.below / spread - z)
+    above = z + kept * (parts.above / spread - z)
     return skill, sd, max(LOW, skill - sd * below), min(HIGH, skill + sd * above)
