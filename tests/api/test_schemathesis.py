@@ -33,7 +33,10 @@ from tests.served import start_server
 
 
 def test_schemathesis_finds_no_server_error_and_no_schema_break(tmp_path: Path) -> None:
-    """Coverage, fuzzing and stateful phases over every operation, a fixed seed, bounded."""
+    """Examples, coverage and fuzzing phases over every operation, a fixed seed, bounded.
+    Not the command line's stateful phase: on this configuration it followed 0 of the 19
+    links and reached 3 operations (155 calls, 5 s); the stateful runs below follow them,
+    their service accepting new agents' judgments."""
     server = start_server(tmp_path, CONFIG, db="st.db")
     try:
         result = subprocess.run(
@@ -42,6 +45,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_break(tmp_path: Path) 
                 server.url("/openapi.json"),
                 "--checks", "not_a_server_error,response_schema_conformance",
                 "--max-examples", "25", "--seed", "2026", "--no-color",
+                "--phases", "examples,coverage,fuzzing",
             ],
             check=False, capture_output=True, text=True, timeout=300, env=dict(os.environ),
             cwd=tmp_path,

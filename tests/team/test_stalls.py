@@ -82,8 +82,11 @@ def test_a_six_agent_standard_deliberation_is_bounded_too(
 ) -> None:
     """The six agents, two rounds (the team's configuration: a 10 s call deadline), the
     Retry-After 600 s: ``limited`` is asked in round 1 only (down in round 2, its calls not
-    made), and the deliberation completes before the Retry-After's end."""
+    made), and the deliberation completes before the Retry-After's end. ``slow`` answers
+    after 0.5 s here, not 2 s: its wait is not what this test is about, and its calls one
+    after the other took about 8 s of the test's 11."""
     provider_settings.retry_after["limited"] = str(ASKED_S)
+    provider_settings.delays["slow"] = 0.5
     five = ["nokey", "garbage", "slow", "steady", "stream"]
     team = start_team()
     record = team.finished(team.deliberate([*five, "limited"], "standard"))
