@@ -102,27 +102,28 @@ def _start(args: list[str], port: int, log: Path, env: dict[str, str]) -> subpro
     raise RuntimeError(log.read_text()[-2000:])
 
 
-def _wrk(url: str, script: Path | None, pid: int) -> tuple[float, str, str, float]:
-    """Requests per second, p50, p99 and the server's CPU microseconds per request, of
-    30 s after a warm-up of 2 s (a server's first requests load what it builds lazily:
-    each server gets the same). 30 s, not 10: agentladder's background skill fit takes a
-    few seconds at most every tenth of the time (``services/container.py``), and whether
-    one fell inside a 10 s load or not moved its figure by a quarter."""
+def _wrk(url: str, script: Path | None, pid: int) -> tuple[float, str, str, float, float]:
+    """Requests per second, p50, p99, the server's CPU microseconds per request (all its
+    threads) and those of its event loop's thread (the process's main thread), of 30 s
+    after a warm-up of 2 s (a server's first requests load what it builds lazily: each
+    server gets the same). 30 s, not 10: agentladder's background skill fit takes a few
+    seconds at most every tenth of the time (``services/container.py``), and whether one
+    fell inside a 10 s load or not moved its figure by a quarter."""
     args = ["wrk", "-t2", "-c32", "--latency"]
     if script is not None:
         args += ["-s", str(script)]
     warm = [*args, "-d2s", url, *run_args()]
     subprocess.run(warm, capture_output=True, check=True, timeout=60)
     args += ["-d30s", url, *run_args()]
-    start = cpu_s(pid)
+    start, loop_start = cpu_s(pid), cpu_s(pid, pid)
     out = subprocess.run(args, capture_output=True, text=True, check=True, timeout=120).stdout
-    spent = cpu_s(pid) - start
+    spent, loop_spent = cpu_s(pid) - start, cpu_s(pid, pid) - loop_start
     answered = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     # the latency distribution's lines, not a "+/- Stdev" figure such as 68.50%
     p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)  # type: ignore[union-attr]
     p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)  # type: ignore[union-attr]
-    return rps, p50, p99, spent / max(answered, 1) * 1e6
+    return rps, p50, p99, spent / max(answered, 1) * 1e6, loop_spent / max(answered, 1) * 1e6
 
 
 def run_args() -> list[str]:
@@ -130,9 +131,10 @@ def run_args() -> list[str]:
     return ["--", uuid.uuid4().hex[:12]]
 
 
-def cpu_s(pid: int) -> float:
-    """User and system CPU seconds of the process, all threads."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_s(pid: int, thread: int | None = None) -> float:
+    """User and system CPU seconds of the process, all threads (or of its ``thread``)."""
+    path = f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat"
+    fields = Path(path).read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -181,19 +183,19 @@ def main() -> None:
                      ("GET /agents (1,000 agents)", "/agents", None, 0.7))  # fmt: skip
             for name, path, lua, target in loads:
                 _settle(servers)
-                ours_rps, ours_p50, ours_p99, ours_us = _wrk(
+                ours_rps, ours_p50, ours_p99, ours_us, ours_loop = _wrk(
                     f"http://127.0.0.1:{ours}{path}", lua, servers[0].pid
                 )
                 _settle(servers)
-                quiet_rps, _, _, quiet_us = _wrk(
+                quiet_rps, _, _, quiet_us, quiet_loop = _wrk(
                     f"http://127.0.0.1:{quiet}{path}", lua, servers[1].pid
                 )
                 _settle(servers)
-                bare_rps, bare_p50, bare_p99, bare_us = _wrk(
+                bare_rps, bare_p50, bare_p99, bare_us, bare_loop = _wrk(
                     f"http://127.0.0.1:{bare}{path}", lua, servers[2].pid
                 )
                 _settle(servers)
-                logged_rps, _, _, logged_us = _wrk(
+                logged_rps, _, _, logged_us, logged_loop = _wrk(
                     f"http://127.0.0.1:{logged}{path}", lua, servers[3].pid
                 )
                 ratio = ours_rps / logged_rps
@@ -212,6 +214,10 @@ def main() -> None:
                     f"  server CPU a request: agentladder {ours_us:,.0f} µs, without the access"
                     f" log {quiet_us:,.0f} µs, bare with the log {logged_us:,.0f} µs, bare"
                     f" {bare_us:,.0f} µs"
+                )
+                print(
+                    f"  of which the event loop's thread: {ours_loop:,.0f}, {quiet_loop:,.0f},"
+                    f" {logged_loop:,.0f}, {bare_loop:,.0f} µs"
                 )
         finally:
             for server in servers:
