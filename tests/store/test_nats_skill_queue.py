@@ -105,12 +105,12 @@ def test_a_full_queue_refuses_a_judgment_before_its_award(nats_store_url: str) -
             assert 0 <= state.lag_s(checked) <= checked - before
             assert await store.get_skills(["agent-a"]) == {}
             assert (await skill.freshness()).pending == 3  # waiting counts as pending
-            before = await store.get_profile("agent-a")
+            profile = await store.get_profile("agent-a")
             with pytest.raises(SkillQueueFull):
                 await oracle.submit_for_judgment(_request("agent-a", "c3"))
             assert queue.refused == 1
             assert await store.get_event("agent-a", "judgment:c3") is None
-            assert await store.get_profile("agent-a") == before
+            assert await store.get_profile("agent-a") == profile
             applier = SkillApplier(queue, skill, "one", SystemClock())
             await applier.start()
             try:
@@ -326,3 +326,48 @@ def test_a_new_lease_time_updates_the_consumers_ack_wait(nats_store_url: str) ->
     base = nats_store_url + "&skill_queue=on"
     assert asyncio.run(ack_wait(base + "&skill_queue_lease_s=5")) == 5.0
     assert asyncio.run(ack_wait(base + "&skill_queue_lease_s=7")) == 7.0
+
+
+def test_a_one_shot_judge_applies_its_evidence_before_it_answers(nats_store_url: str) -> None:
+    """``agentladder judge`` (its own OS process, no applier running anywhere) on a store
+    with the queue: the agent's skill shows the judgment as soon as the command answered,
+    as an instance without the queue writes it; an applier started afterwards finds the
+    award without evidence to apply, and the log holds the judgment once."""
+    url = nats_store_url + QUEUED
+
+    async def opened() -> None:  # the store and its consumer exist before the command
+        store = await open_store(url)
+        await store.close()
+
+    asyncio.run(opened())
+    done = subprocess.run(
+        [sys.executable, "-m", "agentladder.cli", "judge", "--agent-id", "agent-0",
+         "--contract-id", "c-cli", "--score", "7", "--task-type", "code", "--new-agent",
+         "--store", url],
+        capture_output=True, text=True, env=dict(os.environ), timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "agent-0: +" in done.stdout
+
+    async def main() -> None:
+        store = await open_store(url)
+        try:
+            assert set(await store.get_skills(["agent-0"])) == {"agent-0"}
+            oracle, skill = _oracle(store)
+            await oracle.submit_for_judgment(_request("agent-1", "c-served"))  # queued
+            assert await store.get_skills(["agent-1"]) == {}
+            applier = SkillApplier(_queue(skill), skill, "one", SystemClock())
+            await applier.start()
+            try:
+                await skill.drained(timeout_s=30)
+            finally:
+                await applier.stop()
+            assert applier.applied == 1  # agent-1's; the command's award carried none
+            assert await _judgment_keys(store) == Counter(
+                {"judgment:agent-0:c-cli": 1, "judgment:agent-1:c-served": 1}
+            )
+            assert not (await verify_skills(store, SkillRules())).differences
+        finally:
+            await store.close()
+
+    asyncio.run(main())

@@ -291,8 +291,8 @@ def judge(
         judge=judge_name, scale=scale,
     )  # fmt: skip
     result = _with_services(
-        config, store_url(store, db), lambda s: s.oracle.submit_for_judgment(request),
-        create=create,
+        config, store_url(store, db),
+        lambda s: s.oracle.submit_for_judgment(request, settled=True), create=create,
     )  # fmt: skip
     if as_json:
         _print_json(result.model_dump(mode="json"))

@@ -165,15 +165,18 @@ class Oracle:
         return applied
 
     async def submit_for_judgment(
-        self, request: JudgmentRequest, *, evidence: bool = True
+        self, request: JudgmentRequest, *, evidence: bool = True, settled: bool = False
     ) -> JudgmentResult:
         """The specification's award process for one judged task, exactly once per contract;
         then, unless ``evidence`` is false (a judgment the orchestrator derives from a
         deliberation, whose peer scores the skill model has already), the judgment is
         evidence for the skill model, once per contract (a repeat applies it if a crash
-        left it out)."""
+        left it out). ``settled``: its evidence is applied before the answer even where the
+        store queues it for an applier (a one-shot command, whose caller reads the skill
+        next and may have no applier running: the award is then written as an instance
+        without the queue writes it, and the applier leaves it alone)."""
         skill = self.skill if evidence else None
-        result, observed, history = await self._judged(request, skill)
+        result, observed, history = await self._judged(request, skill, queued=not settled)
         if skill is not None and not observed:
             await skill.observe(self._evidence(request, result, history))
         return result
@@ -201,11 +204,12 @@ class Oracle:
         return at
 
     async def _judged(
-        self, request: JudgmentRequest, skill: SkillService | None
+        self, request: JudgmentRequest, skill: SkillService | None, *, queued: bool = True
     ) -> tuple[JudgmentResult, bool, bool]:
         """The result; whether its skill evidence was applied with a new event (one
-        store write: ``Store.apply_oracle_then_skill``), a repeat's being left to the
-        caller; and whether the stored judgment is history."""
+        store write: ``Store.apply_oracle_then_skill``) or left with the award for the
+        store's queue (unless ``queued`` is false), a repeat's being left to the caller;
+        and whether the stored judgment is history."""
         self.observed(request)  # refused before anything is stored
         digest = fingerprint(request)
         key = judgment_key(request.contract_id)
@@ -220,7 +224,7 @@ class Oracle:
         if skill is None:
             applied: OracleApplied | None = await self.apply(judgment.agent_id, key, fold)
             observed = None
-        elif skill.queue is not None and not judgment.history:
+        elif skill.queue is not None and queued and not judgment.history:
             evidence = judgment_evidence(
                 judgment.agent_id, judgment.contract_id, judgment.task_type, judgment.score,
                 request.success, self.observed(request),
