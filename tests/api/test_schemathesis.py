@@ -113,14 +113,14 @@ def workflow(machine: type[APIStateMachine], calls: Counter[str]) -> type[APISta
     """``machine`` with the admin token, counting calls, checking 5xx and schemas only."""
 
     class Workflow(machine):  # type: ignore[valid-type, misc]
-        def get_call_kwargs(self, case: Case) -> dict[str, Any]:
+        def get_call_kwargs(self, case: Case[Any]) -> dict[str, Any]:
             return {"headers": {"authorization": f"Bearer {SERVED_ADMIN}"}, "timeout": 30}
 
-        def after_call(self, response: Response, case: Case) -> None:
+        def after_call(self, response: Response, case: Case[Any]) -> None:
             calls[f"{case.method} {case.path} {response.status_code}"] += 1
 
         def validate_response(
-            self, response: Response, case: Case, additional_checks: Any = None, **kwargs: Any
+            self, response: Response, case: Case[Any], additional_checks: Any = None, **kwargs: Any
         ) -> None:
             case.validate_response(
                 response, checks=[not_a_server_error, response_schema_conformance],

@@ -81,14 +81,14 @@ class Load:
             body = {"deliberation_id": key, "rounds": rounds, "task_type": task_type}
             return Op(RESULTS, key, body)
         key = f"c-{worker}-{number}"
-        body = {
+        judged: dict[str, Any] = {
             "agent_id": rng.choice(self.agents),
             "contract_id": key,
             "task_type": task_type,
             "score": round(rng.uniform(0, 10), 2),
             "duration_ms": rng.randint(100, 5000),
         }
-        return Op(JUDGMENT, key, body)
+        return Op(JUDGMENT, key, judged)
 
     def _send(self, client: httpx.Client, base: str, op: Op) -> dict[str, Any] | None:
         """The answer's body if acknowledged, else None (unknown)."""

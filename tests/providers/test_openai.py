@@ -291,7 +291,7 @@ def test_answer_longer_than_max_response_bytes_is_not_read(chat_server: ChatServ
     """A 3 MB answer with a 1 MiB cap is a failed call naming the cap; under it, it is read."""
     chat_server.replies.append(Reply(body=completion("y" * 600_000)))
     chat_server.replies.append(Reply(body=completion("x" * 3_000_000)))
-    capped = {"max_response_bytes": 1024 * 1024}
+    capped: dict[str, Any] = {"max_response_bytes": 1024 * 1024}
     proposal = ask(chat_server.url, "propose", **capped)
     assert len(proposal.content) == 600_000
     error = failure(chat_server.url, **capped)
