@@ -126,6 +126,7 @@ def test_no_two_routes_match_one_path() -> None:
             if not isinstance(route, APIRoute):
                 continue
             path = _sample(route.path)
+            assert route.methods is not None
             for method in sorted(route.methods):
                 scope = {"type": "http", "path": path, "method": method, "root_path": ""}
                 full = [e for e in app.routes if e.matches(scope)[0] is Match.FULL]

@@ -17,7 +17,7 @@ from tests.inprocess import call_app
 
 async def wait_done(client: httpx.AsyncClient, deliberation_id: str) -> dict[str, Any]:
     for _ in range(200):
-        record = (await client.get(f"/deliberation/{deliberation_id}")).json()
+        record: dict[str, Any] = (await client.get(f"/deliberation/{deliberation_id}")).json()
         if record["status"] in ("completed", "failed") and record["ranking"]["state"] == "applied":
             return record
         await asyncio.sleep(0.02)

@@ -28,6 +28,12 @@ def _runs_on_the_loop(call: Any) -> bool:
     return not inspect.isfunction(call) and inspect.iscoroutinefunction(type(call).__call__)
 
 
+def _methods(route: APIRoute) -> list[str]:
+    """The route's HTTP methods, sorted (an APIRoute always has some)."""
+    assert route.methods is not None
+    return sorted(route.methods)
+
+
 def _api_routes(routes: list[Any]) -> Iterator[tuple[APIRoute, list[Any]]]:
     """Each APIRoute, with the dependencies its router was included with."""
     for route in routes:
@@ -46,7 +52,7 @@ def test_no_route_has_a_dependency_run_in_the_thread_pool() -> None:
     assert len(routes) > 20
     assert any(extra for _, extra in routes)  # the JSON checks added at inclusion
     blocking = {
-        f"{sorted(route.methods)} {route.path}: {getattr(call, '__qualname__', call)}"
+        f"{_methods(route)} {route.path}: {getattr(call, '__qualname__', call)}"
         for route, extra in routes
         for call in [*_calls(route.dependant), *(d.dependency for d in extra)]
         if call is not None and not _runs_on_the_loop(call)

@@ -78,12 +78,11 @@ def _answers(sent: list[Sent]) -> tuple[list[tuple[int, str, Any]], int]:
             got = await client.post("/oracle/judgments", content=content, headers=headers)
             answered.append((got.status_code, got.headers["content-type"], got.json()))
 
-    original = JudgmentRoute.direct
-    JudgmentRoute.direct = staticmethod(counting)  # type: ignore[method-assign]
+    JudgmentRoute.direct = staticmethod(counting)
     try:
         call_app({**CONFIG, **TOKENS}, body, clock=FixedClock())
     finally:
-        JudgmentRoute.direct = original  # type: ignore[method-assign]
+        JudgmentRoute.direct = staticmethod(direct)  # the handler found, as a static method
     return answered, counted[0]
 
 

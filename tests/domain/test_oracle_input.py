@@ -59,7 +59,7 @@ def test_bad_judgment_field_is_named_with_its_value(field: str, value: object) -
 def test_unknown_judgment_field_is_refused() -> None:
     """A field the Oracle does not know (e.g. xp) is refused, not silently dropped."""
     with pytest.raises(ValidationError) as caught:
-        Judgment(**GOOD, xp=1000)
+        Judgment(**{**GOOD, "xp": 1000})
     assert "xp" in str(caught.value)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from agentladder.domain.rules import XPTable
@@ -11,7 +13,7 @@ from tests.domain.oracle_helpers import judgment, run
 TABLE = XPTable()
 
 
-def lines(**fields: object) -> list[tuple[str, int]]:
+def lines(**fields: Any) -> list[tuple[str, int]]:
     return [(line.event, line.xp) for line in task_xp_lines(judgment(**fields), 0, TABLE)]
 
 

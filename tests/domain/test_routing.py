@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -28,6 +29,11 @@ def agent(name: str, skill: float, sd: float, cost: float, **more: object) -> Ca
         agent_id=name, skill=skill, sd=sd, low=max(0.0, skill - 1.96 * sd), cost=cost,
         **fields,  # type: ignore[arg-type]
     )  # fmt: skip
+
+
+def _member_of(allowed: set[str]) -> Callable[[Candidate], bool]:
+    """An eligibility check that admits exactly the agents named in ``allowed``."""
+    return lambda c: c.agent_id in allowed
 
 
 # lower bounds: a 8.0, b 7.02, c 6.04, d 4.08, e 0.1 (new); costs: d < c < e < b < a
@@ -417,7 +423,7 @@ def test_explores_draws_are_those_of_sorting_every_draw() -> None:
         allowed = {c.agent_id for c in fleet if r.random() < share}
         count = r.choice([1, 3, 80])
         table = routing_table(fleet)
-        got = _draws(table, lambda c, ok=allowed: c.agent_id in ok, count, random.Random(trial))
+        got = _draws(table, _member_of(allowed), count, random.Random(trial))
         seeded = random.Random(trial)
         normal = np.random.default_rng(seeded.getrandbits(64)).standard_normal(size)
         values = table.tails.skills + table.tails.sds * np.clip(normal, -4.0, 4.0)

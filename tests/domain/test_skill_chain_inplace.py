@@ -28,7 +28,7 @@ def test_the_chains_in_place_equal_the_whole_array_run(
     model changes and detector are those of the run that kept each in an array of its own."""
     rng = np.random.default_rng(seed)
     pair = rng.integers(0, pairs, count).astype(np.int32)
-    at = rng.integers(0, 30, count) * 43_200.0
+    at = (rng.integers(0, 30, count) * 43_200.0).astype(np.float64)
     live = rng.random(count) < 0.7
     agents = [f"a{i % 3}" for i in range(pairs)]
     changes = {"a1": [86_400.0 * 3, 86_400.0 * 9]}

@@ -13,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentladder.domain.skill import (
+    AgentSkill,
     DeliberationEvidence,
     Evaluation,
+    FleetSkill,
     ModelChange,
     ReportedScore,
     ScoreEvidence,
@@ -188,7 +190,10 @@ def test_overall_is_the_mean_over_the_fleets_task_types_in_every_kind_of_fleet()
     assert skill_view(states["x"], fleet, None, NOW, RULES).sd > 0.5
 
 
-def _predicted(state, fleet, task_type):  # type: ignore[no-untyped-def]
+def _predicted(state: AgentSkill, fleet: FleetSkill, task_type: str) -> float:
+    """The agent's skill at a task type it has no estimate of: the type's level plus its
+    general ability."""
+    assert state.general is not None
     level, _ = fleet.level(task_type, RULES)
     return level + state.general.mean
 

@@ -173,7 +173,7 @@ def test_a_score_outside_0_to_10_is_refused_naming_the_field() -> None:
     with pytest.raises(ValidationError) as caught:
         DeliberationEvidence(
             key="d", at=0.0, task_type="t", agents=("a", "b"),
-            evaluations=({"evaluator": "a", "author": "b", "round": 1, "score": 11},),  # type: ignore[arg-type]
+            evaluations=({"evaluator": "a", "author": "b", "round": 1, "score": 11},),
         )  # fmt: skip
     assert "evaluations.0.score" in str(caught.value)
 

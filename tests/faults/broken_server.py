@@ -47,6 +47,7 @@ import sys
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,8 @@ BEHAVIOURS = (
     "good", "hang", "garbage", "close", "slow", "trickle", "http500", "malformed", "ratelimit",
 )  # fmt: skip
 HOST = "127.0.0.1"
+# One behaviour's handler: the request's stream pair, its parsed body, and the model's argument.
+_Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, Any, str], Awaitable[bool]]
 NESTING = 5_000  # deeper than the JSON parser's recursion limit (1000)
 
 GARBAGE_BODIES: tuple[bytes, ...] = (
@@ -185,7 +188,8 @@ class _Service:
             await writer.drain()
             return True
         self.requests[behaviour] += 1
-        return await getattr(self, f"_{behaviour}")(reader, writer, body, argument)
+        handler: _Handler = getattr(self, f"_{behaviour}")
+        return await handler(reader, writer, body, argument)
 
     async def _good(
         self, _: asyncio.StreamReader, writer: asyncio.StreamWriter, body: Any, argument: str

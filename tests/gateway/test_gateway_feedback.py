@@ -104,7 +104,7 @@ def test_forty_thumbs_up_buy_no_xp_level_or_rate_and_move_skill_within_its_inter
     still checked, and its fitted skill stays within the 95% interval it had without the
     feedback."""
 
-    async def body(client: openai.AsyncOpenAI, services: Services, _: Judging) -> None:
+    async def body(client: openai.AsyncOpenAI, services: Services, _judging: Judging) -> None:
         contracts = []
         for _ in range(40):
             headers = await ask(client)

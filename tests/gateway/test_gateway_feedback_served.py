@@ -4,6 +4,7 @@ a local judge that scores every answer 3, and one client's 40 thumbs up."""
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ def test_forty_thumbs_up_served_buy_no_standing(
             base_url=server.url("/v1"), api_key=TOKEN, max_retries=0, timeout=30
         ) as client:
 
-            def ask() -> httpx.Headers:
+            def ask() -> Mapping[str, str]:
                 raw = client.chat.completions.with_raw_response.create(
                     model="alpha", messages=ASK,
                     extra_headers={"x-agentladder-task-type": "support"},

@@ -57,6 +57,7 @@ def test_a_real_eval_log_imports_by_the_rules(tmp_path: Path) -> None:
         value = sample.scores["match"].value if sample.scores else None
         assert event["score"] == {"C": 10.0, "I": 0.0}[str(value)]
         assert event["success"] is (value == "C")
+        assert sample.working_time is not None
         assert event["duration_ms"] == pytest.approx(sample.working_time * 1000)
         usage = sample.model_usage["mockllm/model"]
         cost = (usage.input_tokens * 1000 + usage.output_tokens * 2000) / 1e6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from tests.services.test_orchestrator import EXAMPLES, ranks
 from tests.services.world import world
 
 
-def report(identifier: str, *rounds: dict[str, float | None]) -> ExternalDeliberation:
+def report(identifier: str, *rounds: Mapping[str, float | None]) -> ExternalDeliberation:
     return ExternalDeliberation.model_validate(
         {
             "deliberation_id": identifier,

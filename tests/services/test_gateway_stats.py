@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -12,7 +12,7 @@ from agentladder.domain.ranking import Submission
 from agentladder.domain.stats import AgentPerformanceStats, record_submission
 from agentladder.errors import StoreUnavailable
 from agentladder.services.gateway.stats import StatsRecorder
-from agentladder.store.base import Store
+from agentladder.store.base import StatsUpdate, Store
 from agentladder.store.memory import MemoryStore
 
 
@@ -75,10 +75,12 @@ class _Slow(MemoryStore):
         self.writing = asyncio.Event()
         self.release = asyncio.Event()
 
-    async def commit_stats(self, updates: Any) -> None:
+    async def commit_stats(
+        self, updates: Mapping[str, StatsUpdate], *, marker: str | None = None
+    ) -> dict[str, int]:
         self.writing.set()
         await self.release.wait()
-        await super().commit_stats(updates)
+        return await super().commit_stats(updates, marker=marker)
 
 
 def test_a_stop_during_a_write_lets_it_end_and_loses_nothing() -> None:

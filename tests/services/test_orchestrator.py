@@ -183,7 +183,7 @@ def test_a_failing_store_delays_the_ranking_but_not_the_deliberation(with_store:
 
     async def body(store: Store) -> None:
         flaky = Flaky(store, failures=3)
-        orchestrator = await world(flaky, simulated({"a": 6.0, "b": 9.0}))  # type: ignore[arg-type]
+        orchestrator = await world(flaky, simulated({"a": 6.0, "b": 9.0}))
         record = await orchestrator.run(ask("a", "b", scope="quick"))
         assert record.status is DeliberationStatus.COMPLETED
         await orchestrator.settle()
@@ -220,7 +220,7 @@ def test_a_lost_race_is_counted_and_retried_at_once(with_store: Any) -> None:
 
     async def body(store: Store) -> None:
         racing = Racing(store, losses=2)
-        orchestrator = await world(racing, simulated({"a": 6.0, "b": 9.0}))  # type: ignore[arg-type]
+        orchestrator = await world(racing, simulated({"a": 6.0, "b": 9.0}))
         await orchestrator.run(ask("a", "b", scope="quick"))
         await orchestrator.settle()
         writes = orchestrator.writes

@@ -41,7 +41,7 @@ def test_new_work_waits_while_the_side_effects_are_behind(with_store: Any) -> No
     async def body(store: Store) -> None:
         held = Held(store)
         settings = OrchestratorSettings(max_settling=2)
-        orchestrator = await world(held, simulated({"a": 6.0, "b": 9.0}), settings=settings)  # type: ignore[arg-type]
+        orchestrator = await world(held, simulated({"a": 6.0, "b": 9.0}), settings=settings)
         first = await orchestrator.report(report("ext-1", {"a": 6.0, "b": 9.0}))
         second = await orchestrator.submit(ask("a", "b", scope="quick"))
         for _ in range(200):  # until the deliberation has run and its side effects wait

@@ -41,7 +41,7 @@ def test_reports_sharing_agents_commit_without_conflicts(with_store: Any) -> Non
     same load without the locks conflicts on most attempts); the locks are gone after."""
 
     async def body(store: Store) -> None:
-        orchestrator = await world(Slow(store), {})  # type: ignore[arg-type]
+        orchestrator = await world(Slow(store), {})
         rng = random.Random(27)
         taking: dict[str, int] = dict.fromkeys(AGENTS, 0)
         records = []

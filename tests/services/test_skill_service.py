@@ -188,7 +188,7 @@ def test_a_fit_cancelled_while_it_commits_still_commits_whole(with_store: Any) -
 
     async def body(store: Store) -> None:
         slow = SlowFitCommit(store)
-        skill = SkillService(slow)  # type: ignore[arg-type]
+        skill = SkillService(slow)
         orchestrator = await world(store, simulated(QUALITIES), skill=SkillService(store))
         for i, agent in enumerate(("a", "b", "c")):
             await orchestrator.oracle.submit_for_judgment(

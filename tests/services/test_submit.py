@@ -88,7 +88,7 @@ def test_submit_returns_the_running_record_once_stored_and_stores_the_end_after_
 
     async def body(store: Store) -> None:
         slow = SlowQueued(store, delay_s=0.2)
-        orchestrator = await world(slow, simulated(AGENTS))  # type: ignore[arg-type]
+        orchestrator = await world(slow, simulated(AGENTS))
         started = await orchestrator.submit(standard())
         assert started.status is DeliberationStatus.RUNNING
         assert started.started_at is not None
@@ -118,7 +118,7 @@ def test_a_deliberation_waiting_for_a_slot_is_stored_queued_then_running(
             name: Counting(provider, delay_s=0.05) for name, provider in simulated(AGENTS).items()
         }
         settings = OrchestratorSettings(max_running=1)
-        orchestrator = await world(recording, providers, settings=settings)  # type: ignore[arg-type]
+        orchestrator = await world(recording, providers, settings=settings)
         first = await orchestrator.submit(standard())
         second = await orchestrator.submit(standard())
         assert (first.status, second.status) == (
@@ -150,7 +150,7 @@ def test_a_failing_queued_write_fails_submit_and_runs_nothing(
         providers = {
             name: Counting(provider, delay_s=0.1) for name, provider in simulated(AGENTS).items()
         }
-        orchestrator = await world(failing, providers)  # type: ignore[arg-type]
+        orchestrator = await world(failing, providers)
         orchestrator.new_id = lambda: "d1"
         with pytest.raises(StoreUnavailable, match="injected outage"):
             await orchestrator.submit(standard())
@@ -174,7 +174,7 @@ def test_a_running_deliberation_is_stored_and_exported_as_running(with_store: An
         providers = {
             name: Counting(provider, delay_s=0.2) for name, provider in simulated(AGENTS).items()
         }
-        orchestrator = await world(store, providers)  # type: ignore[arg-type]
+        orchestrator = await world(store, providers)
         queued = await orchestrator.submit(standard())
         for _ in range(100):
             found = await store.get_deliberation(queued.id)

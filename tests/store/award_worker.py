@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 
 from agentladder.store.retry import retry_on_conflict
@@ -21,7 +22,7 @@ async def main(url: str, agent_id: str, prefix: str, count: int) -> None:
         for i in range(count):
             item = judgment(agent_id, f"{prefix}-{i}", score=float(i % 11), task_type=f"t{i % 3}")
             await retry_on_conflict(
-                lambda item=item: award(store, item), op="award", attempts=10_000
+                functools.partial(award, store, item), op="award", attempts=10_000
             )
             sys.stdout.write(f"ACK {item.contract_id}\n")
             sys.stdout.flush()

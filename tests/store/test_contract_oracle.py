@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import pytest
@@ -95,7 +96,7 @@ def test_concurrent_awards_to_one_agent_lose_nothing_and_replay_equal(with_store
             judgment("a1", f"c-{i}", score=float(i % 11), task_type=f"t{i % 3}") for i in range(40)
         ]
         await asyncio.gather(
-            *(retry_on_conflict(lambda it=it: award(store, it), op="award") for it in items)
+            *(retry_on_conflict(functools.partial(award, store, it), op="award") for it in items)
         )
         events = await store.events("a1")
         assert sorted(e.key for e in events) == sorted(i.contract_id for i in items)

@@ -12,6 +12,8 @@ import agentladder.store.nats.oracle as nats_oracle
 from agentladder.errors import AlreadyApplied
 from agentladder.store.base import Store
 from agentladder.store.nats.config import parse_nats_url
+from agentladder.store.nats.io import last_msg
+from agentladder.store.nats.store import NatsStore
 from agentladder.store.url import open_store
 from tests.store.builders import judgment, judgment_commit
 from tests.store.test_nats_store import run
@@ -112,6 +114,7 @@ def test_a_lost_race_is_counted(nats_store_url: str) -> None:
             keys = [f"c-{i}" for i in range(10)]
             done = await asyncio.gather(*(store.apply_oracle("a1", k, fold_for(k)) for k in keys))
             assert all(applied is not None and applied.created for applied in done)
+            assert isinstance(store, NatsStore)
             tally = store.conflicts
             assert tally.conflicts["oracle"] >= 1
             assert tally.attempts["oracle"] - tally.conflicts["oracle"] == len(keys)
@@ -136,7 +139,7 @@ def test_an_event_followed_while_it_is_looked_up_is_still_found(
         try:
             first = judgment_commit(None, judgment("a1", "c-1"))
             revision = await one.commit_oracle(first, 0)
-            real = nats_oracle.last_msg
+            real = last_msg  # what the oracle module imported, put back after the lookup
             reads: list[str] = []
 
             async def interleaved(js: Any, stream: str, subject: str) -> Any:

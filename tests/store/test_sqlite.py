@@ -17,6 +17,7 @@ from agentladder.errors import AlreadyApplied, CorruptRecord, InvalidInput
 from agentladder.services.oracle.verify import verify_store
 from agentladder.store.records import DeliberationDoc
 from agentladder.store.sqlite import connections as sqlite_module
+from agentladder.store.sqlite import ops as sqlite_ops
 from agentladder.store.sqlite import schema
 from agentladder.store.sqlite.schema import MIGRATIONS
 from agentladder.store.sqlite.store import SqliteStore
@@ -301,13 +302,13 @@ def test_reads_of_many_agents_leave_the_event_loop(
     directory's tens of thousands) on a reader thread, so it never holds the loop."""
     loop_thread = threading.get_ident()
     on_loop: list[bool] = []
-    real = sqlite_module.ops.run_read
+    real = sqlite_ops.run_read
 
     def recording(conn: sqlite3.Connection, fn: Any) -> Any:
         on_loop.append(threading.get_ident() == loop_thread)
         return real(conn, fn)
 
-    monkeypatch.setattr(sqlite_module.ops, "run_read", recording)
+    monkeypatch.setattr(sqlite_ops, "run_read", recording)
     few = [f"a{i}" for i in range(sqlite_module.INLINE_MANY)]
     many = [*few, "one-more"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,18 +34,18 @@ def test_failed_job_rolls_back_alone_and_others_commit(tmp_path: Path) -> None:
     """Queued jobs share one transaction; the one that raises leaves no trace."""
     writer = _writer(tmp_path / "w.db")
 
-    def good(value: int) -> object:
+    def good(value: int) -> Callable[[sqlite3.Connection], int]:
         return lambda c: c.execute("INSERT INTO t VALUES (?)", (value,)).rowcount
 
     def bad(c: sqlite3.Connection) -> None:
         c.execute("INSERT INTO t VALUES (99)")
         raise ValueError("refused")
 
-    futures = [writer.submit(good(1)), writer.submit(bad), writer.submit(good(2))]
-    assert futures[0].result(timeout=10) == 1
+    first, refused, second = writer.submit(good(1)), writer.submit(bad), writer.submit(good(2))
+    assert first.result(timeout=10) == 1
     with pytest.raises(ValueError, match="refused"):
-        futures[1].result(timeout=10)
-    assert futures[2].result(timeout=10) == 1
+        refused.result(timeout=10)
+    assert second.result(timeout=10) == 1
     writer.close()
     assert _values(tmp_path / "w.db") == [1, 2]
 
@@ -55,7 +56,7 @@ def test_after_commit_actions_run_only_for_committed_jobs(tmp_path: Path) -> Non
     writer = GroupWriter(conn)
     seen: list[str] = []
 
-    def registers(name: str, fail: bool) -> object:
+    def registers(name: str, fail: bool) -> Callable[[sqlite3.Connection], None]:
         def job(c: sqlite3.Connection) -> None:
             writer.after_commit(lambda: seen.append(name))
             if fail:
@@ -100,8 +101,11 @@ def test_a_failing_after_commit_action_does_not_stop_the_writer(tmp_path: Path) 
     """The commit stands, the caller gets its result, and the next write still commits."""
     writer = _writer(tmp_path / "f.db")
 
+    def fails() -> None:
+        raise ZeroDivisionError("division by zero")
+
     def job(c: sqlite3.Connection) -> int:
-        writer.after_commit(lambda: 1 / 0)  # type: ignore[func-returns-value]
+        writer.after_commit(fails)
         return c.execute("INSERT INTO t VALUES (1)").rowcount
 
     assert writer.submit(job).result(timeout=10) == 1
