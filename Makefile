@@ -27,11 +27,13 @@ typecheck: $(STAMP)
 
 # pytest exits 5 when it collects no test; make treats that as a failure.
 # The dashboard's tests drive Debian's chromium: installed here as root (.ci/chromium).
-# One pytest-xdist worker per CPU; a test file's tests stay on one worker, so the servers
-# and browser its module starts are started once (docs/development.md).
+# One pytest-xdist worker per CPU and one more (much of a test's time is spent waiting on
+# the servers and processes it starts); a test file's tests stay on one worker, so the
+# servers and browser its module starts are started once (docs/development.md).
+WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 unit: $(STAMP)
 	@.ci/chromium
-	$(BIN)/pytest -n auto --dist loadfile
+	$(BIN)/pytest -n $(WORKERS) --dist loadfile
 
 test: lint typecheck unit
 
