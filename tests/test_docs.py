@@ -30,12 +30,14 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def test_make_unit_runs_the_suite_on_workers() -> None:
-    """`make unit` runs pytest on one xdist worker per CPU, a file's tests on one worker;
-    the dev extra installs pytest-xdist; `make test-faults` stays in one process."""
+    """`make unit` runs pytest on one xdist worker per CPU and one more, a file's tests on
+    one worker; the dev extra installs pytest-xdist; `make test-faults` stays in one
+    process."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     unit = re.search(r"^unit:.*\n((?:\t.*\n)+)", makefile, re.M)
     assert unit is not None
-    assert "$(BIN)/pytest -n auto --dist loadfile" in unit.group(1)
+    assert "$(BIN)/pytest -n $(WORKERS) --dist loadfile" in unit.group(1)
+    assert "WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))" in makefile.splitlines()
     faults = re.search(r"^test-faults:.*\n((?:\t.*\n)+)", makefile, re.M)
     assert faults is not None
     assert " -n " not in faults.group(1)
