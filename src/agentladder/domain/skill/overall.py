@@ -59,7 +59,8 @@ _FEW = 16
 """Up to this many task types, each is made showable and restricted to the scale one at a
 time, in plain floats (``restricted.shown``, ``gauss.on_scale``); more, by
 ``restricted.shown_many`` and ``on_scale_many`` (the same formulas on arrays). The two
-ways agree to rounding (their sums may add in another order)."""
+ways agree within 1e-9: each computes the normal distribution's tails its own way, and
+their sums may add in another order."""
 _MIN_SD = 1e-6
 _MAX_SD = (HIGH - LOW) / 2.0
 """No distribution on the scale has a larger sd (half its mass at each end)."""
